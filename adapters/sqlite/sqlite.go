@@ -1,0 +1,173 @@
+// Package sqlite implements hub.Store over an embedded SQLite database
+// (modernc.org/sqlite, no cgo).
+//
+// Durability: WAL with synchronous=FULL, so an acknowledged commit survives
+// power loss. Writes go through one connection in BEGIN IMMEDIATE
+// transactions, which take the write lock up front instead of failing with
+// SQLITE_BUSY_SNAPSHOT on upgrade; reads use a small pool of query-only
+// connections that never block the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+var _ hub.Store = (*Store)(nil)
+
+// Store is a hub.Store backed by one SQLite file.
+type Store struct {
+	write *sql.DB // one connection, BEGIN IMMEDIATE
+	read  *sql.DB // query-only connections
+}
+
+// Open opens (creating if needed, with mode 0600) the database at path and
+// applies pending migrations. A database written by a newer Wharf is refused.
+func Open(path string) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	s := &Store{write: w}
+	if err := s.migrate(context.Background()); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s.read = r
+	return s, nil
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// View runs fn in a read-only transaction over one snapshot.
+func (s *Store) View(ctx context.Context, fn func(hub.Tx) error) error {
+	return s.run(ctx, s.read, fn)
+}
+
+// Update runs fn in a write transaction and commits when fn returns nil.
+func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	return s.run(ctx, s.write, fn)
+}
+
+func (s *Store) run(ctx context.Context, db *sql.DB, fn func(hub.Tx) error) (err error) {
+	sqlTx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return internal(err)
+	}
+	defer func() {
+		if err != nil {
+			sqlTx.Rollback()
+		}
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			sqlTx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(&tx{ctx: ctx, tx: sqlTx}); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
+// migrate applies every embedded migration numbered above the database's
+// user_version, each in its own transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	type mig struct {
+		n    int
+		name string
+	}
+	var ms []mig
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migration %s: name must start with its number", e.Name())
+		}
+		ms = append(ms, mig{n, e.Name()})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].n < ms[j].n })
+	var have int
+	if err := s.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if latest := ms[len(ms)-1].n; have > latest {
+		return fmt.Errorf("database schema version %d is newer than this wharf understands (%d); upgrade wharf", have, latest)
+	}
+	for _, m := range ms {
+		if m.n <= have {
+			continue
+		}
+		body, err := migrations.ReadFile("migrations/" + m.name)
+		if err != nil {
+			return err
+		}
+		t, err := s.write.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if _, err := t.ExecContext(ctx, string(body)); err != nil {
+			t.Rollback()
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if _, err := t.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.n)); err != nil {
+			t.Rollback()
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if err := t.Commit(); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+func internal(err error) error {
+	return hub.Wrap(hub.Internal, err, "the Hub's database failed")
+}

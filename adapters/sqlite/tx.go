@@ -1,0 +1,205 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+type tx struct {
+	ctx context.Context
+	tx  *sql.Tx
+}
+
+func (t *tx) exec(q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(t.ctx, q, args...)
+}
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n) }
+
+// isConstraint reports a UNIQUE or PRIMARY KEY violation. The driver
+// reports SQLite's extended code in the message, not as a typed value we
+// can depend on across versions.
+func isConstraint(err error, what string) bool {
+	return err != nil && strings.Contains(err.Error(), what)
+}
+
+func (t *tx) User(name string) (hub.User, error) {
+	var u hub.User
+	var created int64
+	err := t.tx.QueryRowContext(t.ctx, `SELECT name, password_hash, created_at FROM users WHERE name = ?`, name).
+		Scan(&u.Name, &u.PasswordHash, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return hub.User{}, hub.Errorf(hub.NotFound, "user %q not found", name)
+	}
+	if err != nil {
+		return hub.User{}, internal(err)
+	}
+	u.CreatedAt = fromNanos(created)
+	return u, nil
+}
+
+func (t *tx) Users() ([]hub.User, error) {
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT name, password_hash, created_at FROM users ORDER BY name`)
+	if err != nil {
+		return nil, internal(err)
+	}
+	defer rows.Close()
+	var us []hub.User
+	for rows.Next() {
+		var u hub.User
+		var created int64
+		if err := rows.Scan(&u.Name, &u.PasswordHash, &created); err != nil {
+			return nil, internal(err)
+		}
+		u.CreatedAt = fromNanos(created)
+		us = append(us, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err)
+	}
+	return us, nil
+}
+
+func (t *tx) CountUsers() (int, error) {
+	var n int
+	if err := t.tx.QueryRowContext(t.ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
+		return 0, internal(err)
+	}
+	return n, nil
+}
+
+func (t *tx) CreateUser(u hub.User) error {
+	_, err := t.exec(`INSERT INTO users (name, password_hash, created_at) VALUES (?, ?, ?)`, u.Name, u.PasswordHash, nanos(u.CreatedAt))
+	if isConstraint(err, "UNIQUE") {
+		return hub.Errorf(hub.Conflict, "user %q already exists", u.Name)
+	}
+	if err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
+func (t *tx) SetPasswordHash(name, hash string) error {
+	return t.expectOne(hub.Errorf(hub.NotFound, "user %q not found", name),
+		`UPDATE users SET password_hash = ? WHERE name = ?`, hash, name)
+}
+
+func (t *tx) DeleteUser(name string) error {
+	return t.expectOne(hub.Errorf(hub.NotFound, "user %q not found", name), `DELETE FROM users WHERE name = ?`, name)
+}
+
+// expectOne runs a statement that must affect exactly one row, answering
+// notFound when it affected none.
+func (t *tx) expectOne(notFound error, q string, args ...any) error {
+	res, err := t.exec(q, args...)
+	if err != nil {
+		return internal(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return internal(err)
+	}
+	if n == 0 {
+		return notFound
+	}
+	return nil
+}
+
+const sessionCols = `digest, handle, user_name, device_label, issued_at, expires_at, revoked_at`
+
+func scanSession(sc interface{ Scan(...any) error }) (hub.Session, error) {
+	var s hub.Session
+	var digest []byte
+	var issued, expires int64
+	var revoked sql.NullInt64
+	if err := sc.Scan(&digest, &s.Handle, &s.User, &s.DeviceLabel, &issued, &expires, &revoked); err != nil {
+		return hub.Session{}, err
+	}
+	copy(s.Digest[:], digest)
+	s.IssuedAt, s.ExpiresAt = fromNanos(issued), fromNanos(expires)
+	if revoked.Valid {
+		s.RevokedAt = fromNanos(revoked.Int64)
+	}
+	return s, nil
+}
+
+func (t *tx) CreateSession(s hub.Session) error {
+	var revoked any
+	if !s.RevokedAt.IsZero() {
+		revoked = nanos(s.RevokedAt)
+	}
+	_, err := t.exec(`INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.Digest[:], s.Handle, s.User, s.DeviceLabel, nanos(s.IssuedAt), nanos(s.ExpiresAt), revoked)
+	switch {
+	case isConstraint(err, "FOREIGN KEY"):
+		return hub.Errorf(hub.NotFound, "user %q not found", s.User)
+	case isConstraint(err, "UNIQUE"):
+		return hub.Errorf(hub.Conflict, "session already exists")
+	case err != nil:
+		return internal(err)
+	}
+	return nil
+}
+
+func (t *tx) SessionByDigest(d hub.SessionDigest) (hub.Session, error) {
+	s, err := scanSession(t.tx.QueryRowContext(t.ctx, `SELECT `+sessionCols+` FROM sessions WHERE digest = ?`, d[:]))
+	if errors.Is(err, sql.ErrNoRows) {
+		return hub.Session{}, hub.Errorf(hub.NotFound, "session not found")
+	}
+	if err != nil {
+		return hub.Session{}, internal(err)
+	}
+	return s, nil
+}
+
+func (t *tx) SessionsOfUser(name string) ([]hub.Session, error) {
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+sessionCols+` FROM sessions WHERE user_name = ? ORDER BY issued_at DESC, handle`, name)
+	if err != nil {
+		return nil, internal(err)
+	}
+	defer rows.Close()
+	var ss []hub.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, internal(err)
+		}
+		ss = append(ss, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err)
+	}
+	return ss, nil
+}
+
+func (t *tx) RevokeSession(d hub.SessionDigest, at time.Time) error {
+	return t.expectOne(hub.Errorf(hub.NotFound, "session not found"),
+		`UPDATE sessions SET revoked_at = coalesce(revoked_at, ?) WHERE digest = ?`, nanos(at), d[:])
+}
+
+func (t *tx) DeleteSessionsOfUser(name string) (int, error) {
+	return t.count(`DELETE FROM sessions WHERE user_name = ?`, name)
+}
+
+func (t *tx) DeleteExpiredSessions(now time.Time) (int, error) {
+	return t.count(`DELETE FROM sessions WHERE expires_at <= ?`, nanos(now))
+}
+
+func (t *tx) count(q string, args ...any) (int, error) {
+	res, err := t.exec(q, args...)
+	if err != nil {
+		return 0, internal(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, internal(err)
+	}
+	return int(n), nil
+}

@@ -1,0 +1,249 @@
+// Package fakes holds deterministic, in-memory implementations of the
+// hub's ports for tests and examples. Each passes the same conformance
+// suite in fakes/porttest as its real adapter.
+package fakes
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+var _ hub.Store = (*Store)(nil)
+
+// Store is a hub.Store in memory. Update works on a copy of the state and
+// swaps it in only when the closure returns nil, so rollback behaves like a
+// database transaction.
+type Store struct {
+	mu       sync.RWMutex // held for reading by View, for writing by Update
+	st       *state
+	closed   bool
+	failNext error
+}
+
+type state struct {
+	users    map[string]hub.User
+	sessions map[hub.SessionDigest]hub.Session
+}
+
+func (s *state) clone() *state {
+	return &state{users: maps.Clone(s.users), sessions: maps.Clone(s.sessions)}
+}
+
+// NewStore returns an empty Store.
+func NewStore() *Store {
+	return &Store{st: &state{users: map[string]hub.User{}, sessions: map[hub.SessionDigest]hub.Session{}}}
+}
+
+var errClosed = hub.Errorf(hub.Internal, "store is closed")
+
+// FailNextCommit makes the next Update run its closure and then fail with
+// err instead of committing, as a database whose commit fails would.
+func (s *Store) FailNextCommit(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = err
+}
+
+// View runs fn on a read-only snapshot.
+func (s *Store) View(ctx context.Context, fn func(hub.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return hub.Wrap(hub.Internal, err, "store view cancelled")
+	}
+	return fn(&tx{st: s.st})
+}
+
+// Update runs fn on a copy and commits the copy when fn returns nil.
+func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return hub.Wrap(hub.Internal, err, "store update cancelled")
+	}
+	work := s.st.clone()
+	if err := fn(&tx{st: work, writable: true}); err != nil {
+		return err
+	}
+	if err := s.failNext; err != nil {
+		s.failNext = nil
+		return hub.Wrap(hub.Internal, err, "store commit failed")
+	}
+	s.st = work
+	return nil
+}
+
+// Close marks the store closed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
+
+type tx struct {
+	st       *state
+	writable bool
+}
+
+var errReadOnly = hub.Wrap(hub.Internal, errors.New("write in a read-only transaction"), "store write refused")
+
+func (t *tx) write() error {
+	if !t.writable {
+		return errReadOnly
+	}
+	return nil
+}
+
+func (t *tx) User(name string) (hub.User, error) {
+	u, ok := t.st.users[name]
+	if !ok {
+		return hub.User{}, hub.Errorf(hub.NotFound, "user %q not found", name)
+	}
+	return u, nil
+}
+
+func (t *tx) Users() ([]hub.User, error) {
+	us := make([]hub.User, 0, len(t.st.users))
+	for _, u := range t.st.users {
+		us = append(us, u)
+	}
+	sort.Slice(us, func(i, j int) bool { return us[i].Name < us[j].Name })
+	return us, nil
+}
+
+func (t *tx) CountUsers() (int, error) { return len(t.st.users), nil }
+
+func (t *tx) CreateUser(u hub.User) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if _, ok := t.st.users[u.Name]; ok {
+		return hub.Errorf(hub.Conflict, "user %q already exists", u.Name)
+	}
+	t.st.users[u.Name] = u
+	return nil
+}
+
+func (t *tx) SetPasswordHash(name, hash string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	u, ok := t.st.users[name]
+	if !ok {
+		return hub.Errorf(hub.NotFound, "user %q not found", name)
+	}
+	u.PasswordHash = hash
+	t.st.users[name] = u
+	return nil
+}
+
+func (t *tx) DeleteUser(name string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if _, ok := t.st.users[name]; !ok {
+		return hub.Errorf(hub.NotFound, "user %q not found", name)
+	}
+	delete(t.st.users, name)
+	_, err := t.DeleteSessionsOfUser(name)
+	return err
+}
+
+func (t *tx) CreateSession(s hub.Session) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if _, ok := t.st.users[s.User]; !ok {
+		return hub.Errorf(hub.NotFound, "user %q not found", s.User)
+	}
+	if _, ok := t.st.sessions[s.Digest]; ok {
+		return hub.Errorf(hub.Conflict, "session already exists")
+	}
+	for _, o := range t.st.sessions {
+		if o.Handle == s.Handle {
+			return hub.Errorf(hub.Conflict, "session already exists")
+		}
+	}
+	t.st.sessions[s.Digest] = s
+	return nil
+}
+
+func (t *tx) SessionByDigest(d hub.SessionDigest) (hub.Session, error) {
+	s, ok := t.st.sessions[d]
+	if !ok {
+		return hub.Session{}, hub.Errorf(hub.NotFound, "session not found")
+	}
+	return s, nil
+}
+
+func (t *tx) SessionsOfUser(name string) ([]hub.Session, error) {
+	var ss []hub.Session
+	for _, s := range t.st.sessions {
+		if s.User == name {
+			ss = append(ss, s)
+		}
+	}
+	sort.Slice(ss, func(i, j int) bool {
+		if !ss[i].IssuedAt.Equal(ss[j].IssuedAt) {
+			return ss[i].IssuedAt.After(ss[j].IssuedAt)
+		}
+		return ss[i].Handle < ss[j].Handle
+	})
+	return ss, nil
+}
+
+func (t *tx) RevokeSession(d hub.SessionDigest, at time.Time) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	s, ok := t.st.sessions[d]
+	if !ok {
+		return hub.Errorf(hub.NotFound, "session not found")
+	}
+	if s.RevokedAt.IsZero() {
+		s.RevokedAt = at
+		t.st.sessions[d] = s
+	}
+	return nil
+}
+
+func (t *tx) DeleteSessionsOfUser(name string) (int, error) {
+	if err := t.write(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for d, s := range t.st.sessions {
+		if s.User == name {
+			delete(t.st.sessions, d)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (t *tx) DeleteExpiredSessions(now time.Time) (int, error) {
+	if err := t.write(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for d, s := range t.st.sessions {
+		if !now.Before(s.ExpiresAt) {
+			delete(t.st.sessions, d)
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,142 @@
+// Package hub is the pure core of Wharf, a self-hosted Hub daemon that
+// implements the Hub Service Interface (Hub revision 11, workspace revision
+// 24).
+//
+// The core holds the domain types, the state machines and the rules of the
+// contract. It reaches the outside world only through the ports declared in
+// ports.go, so the same Hub runs inside the wharf daemon (with the adapters
+// under adapters/), inside another Go program (see examples/embed), and in
+// deterministic tests (with the fakes under fakes/). It never imports
+// net/http, os/exec, database/sql or a SQLite driver; a test enforces this.
+package hub
+
+import (
+	"errors"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/wharfhub/wharf/hub/internal/ratelimit"
+)
+
+// The contract revisions this core implements.
+const (
+	HubAPIRevision       = 11
+	WorkspaceAPIRevision = 24
+)
+
+// Config tunes a Hub. The zero value is ready to use.
+type Config struct {
+	// Version is the product version reported in Hub state; default "devel".
+	Version string
+	// SessionLifetime is the absolute lifetime of a device session; it never
+	// slides. Default 30 days.
+	SessionLifetime time.Duration
+	// Password sets the cost of new password hashes; default
+	// DefaultPasswordParams.
+	Password PasswordParams
+	// LoginLimits bounds failed logins.
+	LoginLimits LoginLimits
+	// KDFConcurrency bounds concurrent password hashing; default the number
+	// of CPUs.
+	KDFConcurrency int
+	// Logger receives the core's own logs; default discards them.
+	Logger *slog.Logger
+}
+
+// Ports are the adapters a Hub needs. Every field is required.
+type Ports struct {
+	Store Store
+	Clock Clock
+	FS    FS
+}
+
+// Hub is the Hub service. Its methods are safe for concurrent use.
+type Hub struct {
+	cfg   Config
+	store Store
+	clock Clock
+	fs    FS
+	log   *slog.Logger
+
+	kdf       chan struct{} // semaphore bounding password hashing
+	dummyHash string        // verified for unknown names, at the cost of a real one
+	addrLimit *ratelimit.Limiter
+	nameLimit *ratelimit.Limiter
+	verified  atomic.Uint64 // password verifications performed
+}
+
+// New returns a Hub over the given ports. A missing port is an error. The
+// caller closes the Hub and then, separately, its ports.
+func New(cfg Config, p Ports) (*Hub, error) {
+	if p.Store == nil || p.Clock == nil || p.FS == nil {
+		return nil, errors.New("hub.New: Ports.Store, Ports.Clock and Ports.FS are required")
+	}
+	cfg = withDefaults(cfg)
+	h := &Hub{
+		cfg:       cfg,
+		store:     p.Store,
+		clock:     p.Clock,
+		fs:        p.FS,
+		log:       cfg.Logger,
+		kdf:       make(chan struct{}, cfg.KDFConcurrency),
+		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
+		nameLimit: ratelimit.New(cfg.LoginLimits.PerName, cfg.LoginLimits.NameWindow, cfg.LoginLimits.MaxKeys),
+	}
+	var err error
+	if h.dummyHash, err = hashPassword(cfg.Password, "wharf dummy password"); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Version == "" {
+		cfg.Version = "devel"
+	}
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = 30 * 24 * time.Hour
+	}
+	if cfg.Password == (PasswordParams{}) {
+		cfg.Password = DefaultPasswordParams
+	}
+	l := &cfg.LoginLimits
+	if l.PerAddress <= 0 {
+		l.PerAddress = 5
+	}
+	if l.AddressWindow <= 0 {
+		l.AddressWindow = time.Minute
+	}
+	if l.PerName <= 0 {
+		l.PerName = 20
+	}
+	if l.NameWindow <= 0 {
+		l.NameWindow = 15 * time.Minute
+	}
+	if l.MaxKeys <= 0 {
+		l.MaxKeys = 10000
+	}
+	if cfg.KDFConcurrency <= 0 {
+		cfg.KDFConcurrency = runtime.NumCPU()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+// Close stops the Hub's background work. It does not close the ports.
+func (h *Hub) Close() error { return nil }
+
+// Clock returns the Hub's clock, so adapters that need time (cookie expiry,
+// keepalives) read the same time as the core.
+func (h *Hub) Clock() Clock { return h.clock }
+
+// PasswordVerifications reports how many password verifications the Hub
+// has performed since it started; operators and the login-abuse benchmark
+// read it to see how much work the limiter let through.
+func (h *Hub) PasswordVerifications() uint64 { return h.verified.Load() }
+
+// SessionLifetime reports the absolute lifetime of new device sessions.
+func (h *Hub) SessionLifetime() time.Duration { return h.cfg.SessionLifetime }
