@@ -12,8 +12,8 @@ func TestBudgetAndWindow(t *testing.T) {
 	is := is.New(t)
 	t0 := time.Unix(0, 0)
 	l := New(2, time.Minute, 10)
-	is.True(l.Reserve("k", t0)) // first attempt
-	is.True(l.Reserve("k", t0)) // second attempt
+	is.True(l.Reserve("k", t0))  // first attempt
+	is.True(l.Reserve("k", t0))  // second attempt
 	is.True(!l.Reserve("k", t0)) // in-flight attempts count against the budget
 	l.Fail("k", t0)
 	l.Succeed("k")
@@ -35,5 +35,9 @@ func TestMemoryBounded(t *testing.T) {
 		}
 	}
 	is.True(l.Len() <= 100) // never more keys than MaxKeys
-	is.True(!l.Allowed("9999", t0) == false) // the newest key is still tracked
+	for range 4 {
+		is.True(l.Reserve("9999", t0)) // the newest key keeps its one failure...
+		l.Fail("9999", t0)
+	}
+	is.True(!l.Allowed("9999", t0)) // ...so four more spend its budget
 }
