@@ -1,0 +1,140 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// CookiePrefix is Wharf's neutral cookie prefix (<service> in the spec).
+const CookiePrefix = "wharf"
+
+// isHTTPS reports whether the client reached the Hub over TLS: terminated
+// here, or by a fronting proxy that says so. The proxy header can only add
+// security (the Secure flag), never remove it.
+func isHTTPS(r *http.Request) bool {
+	return r.TLS != nil || strings.Contains(strings.ToLower(r.Header.Get("X-Forwarded-Proto")), "https")
+}
+
+// CookieName returns the session cookie name for a request: wharf_hub at
+// the scheme's default port, wharf_hub_<port> at any other port of the
+// request's Host. Cookies are not isolated by port, so two Hubs on one
+// host would otherwise overwrite each other's sessions.
+func CookieName(r *http.Request) string {
+	_, port, err := net.SplitHostPort(r.Host)
+	if err != nil || port == "" {
+		return CookiePrefix + "_hub"
+	}
+	if (port == "443" && isHTTPS(r)) || (port == "80" && !isHTTPS(r)) {
+		return CookiePrefix + "_hub"
+	}
+	return CookiePrefix + "_hub_" + port
+}
+
+// sessionCookie returns the value of this port's session cookie, or "".
+// A cookie under another port's name, or a bare name at a non-default port,
+// is ignored.
+func sessionCookie(r *http.Request) string {
+	name := CookieName(r)
+	for _, c := range r.Cookies() {
+		if c.Name == name && c.Value != "" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+func setSessionCookie(w http.ResponseWriter, r *http.Request, id string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: id, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
+}
+
+func clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
+}
+
+// bearerToken returns the credential of an "Authorization: Bearer" header
+// and whether such a header was present. Other schemes are not bearer.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// authenticate resolves the request's session. A bearer credential wins
+// over the cookie, and a bad bearer never falls back to the cookie.
+func (a *api) authenticate(r *http.Request) (s hub.Session, viaCookie bool, err error) {
+	if token, ok := bearerToken(r); ok {
+		s, err = a.hub.Authenticate(r.Context(), token)
+		return s, false, err
+	}
+	if id := sessionCookie(r); id != "" {
+		s, err = a.hub.Authenticate(r.Context(), id)
+		return s, true, err
+	}
+	return hub.Session{}, false, hub.Errorf(hub.Unauthenticated, "authentication required")
+}
+
+// sameOrigin is the spec's same-origin check: it fails when Sec-Fetch-Site
+// is present and neither same-origin nor none, or when Origin names another
+// host or port than the request's Host (default ports normalized). A
+// request with neither header (a non-browser client) passes.
+//
+// The scheme is not compared: behind a TLS proxy that does not send
+// X-Forwarded-Proto the Hub cannot know it, and no other server can answer
+// at the Hub's own host and port.
+func sameOrigin(r *http.Request) bool {
+	if sfs := r.Header.Get("Sec-Fetch-Site"); sfs != "" && sfs != "same-origin" && sfs != "none" {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
+		return false
+	}
+	return hostPort(u.Host, u.Scheme) == hostPort(r.Host, u.Scheme)
+}
+
+// hostPort normalizes host[:port] to lower-case host and explicit port,
+// supplying scheme's default port.
+func hostPort(hp, scheme string) string {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		host, port = strings.Trim(hp, "[]"), ""
+	}
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return strings.ToLower(host) + "|" + port
+}
+
+// clientAddr is the key of the per-address login limiter: the peer address,
+// or, when the peer is a loopback proxy, the last X-Forwarded-For hop (the
+// one the proxy itself appended; earlier hops are client-supplied).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+			hops := strings.Split(xff[len(xff)-1], ",")
+			if last := strings.TrimSpace(hops[len(hops)-1]); last != "" {
+				return last
+			}
+		}
+	}
+	if host == "" {
+		return "unknown"
+	}
+	return host
+}

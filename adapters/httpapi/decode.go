@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Body size limits. The spec leaves the bound behind 413 open; these are
+// generous for every documented request.
+const (
+	defaultBodyLimit = 64 << 10
+	loginBodyLimit   = 16 << 10
+)
+
+// decodeJSON reads a JSON object from r's body into v, strictly: at most
+// limit bytes, Content-Type application/json, valid UTF-8, one object, no
+// unknown fields, no trailing data. Oversize bodies are Invalid unless the
+// operation documents 413 (tooLarge true).
+func decodeJSON(r *http.Request, limit int64, tooLarge bool, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return hub.Errorf(hub.Invalid, "Content-Type must be application/json")
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		if tooLarge {
+			return hub.Errorf(hub.TooLarge, "request body is larger than %d bytes", limit)
+		}
+		return hub.Errorf(hub.Invalid, "request body is larger than %d bytes", limit)
+	}
+	if err != nil {
+		return hub.Errorf(hub.Invalid, "request body could not be read")
+	}
+	if !utf8.Valid(body) {
+		return hub.Errorf(hub.Invalid, "request body is not valid UTF-8")
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return hub.Errorf(hub.Invalid, "request body is required")
+	}
+	if trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return hub.Errorf(hub.Invalid, "request must be a JSON object")
+		}
+		return hub.Errorf(hub.Invalid, "invalid JSON body")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return hub.Errorf(hub.Invalid, "invalid JSON body: unexpected data after the object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return hub.Errorf(hub.Invalid, "%s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+	case errors.As(err, &te):
+		return hub.Errorf(hub.Invalid, "request must be a JSON object")
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
+		return hub.Errorf(hub.Invalid, "invalid JSON body")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return hub.Errorf(hub.Invalid, "request contains an unknown field: %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return hub.Errorf(hub.Invalid, "invalid JSON body")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "int32", "uint", "uint64", "uint32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return fmt.Sprintf("of type %s", goKind)
+}

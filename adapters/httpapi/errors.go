@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// statusOf is the one mapping from the core's error kinds to HTTP statuses.
+var statusOf = map[hub.Kind]int{
+	hub.Internal:        http.StatusInternalServerError,
+	hub.Invalid:         http.StatusBadRequest,
+	hub.Unauthenticated: http.StatusUnauthorized,
+	hub.Forbidden:       http.StatusForbidden,
+	hub.NotFound:        http.StatusNotFound,
+	hub.Conflict:        http.StatusConflict,
+	hub.TooLarge:        http.StatusRequestEntityTooLarge,
+	hub.RateLimited:     http.StatusTooManyRequests,
+	hub.Unavailable:     http.StatusServiceUnavailable,
+}
+
+// StatusOf reports the HTTP status for err's kind.
+func StatusOf(err error) int { return statusOf[hub.KindOf(err)] }
+
+// errorBody is the spec's error shape, with the optional fields of its
+// special variants.
+type errorBody struct {
+	Error        string   `json:"error"`
+	NeedsStop    bool     `json:"needsStop,omitempty"`
+	WorkspaceIDs []string `json:"workspaceIds,omitempty"`
+	RetainedPath string   `json:"retainedPath,omitempty"`
+	Field        string   `json:"field,omitempty"`
+}
+
+// writeError answers err as {error} with its kind's status. An error
+// without a public message (an unexpected failure) is logged with its
+// cause and answered with a generic message, never the cause.
+func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status := StatusOf(err)
+	body := errorBody{Error: hub.MessageOf(err)}
+	if body.Error == "" || status == http.StatusInternalServerError {
+		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("method", r.Method), slog.String("route", r.Pattern), slog.String("error", err.Error()))
+	}
+	if body.Error == "" {
+		body.Error = http.StatusText(status)
+		if status == http.StatusInternalServerError {
+			body.Error = "internal error"
+		}
+	}
+	var e *hub.Error
+	if errors.As(err, &e) && e.Details != nil {
+		body.NeedsStop = e.Details.StopConflict
+		body.WorkspaceIDs = e.Details.WorkspaceIDs
+		body.RetainedPath = e.Details.RetainedPath
+		body.Field = e.Details.Field
+	}
+	writeJSON(w, status, body)
+}
+
+// writeJSON answers v as JSON. Every JSON answer of the API is no-store:
+// they carry session-bound state.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeStatus answers a transport-level error that has no core kind.
+func writeStatus(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody{Error: msg})
+}

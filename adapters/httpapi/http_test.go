@@ -1,0 +1,188 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	apidoc "github.com/wharfhub/wharf/api"
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/hub"
+)
+
+func TestMethods(t *testing.T) {
+	s := newServer(t, hub.Config{}, nil)
+	id := s.login(t, "ann", annPassword)
+	for _, tc := range []struct {
+		method, path, allow string
+	}{
+		{"GET", "/login", "POST"},
+		{"PUT", "/login", "POST"},
+		{"OPTIONS", "/login", "POST"},
+		{"GET", "/logout", "POST"},
+		{"HEAD", "/api/hub/state", "GET"},
+		{"POST", "/api/hub/state", "GET"},
+		{"DELETE", "/api/hub/state", "GET"},
+		{"OPTIONS", "/api/hub/state", "GET"},
+		{"TRACE", "/api/hub/state", "GET"},
+		{"PATCH", "/api/hub/sessions", "GET"},
+		{"GET", "/api/hub/sessions/h/revoke", "POST"},
+		{"POST", "/s/ws/api/events", "GET"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			is := is.New(t)
+			r := s.do(t, tc.method, tc.path, "", bearer(id)...)
+			is.Equal(r.status, http.StatusMethodNotAllowed)     // an undocumented method on a documented path
+			is.Equal(r.header.Get("Allow"), tc.allow)           // says what is allowed
+			is.Equal(r.header.Get("Cache-Control"), "no-store") // no-store
+			if tc.method != "HEAD" {
+				is.Equal(r.errorText(t), "method not allowed") // as JSON
+			}
+		})
+	}
+}
+
+func TestPaths(t *testing.T) {
+	s := newServer(t, hub.Config{}, nil)
+	id := s.login(t, "ann", annPassword)
+	for _, path := range []string{
+		"/api/hub/nothing",
+		"/api/hub/state/",
+		"/api/hub/sessions/",
+		"//api/hub/state",
+		"/api/hub//state",
+		"/api/hub/./state",
+		"/api/hub/x/../state",
+		"/API/hub/state",
+		"/",
+		"/nothing",
+	} {
+		t.Run(path, func(t *testing.T) {
+			is := is.New(t)
+			req, err := http.NewRequest("GET", s.URL, nil)
+			is.NoErr(err)
+			req.URL.Path = path // as sent, uncleaned
+			req.Header.Set("Authorization", "Bearer "+id)
+			r := s.send(t, req)
+			is.Equal(r.status, http.StatusNotFound) // no redirect, no cleaning
+			is.Equal(r.header.Get("Location"), "")  // never redirected
+			is.Equal(r.errorText(t), "not found")   // as JSON
+		})
+	}
+}
+
+func TestRetiredStreams(t *testing.T) {
+	s := newServer(t, hub.Config{}, nil)
+	for _, path := range []string{
+		"/s/ws/api/events",
+		"/s/ws/api/chat/conversations/events",
+		"/s/ws/api/chat/conversations/claude:123/events",
+		"/s/ws/api/activity",
+	} {
+		t.Run(path, func(t *testing.T) {
+			is := is.New(t)
+			r := s.do(t, "GET", path, "")
+			is.Equal(r.status, http.StatusGone)                 // no longer proxied
+			is.Equal(r.header.Get("Cache-Control"), "no-store") // no-store
+			var body struct{ Error, Replacement string }
+			r.json(t, &body)
+			is.Equal(body.Replacement, "/api/hub/live") // names the live stream
+			is.True(body.Error != "")                   // and says why
+		})
+	}
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, nil)
+	r := s.do(t, "GET", "/api/openapi.yaml", "")
+	is.Equal(r.status, http.StatusOK)                               // served without a session
+	is.Equal(r.header.Get("Content-Type"), "application/yaml")      // as YAML
+	is.True(bytes.Equal(r.body, apidoc.OpenAPI))                    // the embedded document
+	is.True(bytes.Contains(r.body, []byte("11.24.0-experimental"))) // of this revision
+}
+
+func TestState(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{Version: "v1.2.3"}, nil)
+	id := s.login(t, "ann", annPassword)
+	r := s.do(t, "GET", "/api/hub/state", "", bearer(id)...)
+	is.Equal(r.status, http.StatusOK) // state
+	var st struct {
+		Version              string
+		HubAPIRevision       int
+		WorkspaceAPIRevision int
+		Workspaces           []any
+	}
+	r.json(t, &st)
+	is.Equal(st.Version, "v1.2.3")                                                 // the product version
+	is.Equal(st.HubAPIRevision, 11)                                                // the Hub revision
+	is.Equal(st.WorkspaceAPIRevision, 24)                                          // the workspace revision
+	is.True(st.Workspaces != nil && len(st.Workspaces) == 0)                       // an empty list, not null
+	is.True(!bytes.Contains(r.body, []byte("workspaceDefaults")))                  // optional families absent until built
+	is.True(!bytes.Contains(r.body, []byte("worktreeApi")))                        // likewise
+	is.Equal(s.do(t, "GET", "/api/hub/state", "").status, http.StatusUnauthorized) // needs a session
+}
+
+// panicStore panics inside View once armed, as a bug in an adapter would.
+type panicStore struct {
+	hub.Store
+	armed bool
+}
+
+func (p *panicStore) View(ctx context.Context, fn func(hub.Tx) error) error {
+	if p.armed {
+		panic("adapter bug")
+	}
+	return p.Store.View(ctx, fn)
+}
+
+func TestPanicAnswers500(t *testing.T) {
+	is := is.New(t)
+	store := &panicStore{Store: fakes.NewStore()}
+	s := newServer(t, hub.Config{}, store)
+	id := s.login(t, "ann", annPassword)
+	store.armed = true
+	r := s.do(t, "GET", "/api/hub/state", "", bearer(id)...)
+	is.Equal(r.status, http.StatusInternalServerError)        // a panic is a 500
+	is.Equal(r.errorText(t), "internal error")                // with a generic message
+	is.True(strings.Contains(s.logs.String(), "adapter bug")) // and the cause logged
+	store.armed = false
+	is.Equal(s.do(t, "GET", "/api/hub/state", "", bearer(id)...).status, http.StatusOK) // the server lives on
+}
+
+// failStore fails every unit of work with a cause that must stay private.
+type failStore struct{ hub.Store }
+
+var errDisk = errors.New("disk /var/secret/wharf.db: input/output error")
+
+func (failStore) View(context.Context, func(hub.Tx) error) error {
+	return errDisk
+}
+
+func TestInternalErrorHidesItsCause(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, failStore{fakes.NewStore()})
+	r := s.do(t, "GET", "/api/hub/sessions", "", bearer(strings.Repeat("A", 43))...)
+	is.Equal(r.status, http.StatusInternalServerError)               // a store failure is a 500
+	is.Equal(r.errorText(t), "internal error")                       // with a generic message
+	is.True(!bytes.Contains(r.body, []byte("/var/secret")))          // never the cause
+	is.True(strings.Contains(s.logs.String(), "input/output error")) // which is logged
+}
+
+func TestRequestLog(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, nil)
+	id := s.login(t, "ann", annPassword)
+	r := s.do(t, "POST", "/api/hub/sessions/handle-42/revoke", "", bearer(id)...)
+	is.Equal(r.status, http.StatusNotFound) // an unknown handle
+	logs := s.logs.String()
+	is.True(strings.Contains(logs, `route=/api/hub/sessions/{sessionHandle}/revoke`)) // the route pattern is logged
+	is.True(strings.Contains(logs, "status=404"))                                     // with the status
+	is.True(!strings.Contains(logs, "handle-42"))                                     // but not the path's values
+}

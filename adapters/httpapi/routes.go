@@ -1,0 +1,196 @@
+// Package httpapi serves the Hub Service Interface over HTTP: routing,
+// authentication, the same-origin check, strict JSON decoding and the
+// mapping of core errors to statuses. It holds no domain rules; those live
+// in package hub.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Options tunes the handler. The zero value is ready to use.
+type Options struct {
+	// Logger receives request and error logs. They never contain a password,
+	// a session id or a cookie. Default discards.
+	Logger *slog.Logger
+}
+
+// access says how a route authenticates.
+type access int
+
+const (
+	public  access = iota // no session needed
+	session               // bearer or cookie; cookie requests that change state must be same-origin
+)
+
+// caller is the authenticated party of a request.
+type caller struct {
+	hub.Session
+	viaCookie bool
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, c caller) error
+
+type route struct {
+	method  string
+	pattern string // net/http.ServeMux pattern, without the method
+	op      string // the operationId in api/openapi.yaml; "" for routes outside the contract
+	access  access
+	h       handler
+}
+
+// routes is the one table of every route the handler serves.
+func (a *api) routes() []route {
+	return []route{
+		{"POST", "/login", "hubLogin", public, a.handleLogin},
+		{"POST", "/logout", "hubLogout", public, a.handleLogout},
+		{"GET", "/api/hub/sessions", "hubListDeviceSessions", session, a.handleListSessions},
+		{"POST", "/api/hub/sessions/{sessionHandle}/revoke", "hubRevokeDeviceSession", session, a.handleRevokeSession},
+		{"GET", "/api/hub/state", "hubGetState", session, a.handleState},
+
+		// Outside the contract.
+		{"GET", "/api/openapi.yaml", "", public, a.handleOpenAPI},
+		{"GET", "/s/{workspaceId}/api/events", "", public, handleRetired},
+		{"GET", "/s/{workspaceId}/api/chat/conversations/events", "", public, handleRetired},
+		{"GET", "/s/{workspaceId}/api/chat/conversations/{conversationId}/events", "", public, handleRetired},
+		{"GET", "/s/{workspaceId}/api/activity", "", public, handleRetired},
+	}
+}
+
+// Route describes one served route, for tooling and the route-coverage test.
+type Route struct {
+	Method      string
+	Pattern     string
+	OperationID string // "" for routes outside the contract
+}
+
+// Routes lists every route NewHandler serves.
+func Routes() []Route {
+	var rs []Route
+	for _, rt := range (&api{}).routes() {
+		rs = append(rs, Route{Method: rt.method, Pattern: rt.pattern, OperationID: rt.op})
+	}
+	return rs
+}
+
+type api struct {
+	hub *hub.Hub
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// NewHandler returns the HTTP handler of the Hub API over h.
+func NewHandler(h *hub.Hub, opts Options) http.Handler {
+	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux()}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	byPattern := map[string]map[string]route{}
+	for _, rt := range a.routes() {
+		if byPattern[rt.pattern] == nil {
+			byPattern[rt.pattern] = map[string]route{}
+		}
+		byPattern[rt.pattern][rt.method] = rt
+	}
+	for pattern, methods := range byPattern {
+		a.mux.Handle(pattern, a.dispatch(methods))
+	}
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, http.StatusNotFound, "not found")
+	})
+	return a
+}
+
+// dispatch routes by method itself rather than through ServeMux method
+// patterns, because ServeMux would also serve HEAD on GET routes and answer
+// other methods in plain text; the spec wants 405 as JSON, HEAD only where
+// documented.
+func (a *api) dispatch(methods map[string]route) http.Handler {
+	allowed := make([]string, 0, len(methods))
+	for m := range methods {
+		allowed = append(allowed, m)
+	}
+	sort.Strings(allowed)
+	allow := strings.Join(allowed, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, ok := methods[r.Method]
+		if !ok {
+			w.Header().Set("Allow", allow)
+			writeStatus(w, http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		var c caller
+		if rt.access == session {
+			var err error
+			c.Session, c.viaCookie, err = a.authenticate(r)
+			if err != nil {
+				a.writeError(w, r, err)
+				return
+			}
+			if c.viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+				writeStatus(w, http.StatusForbidden, "cross-origin request rejected")
+				return
+			}
+		}
+		if err := rt.h(w, r, c); err != nil {
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+// ServeHTTP refuses non-canonical paths (no redirects: a redirected POST
+// surprises clients), recovers panics as JSON 500s and logs each request.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			a.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
+				slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("panic", p))
+			if sw.status == 0 {
+				writeStatus(sw, http.StatusInternalServerError, "internal error")
+			}
+		}
+		a.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+			slog.String("method", r.Method), slog.String("route", r.Pattern),
+			slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
+	}()
+	if p := r.URL.Path; p == "" || p[0] != '/' || (p != "/" && (path.Clean(p) != p)) {
+		writeStatus(sw, http.StatusNotFound, "not found")
+		return
+	}
+	a.mux.ServeHTTP(sw, r)
+}
+
+// statusWriter records the status of a response for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
