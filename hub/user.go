@@ -43,8 +43,9 @@ func ValidateUserName(name string) error {
 	return nil
 }
 
-// validateNewPassword checks a password the Hub is asked to set.
-func validateNewPassword(password string) error {
+// ValidatePassword checks the rule for passwords the Hub is asked to set:
+// valid UTF-8, at least 8 characters, at most 1024 bytes.
+func ValidatePassword(password string) error {
 	if !utf8.ValidString(password) {
 		return Errorf(Invalid, "password is not valid UTF-8")
 	}
@@ -62,7 +63,7 @@ func (h *Hub) AddUser(ctx context.Context, name, password string) error {
 	if err := ValidateUserName(name); err != nil {
 		return err
 	}
-	if err := validateNewPassword(password); err != nil {
+	if err := ValidatePassword(password); err != nil {
 		return err
 	}
 	hash, err := h.hash(password)
@@ -77,7 +78,7 @@ func (h *Hub) AddUser(ctx context.Context, name, password string) error {
 // SetPassword replaces a user's password and ends every session of that
 // user, so a stolen session does not outlive a password change.
 func (h *Hub) SetPassword(ctx context.Context, name, password string) error {
-	if err := validateNewPassword(password); err != nil {
+	if err := ValidatePassword(password); err != nil {
 		return err
 	}
 	hash, err := h.hash(password)
