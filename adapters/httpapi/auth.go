@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -117,15 +118,20 @@ func hostPort(hp, scheme string) string {
 	return strings.ToLower(host) + "|" + port
 }
 
-// clientAddr is the key of the per-address login limiter: the peer address,
-// or, when the peer is a loopback proxy, the last X-Forwarded-For hop (the
-// one the proxy itself appended; earlier hops are client-supplied).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the key of the per-address login limiter: the peer
+// address or, when the peer is a trusted proxy, the last X-Forwarded-For
+// hop (the one that proxy appended; earlier hops are what the client
+// claimed).
+func (a *api) clientAddr(r *http.Request) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		if r.RemoteAddr == "" {
+			return "unknown"
+		}
+		return r.RemoteAddr
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	ip := peer.Addr().Unmap()
+	if a.trusted(ip) {
 		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
 			hops := strings.Split(xff[len(xff)-1], ",")
 			if last := strings.TrimSpace(hops[len(hops)-1]); last != "" {
@@ -133,8 +139,14 @@ func clientAddr(r *http.Request) string {
 			}
 		}
 	}
-	if host == "" {
-		return "unknown"
+	return ip.String()
+}
+
+func (a *api) trusted(ip netip.Addr) bool {
+	for _, p := range a.proxies {
+		if p.Contains(ip) {
+			return true
+		}
 	}
-	return host
+	return false
 }

@@ -138,7 +138,7 @@ func TestLoginUnknownUserCostsTheSame(t *testing.T) {
 func TestLoginLimits(t *testing.T) {
 	t.Run("per address", func(t *testing.T) {
 		is := is.New(t)
-		s := newServer(t, hub.Config{}, nil)
+		s := newServer(t, hub.Config{}, nil, behindProxy)
 		for range 5 {
 			r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`)
 			is.Equal(r.status, http.StatusUnauthorized) // failures within the budget
@@ -158,7 +158,7 @@ func TestLoginLimits(t *testing.T) {
 	})
 	t.Run("per user name", func(t *testing.T) {
 		is := is.New(t)
-		s := newServer(t, hub.Config{}, nil)
+		s := newServer(t, hub.Config{}, nil, behindProxy)
 		for i := range 20 {
 			addr := fmt.Sprintf("198.51.100.%d", i)
 			r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`, "X-Forwarded-For", addr)
@@ -171,8 +171,22 @@ func TestLoginLimits(t *testing.T) {
 }
 
 func TestLoginForgedForwardedFor(t *testing.T) {
+	t.Run("untrusted peer", func(t *testing.T) {
+		is := is.New(t)
+		s := newServer(t, hub.Config{}, nil)
+		// Without a trusted proxy the header is the client's own claim.
+		for i := range 5 {
+			r := s.do(t, "POST", "/login", `{"name":"eve","password":"wrong password"}`,
+				"X-Forwarded-For", fmt.Sprintf("10.9.9.%d", i))
+			is.Equal(r.status, http.StatusUnauthorized) // a failure
+		}
+		n := s.hub.PasswordVerifications()
+		r := s.do(t, "POST", "/login", `{"name":"mallory","password":"wrong password"}`, "X-Forwarded-For", "10.9.9.99")
+		is.Equal(r.status, http.StatusTooManyRequests) // a claimed address buys no new budget
+		is.Equal(s.hub.PasswordVerifications(), n)     // nor hash work
+	})
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, hub.Config{}, nil, behindProxy)
 	// Only the last hop counts: earlier ones are what the client claimed.
 	for i := range 5 {
 		r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`,

@@ -7,6 +7,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"path"
 	"sort"
 	"strings"
@@ -20,6 +21,12 @@ type Options struct {
 	// Logger receives request and error logs. They never contain a password,
 	// a session id or a cookie. Default discards.
 	Logger *slog.Logger
+	// TrustedProxies are the peers whose X-Forwarded-For is believed: for a
+	// request from one of them, the last hop of the header (the one the
+	// proxy itself appended) is the client address that login limits
+	// count. From any other peer the header is ignored, so a client cannot
+	// pick a fresh address for each login attempt. Default none.
+	TrustedProxies []netip.Prefix
 }
 
 // access says how a route authenticates.
@@ -81,14 +88,15 @@ func Routes() []Route {
 }
 
 type api struct {
-	hub *hub.Hub
-	log *slog.Logger
-	mux *http.ServeMux
+	hub     *hub.Hub
+	log     *slog.Logger
+	mux     *http.ServeMux
+	proxies []netip.Prefix
 }
 
 // NewHandler returns the HTTP handler of the Hub API over h.
 func NewHandler(h *hub.Hub, opts Options) http.Handler {
-	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux()}
+	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), proxies: opts.TrustedProxies}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

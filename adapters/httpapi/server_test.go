@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -60,8 +61,9 @@ func (b *syncBuffer) String() string {
 }
 
 // newServer starts a Hub with the users ann and bob behind the HTTP
-// handler. store, when non-nil, replaces the fake store.
-func newServer(t *testing.T, cfg hub.Config, store hub.Store) *testServer {
+// handler. store, when non-nil, replaces the fake store; opts, when given,
+// configures the handler (its Logger is replaced).
+func newServer(t *testing.T, cfg hub.Config, store hub.Store, opts ...httpapi.Options) *testServer {
 	t.Helper()
 	s := &testServer{clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)), store: store}
 	if s.store == nil {
@@ -83,7 +85,12 @@ func newServer(t *testing.T, cfg hub.Config, store hub.Store) *testServer {
 		}
 		s.secret(pw)
 	}
-	s.Server = httptest.NewServer(httpapi.NewHandler(h, httpapi.Options{Logger: log}))
+	var o httpapi.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Logger = log
+	s.Server = httptest.NewServer(httpapi.NewHandler(h, o))
 	_, s.port, _ = net.SplitHostPort(s.Listener.Addr().String())
 	s.client = &http.Client{
 		Transport:     contractTransport{t: t, base: s.Server.Client().Transport},
@@ -111,6 +118,12 @@ func (s *testServer) secret(v string) {
 	defer s.mu.Unlock()
 	s.secrets = append(s.secrets, v)
 }
+
+// behindProxy configures the handler as if a reverse proxy on loopback
+// forwarded every request.
+var behindProxy = httpapi.Options{TrustedProxies: []netip.Prefix{
+	netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+}}
 
 // cookieName is the session cookie's name at the test server's port.
 func (s *testServer) cookieName() string { return "wharf_hub_" + s.port }

@@ -40,7 +40,7 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if !sameOrigin(r) {
 		return hub.Errorf(hub.Forbidden, "cross-origin login rejected")
 	}
-	addr := clientAddr(r)
+	addr := a.clientAddr(r)
 	if err := a.hub.CheckLoginRate(addr); err != nil {
 		return err
 	}
