@@ -1,0 +1,81 @@
+// Command wharf is the Wharf Hub daemon and its administration tool.
+//
+//	wharf serve [flags]        run the Hub
+//	wharf user add NAME        add a user (also: passwd, remove, list)
+//	wharf version              print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// The first signal starts a graceful shutdown; restoring the default
+	// handling lets a second one end the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "wharf:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		os.Exit(2)
+	}
+	os.Exit(1)
+}
+
+// usageError marks a mistake on the command line: wharf exits 2 for it,
+// and 1 for any other failure.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+const usage = `usage:
+  wharf serve [flags]                       run the Hub (wharf serve -h for flags)
+  wharf user add NAME [--password-stdin]    add a user
+  wharf user passwd NAME [--password-stdin] change a user's password (ends its sessions)
+  wharf user remove NAME                    remove a user and its sessions
+  wharf user list                           list users
+  wharf version                             print the version
+`
+
+// run is the whole program, with its environment passed in so tests can
+// drive it: it returns when the command is done or ctx is cancelled.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], getenv, stdout, stderr)
+	case "user":
+		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "wharf", version())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usagef("unknown command %q", args[0])
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/osfs"
+	"github.com/wharfhub/wharf/adapters/sqlite"
+	"github.com/wharfhub/wharf/adapters/statedir"
+	"github.com/wharfhub/wharf/hub"
+)
+
+type serveFlags struct {
+	listen, stateDir, tlsCert, tlsKey, logLevel string
+	sessionLifetime                             time.Duration
+	allowInsecureHTTP                           bool
+	trustedProxies                              []netip.Prefix
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
+	var f serveFlags
+	fs := flag.NewFlagSet("wharf serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	defState, _ := statedir.Default(getenv)
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:4700", "`address` to listen on; non-loopback needs TLS")
+	fs.StringVar(&f.stateDir, "state-dir", defState, "private state `directory` (mode 0700)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate `file` (PEM); serve HTTPS")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key `file` (PEM)")
+	fs.DurationVar(&f.sessionLifetime, "session-lifetime", 30*24*time.Hour, "absolute lifetime of a device session")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.BoolVar(&f.allowInsecureHTTP, "allow-insecure-http", false, "allow plain HTTP on a non-loopback address")
+	fs.Func("trusted-proxies", "comma-separated `addresses` or CIDR prefixes of reverse proxies whose "+
+		"X-Forwarded-For names the client (default none: the header is ignored)", func(v string) error {
+		ps, err := parsePrefixes(v)
+		f.trustedProxies = append(f.trustedProxies, ps...)
+		return err
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return f, err
+		}
+		return f, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return f, usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return f, usagef("serve: --tls-cert and --tls-key go together")
+	}
+	if f.sessionLifetime < time.Minute {
+		return f, usagef("serve: --session-lifetime must be at least 1m")
+	}
+	if f.stateDir == "" {
+		return f, usagef("serve: no state directory; pass --state-dir")
+	}
+	host, _, err := net.SplitHostPort(f.listen)
+	if err != nil {
+		return f, usagef("serve: --listen %q: %v", f.listen, err)
+	}
+	if f.tlsCert == "" && !f.allowInsecureHTTP && !isLoopback(host) {
+		return f, usagef("serve: refusing to listen on %s without TLS: pass --tls-cert and --tls-key, "+
+			"or bind a loopback address behind your own HTTPS proxy (--allow-insecure-http overrides)", f.listen)
+	}
+	return f, nil
+}
+
+// parsePrefixes reads a comma-separated list of IP addresses and CIDR
+// prefixes; an address stands for itself alone.
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	var ps []netip.Prefix
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if p, err := netip.ParsePrefix(item); err == nil {
+			ps = append(ps, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR prefix", item)
+		}
+		ps = append(ps, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return ps, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("serve: --log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// serve runs the daemon until ctx is cancelled, then shuts down gracefully:
+// it stops accepting, ends open streams, waits for requests in flight (a
+// bounded time) and closes the database.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, err := parseServe(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(f.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	var tlsConfig *tls.Config
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("serve: TLS: %v", err)
+		}
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	}
+
+	dir, err := statedir.Open(f.stateDir)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := dir.Lock(); err != nil {
+		return err
+	}
+	store, err := sqlite.Open(dir.Path("wharf.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	h, err := hub.New(hub.Config{Version: version(), SessionLifetime: f.sessionLifetime, Logger: log},
+		hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: osfs.FS{}})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("serve: %v", err)
+	}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	host, _, _ := net.SplitHostPort(f.listen)
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && host == "" {
+		host = a.IP.String()
+	}
+	url := scheme + "://" + net.JoinHostPort(host, port) + "/"
+
+	if err := firstUser(ctx, h, getenv, url, stderr); err != nil {
+		ln.Close()
+		return err
+	}
+
+	// Streams end when baseCtx is cancelled; Shutdown alone would wait for
+	// them forever.
+	baseCtx, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{
+		Handler:           httpapi.NewHandler(h, httpapi.Options{Logger: log, TrustedProxies: f.trustedProxies}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintln(stdout, url)
+	log.Info("serving", "url", url, "state", dir.Root(), "version", version())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %v", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	endStreams()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// firstUser creates a user when there is none, named after $USER (else
+// admin), and prints its password once.
+func firstUser(ctx context.Context, h *hub.Hub, getenv func(string) string, url string, stderr io.Writer) error {
+	name := getenv("USER")
+	if hub.ValidateUserName(name) != nil {
+		name = "admin"
+	}
+	password, created, err := h.EnsureFirstUser(ctx, name)
+	if err != nil || !created {
+		return err
+	}
+	fmt.Fprintf(stderr, `
+wharf: created the first user %q with password:
+
+    %s
+
+This password is shown only now. Change it with: wharf user passwd %s
+Log in:
+    curl -s -H 'Content-Type: application/json' \
+      -d '{"name":"%s","password":"%s","deviceLabel":"curl"}' %slogin
+
+`, name, password, name, name, password, url)
+	return nil
+}
