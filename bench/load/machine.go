@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// machine describes the host.
+type machine struct {
+	CPU        string
+	Logical    int // processors listed in /proc/cpuinfo
+	NumCPU     int
+	GOMAXPROCS int
+	Go         string
+	OSArch     string
+	Kernel     string
+	Memory     string
+}
+
+func readMachine() machine {
+	m := machine{CPU: "unknown", NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Go: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH, Kernel: "unknown", Memory: "unknown"}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), ":")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			switch {
+			case !ok:
+			case k == "processor":
+				m.Logical++
+			case k == "model name" && m.CPU == "unknown":
+				m.CPU = v
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb int64
+				if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err == nil {
+					m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+				}
+			}
+		}
+	}
+	return m
+}
+
+// loadavg returns the first three fields of /proc/loadavg, or "unknown".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package main
+
+import "time"
+
+// processCPU is not measured on this platform.
+func processCPU() time.Duration { return 0 }
+
+// machineBusy is not measured on this platform.
+func machineBusy() (time.Duration, bool) { return 0, false }
