@@ -1,0 +1,18 @@
+# Wharf's everyday commands; each runs exactly what the README shows.
+
+# Run the Hub (extra flags pass through: just run --listen 127.0.0.1:0).
+run *FLAGS:
+    go run ./cmd/wharf serve {{FLAGS}}
+
+# The test suite, as the README and CI run it.
+test:
+    go test -race ./...
+
+# The load benchmarks; writes bench/RESULTS.md.
+bench:
+    go run ./bench/load -out bench/RESULTS.md
+
+# Formatting and static checks.
+lint:
+    test -z "$(gofmt -l $(git ls-files '*.go'))"
+    go vet ./...
