@@ -118,11 +118,9 @@ func (h *Hub) checkPassword(ctx context.Context, name, password string) (bool, e
 	if err != nil && KindOf(err) != NotFound {
 		return false, err
 	}
-	hash := u.PasswordHash
-	if !known {
-		if hash, err = h.dummyHash(); err != nil {
-			return false, Wrap(Internal, err, "login failed")
-		}
+	hash := h.dummyHash
+	if known {
+		hash = u.PasswordHash
 	}
 	select {
 	case h.kdf <- struct{}{}:

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,11 +60,8 @@ type Hub struct {
 	fs    FS
 	log   *slog.Logger
 
-	kdf chan struct{} // semaphore bounding password hashing
-	// dummyHash is verified for unknown names, at the cost of a real hash.
-	// It is made on the first login, so Hubs that never serve one (the
-	// user commands) do not pay for it.
-	dummyHash func() (string, error)
+	kdf       chan struct{} // semaphore bounding password hashing
+	dummyHash string        // verified for unknown names, at the cost of a real hash
 	addrLimit *ratelimit.Limiter
 	nameLimit *ratelimit.Limiter
 	verified  atomic.Uint64 // password verifications performed
@@ -88,9 +84,10 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
 		nameLimit: ratelimit.New(cfg.LoginLimits.PerName, cfg.LoginLimits.NameWindow, cfg.LoginLimits.MaxKeys),
 	}
-	h.dummyHash = sync.OnceValues(func() (string, error) {
-		return hashPassword(cfg.Password, "wharf dummy password")
-	})
+	var err error
+	if h.dummyHash, err = unmatchableHash(cfg.Password); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 

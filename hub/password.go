@@ -46,6 +46,19 @@ func hashPassword(p PasswordParams, password string) (string, error) {
 		argon2.Version, p.Memory, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
+// unmatchableHash returns a PHC string with p's cost whose key is random
+// bytes rather than the hash of any password. Verifying a password against
+// it costs one real argon2id run and never succeeds, which is what a login
+// for an unknown name needs; making it costs no hashing at all.
+func unmatchableHash(p PasswordParams) (string, error) {
+	raw := make([]byte, saltLen+keyLen)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads,
+		b64.EncodeToString(raw[:saltLen]), b64.EncodeToString(raw[saltLen:])), nil
+}
+
 // verifyPassword reports whether password matches the PHC string phc. A
 // malformed hash never matches and never panics.
 func verifyPassword(phc, password string) bool {

@@ -2,22 +2,13 @@ package hub
 
 import "context"
 
-// HubState is the Hub's summary for a client (GET /api/hub/state).
+// HubState is the Hub's summary for a client (GET /api/hub/state). The
+// workspace registry, and with it the state's workspace list, arrives with
+// the workspaces family; until then the transport reports an empty list.
 type HubState struct {
 	Version              string
 	HubAPIRevision       int
 	WorkspaceAPIRevision int
-	// Workspaces lists the registered workspaces; never nil.
-	Workspaces []HubWorkspace
-}
-
-// HubWorkspace is one registered workspace as Hub state reports it.
-type HubWorkspace struct {
-	ID          string
-	DisplayName string
-	Path        string
-	Backend     string
-	Running     bool
 }
 
 // State returns the Hub's state as the caller sees it.
@@ -26,6 +17,5 @@ func (h *Hub) State(ctx context.Context, caller Session) (HubState, error) {
 		Version:              h.cfg.Version,
 		HubAPIRevision:       HubAPIRevision,
 		WorkspaceAPIRevision: WorkspaceAPIRevision,
-		Workspaces:           []HubWorkspace{},
 	}, nil
 }

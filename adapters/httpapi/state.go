@@ -1,32 +1,14 @@
 package httpapi
 
-import (
-	"net/http"
-
-	"github.com/wharfhub/wharf/hub"
-)
+import "net/http"
 
 type hubState struct {
-	Version              string         `json:"version"`
-	HubAPIRevision       int            `json:"hubApiRevision"`
-	WorkspaceAPIRevision int            `json:"workspaceApiRevision"`
-	Workspaces           []hubWorkspace `json:"workspaces"`
-}
-
-type hubWorkspace struct {
-	ID                        string                `json:"id"`
-	DisplayName               string                `json:"displayName"`
-	Path                      string                `json:"path"`
-	Backend                   string                `json:"backend"`
-	Running                   bool                  `json:"running"`
-	CredentialRestartRequired bool                  `json:"credentialRestartRequired"`
-	CredentialAssignments     credentialAssignments `json:"credentialAssignments"`
-	WorkspaceAPIRevision      int                   `json:"workspaceApiRevision"`
-}
-
-type credentialAssignments struct {
-	Authentication []string `json:"authentication"`
-	Signing        []string `json:"signing"`
+	Version              string `json:"version"`
+	HubAPIRevision       int    `json:"hubApiRevision"`
+	WorkspaceAPIRevision int    `json:"workspaceApiRevision"`
+	// Workspaces is empty, never null: no workspace can be registered
+	// until the workspaces family is built.
+	Workspaces []struct{} `json:"workspaces"`
 }
 
 func (a *api) handleState(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -34,17 +16,7 @@ func (a *api) handleState(w http.ResponseWriter, r *http.Request, c caller) erro
 	if err != nil {
 		return err
 	}
-	out := hubState{Version: st.Version, HubAPIRevision: st.HubAPIRevision,
-		WorkspaceAPIRevision: st.WorkspaceAPIRevision, Workspaces: make([]hubWorkspace, 0, len(st.Workspaces))}
-	for _, ws := range st.Workspaces {
-		out.Workspaces = append(out.Workspaces, wireWorkspace(ws))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, hubState{Version: st.Version, HubAPIRevision: st.HubAPIRevision,
+		WorkspaceAPIRevision: st.WorkspaceAPIRevision, Workspaces: []struct{}{}})
 	return nil
-}
-
-func wireWorkspace(ws hub.HubWorkspace) hubWorkspace {
-	return hubWorkspace{ID: ws.ID, DisplayName: ws.DisplayName, Path: ws.Path, Backend: ws.Backend, Running: ws.Running,
-		CredentialAssignments: credentialAssignments{Authentication: []string{}, Signing: []string{}},
-		WorkspaceAPIRevision:  hub.WorkspaceAPIRevision}
 }
