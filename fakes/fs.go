@@ -84,9 +84,22 @@ func split(p string) []string {
 	return strings.Split(p, "/")
 }
 
-// lookup finds p without following symlinks in its last element; symlinks
-// in ancestors are not followed either (the core canonicalizes first).
+// lookup finds p as the operating system would: symbolic links in its
+// ancestors are followed, one in its last element is not.
 func (f *FS) lookup(p string) (*node, error) {
+	p = path.Clean(p)
+	if p == "/" {
+		return f.root, nil
+	}
+	dir, err := f.eval(path.Dir(p))
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: p, Err: fs.ErrNotExist}
+	}
+	return f.literal(path.Join(dir, path.Base(p)))
+}
+
+// literal finds p following no symbolic link at all.
+func (f *FS) literal(p string) (*node, error) {
 	n := f.root
 	for _, part := range split(p) {
 		if n.mode != fs.ModeDir {
@@ -102,7 +115,11 @@ func (f *FS) lookup(p string) (*node, error) {
 
 func (f *FS) parent(p string) (*node, string, error) {
 	dir, name := path.Split(path.Clean(p))
-	n, err := f.lookup(dir)
+	var n *node
+	resolved, err := f.eval(dir)
+	if err == nil {
+		n, err = f.literal(resolved)
+	}
 	if err != nil || n.mode != fs.ModeDir || name == "" {
 		return nil, "", &fs.PathError{Op: "lookup", Path: p, Err: fs.ErrNotExist}
 	}
@@ -208,12 +225,17 @@ func (f *FS) RemoveEmpty(p string) error {
 func (f *FS) EvalSymlinks(p string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.eval(p)
+}
+
+// eval resolves every symbolic link in p; the caller holds f.mu.
+func (f *FS) eval(p string) (string, error) {
 	resolved := "/"
 	rest := split(p)
 	for hops := 0; len(rest) > 0; {
 		next := path.Join(resolved, rest[0])
 		rest = rest[1:]
-		n, err := f.lookup(next)
+		n, err := f.literal(next)
 		if err != nil {
 			return "", err
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -20,24 +21,63 @@ var _ hub.Store = (*Store)(nil)
 // swaps it in only when the closure returns nil, so rollback behaves like a
 // database transaction.
 type Store struct {
+	// BeforeCommit, when set, is called by every Update whose closure
+	// succeeded, just before its changes are committed. An error it returns
+	// fails the commit, as a full disk would; tests also crash the Hub there
+	// (by panicking) to stop it between two steps of an operation. Either
+	// way the Update keeps nothing. Set it before the store is shared.
+	BeforeCommit func() error
+
 	mu       sync.RWMutex // held for reading by View, for writing by Update
 	st       *state
 	closed   bool
 	failNext error
 }
 
+// state is one version of the store's contents. Update mutates a clone, so
+// everything reachable from a committed state must never be mutated in
+// place: values holding pointers or byte slices (personal states, journal
+// data) are copied on the way in and on the way out instead.
 type state struct {
 	users    map[string]hub.User
 	sessions map[hub.SessionDigest]hub.Session
+
+	workspaces  []hub.Workspace // in registration order
+	usedIDs     map[string]bool // every workspace id ever created
+	journals    []hub.Journal   // ascending ID
+	lastJournal int64           // the highest journal ID ever given
+	personal    map[userWorkspace]hub.PersonalState
+	viewed      map[userWorkspace]time.Time
+	settings    map[string]string
 }
 
+// userWorkspace keys the per-user, per-workspace records.
+type userWorkspace struct{ user, workspace string }
+
 func (s *state) clone() *state {
-	return &state{users: maps.Clone(s.users), sessions: maps.Clone(s.sessions)}
+	return &state{
+		users:       maps.Clone(s.users),
+		sessions:    maps.Clone(s.sessions),
+		workspaces:  slices.Clone(s.workspaces),
+		usedIDs:     maps.Clone(s.usedIDs),
+		journals:    slices.Clone(s.journals),
+		lastJournal: s.lastJournal,
+		personal:    maps.Clone(s.personal),
+		viewed:      maps.Clone(s.viewed),
+		settings:    maps.Clone(s.settings),
+	}
 }
 
 // NewStore returns an empty Store.
 func NewStore() *Store {
-	return &Store{st: &state{users: map[string]hub.User{}, sessions: map[hub.SessionDigest]hub.Session{}}}
+	return &Store{st: &state{
+		users:    map[string]hub.User{},
+		sessions: map[hub.SessionDigest]hub.Session{},
+		usedIDs:  map[string]bool{},
+		personal: map[userWorkspace]hub.PersonalState{},
+		viewed:   map[userWorkspace]time.Time{},
+		settings: map[string]string{},
+	}}
 }
 
 var errClosed = hub.Errorf(hub.Internal, "store is closed")
@@ -80,6 +120,11 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 	if err := s.failNext; err != nil {
 		s.failNext = nil
 		return hub.Wrap(hub.Internal, err, "store commit failed")
+	}
+	if s.BeforeCommit != nil {
+		if err := s.BeforeCommit(); err != nil {
+			return hub.Wrap(hub.Internal, err, "store commit failed")
+		}
 	}
 	s.st = work
 	return nil
@@ -158,6 +203,7 @@ func (t *tx) DeleteUser(name string) error {
 		return hub.Errorf(hub.NotFound, "user %q not found", name)
 	}
 	delete(t.st.users, name)
+	t.forget(func(k userWorkspace) bool { return k.user == name })
 	_, err := t.DeleteSessionsOfUser(name)
 	return err
 }

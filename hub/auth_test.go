@@ -28,7 +28,8 @@ func newTestHub(t *testing.T, cfg hub.Config) testHub {
 		cfg.Password = cheap
 	}
 	th := testHub{store: fakes.NewStore(), clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))}
-	h, err := hub.New(cfg, hub.Ports{Store: th.store, Clock: th.clock, FS: fakes.NewFS("/home/ann")})
+	fsys := fakes.NewFS("/home/ann")
+	h, err := hub.New(cfg, hub.Ports{Store: th.store, Clock: th.clock, FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend()})
 	if err != nil {
 		t.Fatal(err)
 	}

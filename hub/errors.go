@@ -71,6 +71,9 @@ type Details struct {
 	WorkspaceIDs []string
 	// RetainedPath is an initialized repository kept after a failed onboarding.
 	RetainedPath string
+	// NeedsInit marks a WorkspaceConflict: the folder is not a Git
+	// repository and the request did not confirm initializing it.
+	NeedsInit bool
 	// Field names the input an AgentAccountError concerns.
 	Field string
 }

@@ -14,9 +14,11 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/wharfhub/wharf/hub/internal/keylock"
 	"github.com/wharfhub/wharf/hub/internal/ratelimit"
 )
 
@@ -43,13 +45,21 @@ type Config struct {
 	KDFConcurrency int
 	// Logger receives the core's own logs; default discards them.
 	Logger *slog.Logger
+	// FactsTTL bounds how stale the facts a workspace listing shows may
+	// be (its Git branch, a running session's shells). Default 2 s.
+	FactsTTL time.Duration
+	// FactsTimeout bounds how long a listing waits for one workspace's
+	// facts before showing it without them. Default 2 s.
+	FactsTimeout time.Duration
 }
 
 // Ports are the adapters a Hub needs. Every field is required.
 type Ports struct {
-	Store Store
-	Clock Clock
-	FS    FS
+	Store   Store
+	Clock   Clock
+	FS      FS
+	Git     GitRunner
+	Backend Backend
 }
 
 // Hub is the Hub service. Its methods are safe for concurrent use.
@@ -65,13 +75,31 @@ type Hub struct {
 	addrLimit *ratelimit.Limiter
 	nameLimit *ratelimit.Limiter
 	verified  atomic.Uint64 // password verifications performed
+
+	git     GitRunner
+	backend Backend
+
+	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
+	// id), then mu. Each workspace lock serializes that workspace's
+	// lifecycle: start, stop, forget, renames and display-name changes.
+	folderMu  sync.Mutex // serializes folder mutations
+	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
+	wsLocks   keylock.Locks
+	reserved  reservations
+	facts     factsCache
+
+	mu       sync.Mutex
+	running  map[string]*liveSession // by workspace id
+	stranded map[int64]JournalKind   // journals left pending; they fence changes until recovery
+	closed   bool
+	watchers sync.WaitGroup // session watchers, waited for by Close
 }
 
 // New returns a Hub over the given ports. A missing port is an error. The
 // caller closes the Hub and then, separately, its ports.
 func New(cfg Config, p Ports) (*Hub, error) {
-	if p.Store == nil || p.Clock == nil || p.FS == nil {
-		return nil, errors.New("hub.New: Ports.Store, Ports.Clock and Ports.FS are required")
+	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil {
+		return nil, errors.New("hub.New: every field of Ports is required")
 	}
 	cfg = withDefaults(cfg)
 	h := &Hub{
@@ -79,6 +107,10 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		store:     p.Store,
 		clock:     p.Clock,
 		fs:        p.FS,
+		git:       p.Git,
+		backend:   p.Backend,
+		running:   map[string]*liveSession{},
+		stranded:  map[int64]JournalKind{},
 		log:       cfg.Logger,
 		kdf:       make(chan struct{}, cfg.KDFConcurrency),
 		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
@@ -123,11 +155,14 @@ func withDefaults(cfg Config) Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.FactsTTL <= 0 {
+		cfg.FactsTTL = 2 * time.Second
+	}
+	if cfg.FactsTimeout <= 0 {
+		cfg.FactsTimeout = 2 * time.Second
+	}
 	return cfg
 }
-
-// Close stops the Hub's background work. It does not close the ports.
-func (h *Hub) Close() error { return nil }
 
 // Clock returns the Hub's clock, so adapters that need time (cookie expiry,
 // keepalives) read the same time as the core.

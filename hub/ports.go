@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"io/fs"
+	"net"
 	"time"
 )
 
@@ -41,6 +42,10 @@ type Store interface {
 type Tx interface {
 	UserStore
 	SessionStore
+	WorkspaceStore
+	JournalStore
+	PersonalStateStore
+	SettingStore
 }
 
 // UserStore holds the Hub's users. Returned values are copies owned by the
@@ -85,6 +90,147 @@ type SessionStore interface {
 	// DeleteExpiredSessions removes every session whose ExpiresAt is at or
 	// before now and reports how many were removed.
 	DeleteExpiredSessions(now time.Time) (int, error)
+}
+
+// WorkspaceStore is the workspace registry. Returned values are copies owned
+// by the caller.
+type WorkspaceStore interface {
+	// Workspaces returns every registered workspace in registration order.
+	Workspaces() ([]Workspace, error)
+	// Workspace returns the workspace with this id, or a NotFound error.
+	Workspace(id string) (Workspace, error)
+	// WorkspaceIDUsed reports whether id was ever given to a workspace,
+	// including one since forgotten: ids are never reused.
+	WorkspaceIDUsed(id string) (bool, error)
+	// CreateWorkspace registers w after every existing workspace. An id that
+	// was ever used, or a path another workspace holds, is a Conflict error.
+	CreateWorkspace(w Workspace) error
+	// UpdateWorkspace replaces the stored path, display name and AutoStart
+	// of the workspace with w's id (NotFound if absent); its position and id
+	// never change. A path another workspace holds is a Conflict error.
+	UpdateWorkspace(w Workspace) error
+	// DeleteWorkspace unregisters the workspace (NotFound if absent) and,
+	// in the same transaction, deletes every user's personal state and
+	// activity view of it. Its id stays used.
+	DeleteWorkspace(id string) error
+}
+
+// JournalStore holds recovery journals: the intent of a change to folders
+// on disk, written before the disk is touched and deleted once the change
+// and the registry agree. The payload is opaque to the store.
+type JournalStore interface {
+	// Journals returns every pending journal, oldest (lowest ID) first.
+	Journals() ([]Journal, error)
+	// AddJournal stores j (its ID is ignored) and returns the ID it was
+	// given; IDs increase and are never reused.
+	AddJournal(j Journal) (int64, error)
+	// DeleteJournal removes the journal with this ID (NotFound if absent).
+	DeleteJournal(id int64) error
+}
+
+// PersonalStateStore holds per-user, per-workspace records: personal state
+// and activity acknowledgements. Writes need the user and the workspace to
+// exist (NotFound otherwise); reads of an absent record, for whatever
+// reason, return the zero value. Deleting a user or a workspace deletes
+// its records.
+type PersonalStateStore interface {
+	// PersonalState returns the stored state of user in workspace, or the
+	// zero PersonalState when none is stored.
+	PersonalState(user, workspaceID string) (PersonalState, error)
+	// PutPersonalState replaces the stored state of user in workspace.
+	PutPersonalState(user, workspaceID string, st PersonalState) error
+	// MarkActivityViewed records that user viewed the workspace's activity
+	// at the given time, replacing an earlier mark.
+	MarkActivityViewed(user, workspaceID string, at time.Time) error
+	// ActivityViewed returns when user last viewed the workspace's
+	// activity, or the zero time.
+	ActivityViewed(user, workspaceID string) (time.Time, error)
+}
+
+// SettingStore holds Hub-wide settings as text under fixed keys.
+type SettingStore interface {
+	// Setting returns the value under key and whether one is stored.
+	Setting(key string) (string, bool, error)
+	// PutSetting stores value under key, replacing any earlier value.
+	PutSetting(key, value string) error
+	// DeleteSetting removes key; removing an absent key is not an error.
+	DeleteSetting(key string) error
+}
+
+// GitRunner performs the Git operations the core needs, as semantic calls
+// rather than command lines. Implementations never decide anything from
+// git's human-readable (and translated) messages. Methods are safe for
+// concurrent use and honour ctx.
+type GitRunner interface {
+	// Inspect describes the Git checkout that contains dir (dir itself or
+	// an ancestor). For a directory that is in no repository it returns a
+	// zero Repository and a nil error. When git cannot tell (git missing,
+	// timed out, refused the directory as unsafe, a broken repository) it
+	// returns an error, and the caller treats the answer as unknown.
+	Inspect(ctx context.Context, dir string) (Repository, error)
+	// Init creates an empty repository in the existing directory dir.
+	Init(ctx context.Context, dir string) error
+}
+
+// Repository describes a Git checkout.
+type Repository struct {
+	// TopLevel is the absolute root of the checkout's work tree; "" means
+	// dir is in no repository.
+	TopLevel string
+	// CommonDir is the absolute Git directory shared by a main checkout and
+	// its linked worktrees.
+	CommonDir string
+	// Branch is the short name of the checked-out branch, "" when HEAD is
+	// detached.
+	Branch string
+}
+
+// Backend runs workspace sessions: one child per running workspace.
+// Methods are safe for concurrent use.
+type Backend interface {
+	// Name is the backend's name as workspaces report it ("local").
+	Name() string
+	// Start launches the session of one workspace and returns once the
+	// session answers, or fails within ctx's deadline. A failure is an error
+	// whose public message (MessageOf) says why without secrets or output
+	// of the child; nothing is left running after a failure.
+	Start(ctx context.Context, spec SessionSpec) (RunningSession, error)
+}
+
+// SessionSpec says what session to start.
+type SessionSpec struct {
+	WorkspaceID string
+	Path        string // the workspace folder, absolute and canonical
+}
+
+// RunningSession is one started session. Methods are safe for concurrent
+// use.
+type RunningSession interface {
+	// Facts asks the session for its current facts. A session that does
+	// not answer within ctx returns an error.
+	Facts(ctx context.Context) (SessionFacts, error)
+	// Dial opens a connection to the session's internal HTTP endpoint, to
+	// which the Hub forwards /s/{workspaceId}/ requests.
+	Dial(ctx context.Context) (net.Conn, error)
+	// Done is closed once the session has ended, whether by Stop or on its
+	// own.
+	Done() <-chan struct{}
+	// Stop ends the session and returns once it is gone: politely first,
+	// then forcibly after a bounded grace. Stopping an ended session is a
+	// no-op. An error means the end could not be confirmed.
+	Stop(ctx context.Context) error
+}
+
+// SessionFacts are what a running session reports about itself.
+type SessionFacts struct {
+	WorkspaceAPIRevision int
+	Shells               []Shell
+}
+
+// Shell is one terminal of a running session.
+type Shell struct {
+	Attached bool
+	Label    string
 }
 
 // Clock is the only source of time in the core, so tests can move time by

@@ -32,6 +32,7 @@ type errorBody struct {
 	NeedsStop    bool     `json:"needsStop,omitempty"`
 	WorkspaceIDs []string `json:"workspaceIds,omitempty"`
 	RetainedPath string   `json:"retainedPath,omitempty"`
+	NeedsInit    bool     `json:"needsInit,omitempty"`
 	Field        string   `json:"field,omitempty"`
 }
 
@@ -56,6 +57,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.NeedsStop = e.Details.StopConflict
 		body.WorkspaceIDs = e.Details.WorkspaceIDs
 		body.RetainedPath = e.Details.RetainedPath
+		body.NeedsInit = e.Details.NeedsInit
 		body.Field = e.Details.Field
 	}
 	writeJSON(w, status, body)

@@ -120,13 +120,13 @@ func TestState(t *testing.T) {
 		Workspaces           []any
 	}
 	r.json(t, &st)
-	is.Equal(st.Version, "v1.2.3")                                                 // the product version
-	is.Equal(st.HubAPIRevision, 11)                                                // the Hub revision
-	is.Equal(st.WorkspaceAPIRevision, 24)                                          // the workspace revision
-	is.True(st.Workspaces != nil && len(st.Workspaces) == 0)                       // an empty list, not null
-	is.True(!bytes.Contains(r.body, []byte("workspaceDefaults")))                  // optional families absent until built
-	is.True(!bytes.Contains(r.body, []byte("worktreeApi")))                        // likewise
-	is.Equal(s.do(t, "GET", "/api/hub/state", "").status, http.StatusUnauthorized) // needs a session
+	is.Equal(st.Version, "v1.2.3")                                                    // the product version
+	is.Equal(st.HubAPIRevision, 11)                                                   // the Hub revision
+	is.Equal(st.WorkspaceAPIRevision, 24)                                             // the workspace revision
+	is.True(st.Workspaces != nil && len(st.Workspaces) == 0)                          // an empty list, not null
+	is.True(bytes.Contains(r.body, []byte(`"workspaceDefaults":{"configured":null`))) // the defaults, none configured
+	is.True(!bytes.Contains(r.body, []byte("worktreeApi")))                           // absent until the worktree family is built
+	is.Equal(s.do(t, "GET", "/api/hub/state", "").status, http.StatusUnauthorized)    // needs a session
 }
 
 // panicStore panics inside View once armed, as a bug in an adapter would.

@@ -7,6 +7,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"net/http/httputil"
 	"net/netip"
 	"path"
 	"sort"
@@ -28,6 +29,9 @@ type Options struct {
 	// pick a fresh address for each login attempt. Default none.
 	TrustedProxies []netip.Prefix
 }
+
+// anyMethod routes every method of a pattern to one handler.
+const anyMethod = "*"
 
 // access says how a route authenticates.
 type access int
@@ -61,6 +65,22 @@ func (a *api) routes() []route {
 		{"GET", "/api/hub/sessions", "hubListDeviceSessions", session, a.handleListSessions},
 		{"POST", "/api/hub/sessions/{sessionHandle}/revoke", "hubRevokeDeviceSession", session, a.handleRevokeSession},
 		{"GET", "/api/hub/state", "hubGetState", session, a.handleState},
+		{"GET", "/api/hub/browse", "hubBrowse", session, a.handleBrowse},
+		{"POST", "/api/hub/folders/create", "hubCreateFolder", session, a.handleCreateFolder},
+		{"POST", "/api/hub/folders/rename", "hubRenameFolder", session, a.handleRenameFolder},
+		{"POST", "/api/hub/folders/remove", "hubRemoveFolder", session, a.handleRemoveFolder},
+		{"GET", "/api/hub/settings/workspace-defaults", "hubGetWorkspaceDefaults", session, a.handleGetDefaults},
+		{"POST", "/api/hub/settings/workspace-defaults", "hubUpdateWorkspaceDefaults", session, a.handleSetDefaults},
+		{"POST", "/api/hub/workspaces", "hubCreateWorkspace", session, a.handleCreateWorkspace},
+		{"POST", "/api/hub/workspaces/configure", "hubConfigureWorkspace", session, a.handleConfigureWorkspace},
+		{"POST", "/api/hub/workspaces/create", "hubCreateConfiguredWorkspace", session, a.handleCreateConfiguredWorkspace},
+		{"POST", "/api/hub/workspaces/{workspaceId}/display-name", "hubUpdateWorkspaceDisplayName", session, a.handleDisplayName},
+		{"POST", "/api/hub/sessions/{workspaceId}/start", "hubStartWorkspace", session, a.lifecycle(startWorkspace)},
+		{"POST", "/api/hub/sessions/{workspaceId}/stop", "hubStopWorkspace", session, a.lifecycle(stopWorkspace)},
+		{"POST", "/api/hub/workspaces/{workspaceId}/forget", "hubForgetWorkspace", session, a.lifecycle(forgetWorkspace)},
+		{"GET", "/s/{workspaceId}/api/personal-state", "workspaceGetPersonalState", session, a.handleGetPersonalState},
+		{"PATCH", "/s/{workspaceId}/api/personal-state", "workspacePatchPersonalState", session, a.handlePatchPersonalState},
+		{"POST", "/s/{workspaceId}/api/activity-viewed", "hubAcknowledgeWorkspaceActivity", session, a.handleActivityViewed},
 
 		// Outside the contract.
 		{"GET", "/api/openapi.yaml", "", public, a.handleOpenAPI},
@@ -68,6 +88,7 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/chat/conversations/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/chat/conversations/{conversationId}/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/activity", "", public, handleRetired},
+		{anyMethod, "/s/{workspaceId}/", "", session, a.handleProxy},
 	}
 }
 
@@ -89,6 +110,7 @@ func Routes() []Route {
 
 type api struct {
 	hub     *hub.Hub
+	proxy   *httputil.ReverseProxy
 	log     *slog.Logger
 	mux     *http.ServeMux
 	proxies []netip.Prefix
@@ -97,6 +119,7 @@ type api struct {
 // NewHandler returns the HTTP handler of the Hub API over h.
 func NewHandler(h *hub.Hub, opts Options) http.Handler {
 	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), proxies: opts.TrustedProxies}
+	a.proxy = a.newProxy()
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -129,6 +152,9 @@ func (a *api) dispatch(methods map[string]route) http.Handler {
 	allow := strings.Join(allowed, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, ok := methods[r.Method]
+		if !ok {
+			rt, ok = methods[anyMethod]
+		}
 		if !ok {
 			w.Header().Set("Allow", allow)
 			writeStatus(w, http.StatusMethodNotAllowed, "method not allowed")

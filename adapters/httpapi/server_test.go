@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -32,11 +33,14 @@ var cheap = hub.PasswordParams{Memory: 64, Time: 1, Threads: 1}
 // testServer is the whole HTTP stack over fake ports on a real socket.
 type testServer struct {
 	*httptest.Server
-	hub    *hub.Hub
-	store  hub.Store
-	clock  *fakes.Clock
-	port   string
-	client *http.Client
+	hub     *hub.Hub
+	store   hub.Store
+	clock   *fakes.Clock
+	fs      *fakes.FS
+	git     *fakes.Git
+	backend *fakes.Backend
+	port    string
+	client  *http.Client
 
 	logs    syncBuffer
 	mu      sync.Mutex
@@ -74,7 +78,10 @@ func newServer(t *testing.T, cfg hub.Config, store hub.Store, opts ...httpapi.Op
 		cfg.Password = cheap
 	}
 	cfg.Logger = log
-	h, err := hub.New(cfg, hub.Ports{Store: s.store, Clock: s.clock, FS: fakes.NewFS("/home/ann")})
+	s.fs = fakes.NewFS("/home/ann")
+	s.git = fakes.NewGit(s.fs)
+	s.backend = fakes.NewBackend()
+	h, err := hub.New(cfg, hub.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,10 +244,32 @@ func (s *testServer) snapshot(t *testing.T) string {
 				b.WriteString("  " + x.Handle + " " + x.RevokedAt.String() + "\n")
 			}
 		}
-		return nil
+		ws, err := tx.Workspaces()
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			fmt.Fprintf(&b, "workspace %+v\n", w)
+			for _, u := range users {
+				st, err := tx.PersonalState(u.Name, w.ID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(&b, "  %s %s\n", u.Name, describeState(st))
+			}
+		}
+		js, err := tx.Journals()
+		fmt.Fprintf(&b, "journals %d\n", len(js))
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// describeState spells out a personal state, pointers followed.
+func describeState(st hub.PersonalState) string {
+	b, _ := json.Marshal(st)
+	return string(b)
 }

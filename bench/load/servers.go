@@ -17,7 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/hub"
@@ -143,8 +145,12 @@ func startWharf(ctx context.Context) (*wharf, error) {
 	if w.store, err = sqlite.Open(filepath.Join(dir, "wharf.db")); err != nil {
 		return fail(err)
 	}
+	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions")})
+	if err != nil {
+		return fail(err)
+	}
 	w.hub, err = hub.New(hub.Config{Version: "bench", Password: hub.DefaultPasswordParams, LoginLimits: benchLoginLimits},
-		hub.Ports{Store: w.store, Clock: hub.SystemClock{}, FS: osfs.FS{}})
+		hub.Ports{Store: w.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: gitexec.New(gitexec.Options{}), Backend: backend})
 	if err != nil {
 		return fail(err)
 	}

@@ -69,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "user":
 		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "session":
+		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "wharf", version())
 		return nil

@@ -15,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/adapters/statedir"
@@ -145,12 +147,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer store.Close()
-	h, err := hub.New(hub.Config{Version: version(), SessionLifetime: f.sessionLifetime, Logger: log},
-		hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: osfs.FS{}})
+	ports, err := hostPorts(dir, store, log)
 	if err != nil {
 		return err
 	}
+	h, err := hub.New(hub.Config{Version: version(), SessionLifetime: f.sessionLifetime, Logger: log}, ports)
+	if err != nil {
+		return err
+	}
+	// Close stops the workspace sessions; they keep their mark and start
+	// again with the next serve.
 	defer h.Close()
+	if err := h.Recover(ctx); err != nil {
+		return fmt.Errorf("serve: recovery: %v", err)
+	}
+	if n := h.PendingJournals(); n > 0 {
+		log.Error("recovery left journals pending: folder and workspace changes are refused until they are settled (see the errors above)", "journals", n)
+	}
 
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -204,6 +217,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	<-served
 	return nil
 }
+
+// hostPorts builds the ports of a Hub on this host: the database, the real
+// file system, git, and workspace sessions as child processes whose
+// sockets live in the private state directory.
+func hostPorts(dir *statedir.Dir, store hub.Store, log *slog.Logger) (hub.Ports, error) {
+	backend, err := local.New(local.Options{RuntimeDir: dir.Path("sessions"), Logger: log})
+	if err != nil {
+		return hub.Ports{}, err
+	}
+	var fsys hub.FS = osfs.FS{}
+	if testFS != nil {
+		fsys = testFS(fsys)
+	}
+	return hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: fsys,
+		Git: gitexec.New(gitexec.Options{Logger: log}), Backend: backend}, nil
+}
+
+// testFS, set only by this package's tests, wraps the file system so a test
+// can crash the daemon in the middle of a folder change.
+var testFS func(hub.FS) hub.FS
 
 // firstUser creates a user when there is none, named after $USER (else
 // admin), and prints its password once.

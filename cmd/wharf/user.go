@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/adapters/statedir"
 	"github.com/wharfhub/wharf/hub"
@@ -96,7 +96,11 @@ func user(ctx context.Context, args []string, getenv func(string) string, stdin 
 		return err
 	}
 	defer store.Close()
-	h, err := hub.New(hub.Config{}, hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: osfs.FS{}})
+	ports, err := hostPorts(dir, store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	h, err := hub.New(hub.Config{}, ports)
 	if err != nil {
 		return err
 	}

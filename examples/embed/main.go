@@ -31,7 +31,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/hub"
@@ -74,7 +76,13 @@ func run(ctx context.Context, dir string, stdout io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	h, err := hub.New(hub.Config{}, hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: osfs.FS{}})
+	// Workspace sessions run as children of this very program (see main).
+	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions")})
+	if err != nil {
+		return err
+	}
+	h, err := hub.New(hub.Config{}, hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: osfs.FS{},
+		Git: gitexec.New(gitexec.Options{}), Backend: backend})
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 		return hub.Session{Digest: sha256.Sum256([]byte(handle)), Handle: handle, User: user,
 			DeviceLabel: "device " + handle, IssuedAt: issued, ExpiresAt: issued.Add(time.Hour)}
 	}
+	k := storeKit{ctx: ctx, t0: t0, open: open, update: update}
 
 	t.Run("Users", func(t *testing.T) {
 		is := is.New(t)
@@ -239,4 +240,7 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 			return nil
 		}))
 	})
+
+	storeWorkspaces(t, k)
+	storeRecords(t, k)
 }

@@ -1,0 +1,180 @@
+// Package gitexec implements hub.GitRunner by running the git binary.
+//
+// Every command runs bounded: a timeout, its own process group killed as a
+// whole, capped output, an empty stdin and an environment without GIT_*
+// variables and with the C locale. Decisions are taken from exit statuses
+// git documents and from the file system, never from git's messages.
+package gitexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+var _ hub.GitRunner = (*Runner)(nil)
+
+// DefaultTimeout bounds each git command when Options.Timeout is zero.
+const DefaultTimeout = 5 * time.Second
+
+// Options configures a Runner. The zero value is usable.
+type Options struct {
+	// Git is the git binary: a path, or a name looked up in the process's
+	// PATH (not Env's) when a command runs. "" means "git".
+	Git string
+	// Timeout bounds each command; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Env is the base environment of every command; nil means os.Environ()
+	// as of New. GIT_* variables are always removed from it and the locale
+	// is pinned to C (see commandEnv).
+	Env []string
+	// Logger receives debug lines per command and a warning per timeout;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Runner is a hub.GitRunner over os/exec. It holds no mutable state and is
+// safe for concurrent use.
+type Runner struct {
+	git     string
+	timeout time.Duration
+	env     []string
+	log     *slog.Logger
+}
+
+// New returns a Runner configured by opts, with defaults filled in.
+func New(opts Options) *Runner {
+	r := &Runner{git: opts.Git, timeout: opts.Timeout, log: opts.Logger}
+	if r.git == "" {
+		r.git = "git"
+	}
+	if r.timeout <= 0 {
+		r.timeout = DefaultTimeout
+	}
+	base := opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	r.env = commandEnv(base)
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	return r
+}
+
+// Inspect describes the checkout containing dir, per hub.GitRunner.
+//
+// git rev-parse answers for a checkout. When it fails, whether dir is in no
+// repository is decided without reading git's message: if no ancestor of
+// dir (dir included) holds a .git entry or looks like a bare repository,
+// git had nothing to find and the answer is "no repository"; otherwise git
+// found something it could not use (an unsafe owner, a broken repository, a
+// bare repository) and the answer is an error.
+func (r *Runner) Inspect(ctx context.Context, dir string) (hub.Repository, error) {
+	if err := checkDir(dir); err != nil {
+		return hub.Repository{}, err
+	}
+	res, err := r.run(ctx, "-C", dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		return hub.Repository{}, hub.Wrap(hub.Internal, err, "git rev-parse failed")
+	}
+	if res.code != 0 {
+		marker, err := repositoryMarker(dir)
+		if err != nil {
+			return hub.Repository{}, folderError(err)
+		}
+		if marker == "" {
+			return hub.Repository{}, nil
+		}
+		cause := &commandError{args: []string{"-C", dir, "rev-parse"}, code: res.code, stderr: res.stderr,
+			err: fmt.Errorf("exit status %d although %s exists", res.code, marker)}
+		return hub.Repository{}, hub.Wrap(hub.Internal, cause, "git could not inspect the folder")
+	}
+	// A path holding a newline would add a line: refused, not guessed.
+	lines := strings.Split(strings.TrimSuffix(string(res.stdout), "\n"), "\n")
+	if len(lines) != 2 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) {
+		cause := fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, res.stdout)
+		return hub.Repository{}, hub.Wrap(hub.Internal, cause, "git rev-parse failed")
+	}
+	repo := hub.Repository{TopLevel: filepath.Clean(lines[0]), CommonDir: filepath.Clean(lines[1])}
+	if repo.Branch, err = r.branch(ctx, repo.TopLevel); err != nil {
+		return hub.Repository{}, err
+	}
+	return repo, nil
+}
+
+// branch returns the branch checked out in the work tree top, or "" when
+// HEAD is detached. It reads the full ref and strips refs/heads/ itself:
+// `symbolic-ref --short` prints "heads/main" when a tag is also named main.
+func (r *Runner) branch(ctx context.Context, top string) (string, error) {
+	res, err := r.run(ctx, "-C", top, "symbolic-ref", "--quiet", "HEAD")
+	if err != nil {
+		return "", hub.Wrap(hub.Internal, err, "git symbolic-ref failed")
+	}
+	switch res.code {
+	case 0:
+		ref := strings.TrimSuffix(string(res.stdout), "\n")
+		if ref == "" || strings.Contains(ref, "\n") {
+			cause := fmt.Errorf("git symbolic-ref in %s: unexpected output %q", top, res.stdout)
+			return "", hub.Wrap(hub.Internal, cause, "git symbolic-ref failed")
+		}
+		return strings.TrimPrefix(ref, "refs/heads/"), nil
+	case 1: // documented: HEAD is not a symbolic ref, i.e. detached
+		return "", nil
+	default:
+		cause := &commandError{args: []string{"-C", top, "symbolic-ref", "--quiet", "HEAD"}, code: res.code, stderr: res.stderr}
+		return "", hub.Wrap(hub.Internal, cause, "git symbolic-ref failed")
+	}
+}
+
+// Init creates an empty repository in the existing directory dir, per
+// hub.GitRunner. It runs `git -C dir init` rather than `git init dir`:
+// the latter would create dir (and its parents) had it vanished since it
+// was checked, while -C fails on a missing directory.
+func (r *Runner) Init(ctx context.Context, dir string) error {
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	res, err := r.run(ctx, "-C", dir, "init", "--quiet")
+	if err != nil {
+		return hub.Wrap(hub.Internal, err, "git init failed")
+	}
+	if res.code != 0 {
+		cause := &commandError{args: []string{"-C", dir, "init", "--quiet"}, code: res.code, stderr: res.stderr}
+		return hub.Wrap(hub.Internal, cause, "git init failed")
+	}
+	return nil
+}
+
+// checkDir refuses a relative path and anything but an existing directory.
+func checkDir(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return hub.Errorf(hub.Invalid, "folder path must be absolute")
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return folderError(err)
+	}
+	if !fi.IsDir() {
+		return hub.Wrap(hub.Invalid, &fs.PathError{Op: "git", Path: dir, Err: syscall.ENOTDIR}, "not a folder")
+	}
+	return nil
+}
+
+// folderError reports a failure to look at the folder; a missing one is
+// NotFound and satisfies errors.Is(err, fs.ErrNotExist).
+func folderError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return hub.Wrap(hub.NotFound, err, "folder not found")
+	}
+	return hub.Wrap(hub.Internal, err, "folder could not be inspected")
+}

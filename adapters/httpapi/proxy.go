@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The Hub forwards /s/{workspaceId}/... to the workspace's running child
+// over the child's private socket. That protocol is internal (versioned by
+// the workspace revision); only personal state, the activity
+// acknowledgement and the retired stream routes under /s/ are the Hub's own.
+
+// sessionHostSuffix names a workspace's child as an HTTP host, so the one
+// transport can pool connections per child and dial by workspace id.
+const sessionHostSuffix = ".session.wharf.invalid"
+
+func (a *api) newProxy() *httputil.ReverseProxy {
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			return a.hub.DialSession(ctx, strings.TrimSuffix(host, sessionHostSuffix))
+		},
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		DisableCompression:    true,
+	}
+	return &httputil.ReverseProxy{
+		Transport: transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = pr.In.PathValue("workspaceId") + sessionHostSuffix
+			pr.Out.Host = pr.Out.URL.Host
+			// The Hub session is the Hub's; the child never sees it.
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Del("Cookie")
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			a.writeError(w, r, hub.Wrap(hub.Unavailable, err, "workspace session unreachable"))
+		},
+	}
+}
+
+// handleProxy forwards a request to the workspace's child; a stopped
+// workspace answers 503 and an unknown one 404 without contacting anyone.
+func (a *api) handleProxy(w http.ResponseWriter, r *http.Request, _ caller) error {
+	if err := a.hub.CheckRunning(r.Context(), r.PathValue("workspaceId")); err != nil {
+		return err
+	}
+	a.proxy.ServeHTTP(w, r)
+	return nil
+}

@@ -1,0 +1,31 @@
+package local
+
+import (
+	"os"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Pid is the process id of a running session's child.
+func Pid(rs hub.RunningSession) int { return rs.(*session).pid }
+
+// SocketOf is the socket path of a running session.
+func SocketOf(rs hub.RunningSession) string { return rs.(*session).sock }
+
+// ExitState is how the child of rs ended; nil until Done is closed.
+func ExitState(rs hub.RunningSession) *os.ProcessState {
+	s := rs.(*session)
+	select {
+	case <-s.done:
+		return s.state
+	default:
+		return nil
+	}
+}
+
+// Live counts children spawned and not yet reaped.
+func (b *Backend) Live() int64 { return b.live.Load() }
+
+// OnSpawn makes b report the pid of every child it spawns; set it before
+// the first Start.
+func (b *Backend) OnSpawn(f func(pid int)) { b.spawned = f }

@@ -1,0 +1,257 @@
+// Package local is the Backend "local": each workspace session is a child
+// OS process on the Hub's machine, the Hub's own binary run as
+// `wharf session` (adapters/session documents that command and the
+// internal protocol it speaks over a Unix socket).
+//
+// A child gets a sanitized environment, its own process group (so a stop
+// or a crash takes everything it started along), stdin a pipe this package
+// holds open for the child's life (EOF tells the child the Hub died), and
+// a socket inside the private runtime directory. One goroutine per child
+// always waits for it, so no child is left a zombie, and every exit, asked
+// for or not, kills the child's group and removes its socket. The child's
+// stderr goes to the logger only, never into an error a client sees.
+package local
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+var _ hub.Backend = (*Backend)(nil)
+
+// Defaults of the Options durations.
+const (
+	DefaultReadyTimeout = 10 * time.Second
+	DefaultStopGrace    = 3 * time.Second
+)
+
+// Options configure a Backend. The zero value of each optional field picks
+// its default.
+type Options struct {
+	// RuntimeDir holds the sessions' sockets: a private directory inside the
+	// state directory. Required. It is created with mode 0700 when missing
+	// and refused when it is open to group or others, is not a directory,
+	// or is too long to hold a socket (Unix socket paths are limited to
+	// about 100 bytes).
+	RuntimeDir string
+	// Command starts a child; the session arguments follow it. Default: the
+	// running executable. Tests point it at a re-executed test binary.
+	Command []string
+	// Env is the base environment the child's is filtered from (see
+	// childEnv). Default: os.Environ() at each Start.
+	Env []string
+	// ReadyTimeout bounds how long a child may take to become ready.
+	// Default DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+	// StopGrace is how long Stop waits after SIGTERM before SIGKILL, and
+	// then again for the kill to be confirmed. Default DefaultStopGrace.
+	StopGrace time.Duration
+	// Logger receives the children's stderr and lifecycle events. Default:
+	// discard.
+	Logger *slog.Logger
+}
+
+// Backend is the local hub.Backend. It is safe for concurrent use.
+type Backend struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]string // socket path -> workspace id, from spawn to reap
+
+	// live counts children spawned and not yet reaped; spawned, when set,
+	// learns every child's pid. Both serve the tests.
+	live    atomic.Int64
+	spawned func(pid int)
+}
+
+// socketNameLen is the length of a socket's file name: 12 hex digits of
+// the SHA-256 of the workspace id, then ".sock". Hashing keeps the name
+// short and free of any character an id may hold.
+const socketNameLen = 12 + len(".sock")
+
+// maxSocketPath is the longest path a Unix socket can bind here: sun_path
+// less its terminating NUL (107 bytes on Linux, 103 on the BSDs).
+var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
+
+// New returns a Backend after preparing opts.RuntimeDir.
+func New(opts Options) (*Backend, error) {
+	if opts.RuntimeDir == "" {
+		return nil, errors.New("local backend: no runtime directory")
+	}
+	dir, err := filepath.Abs(opts.RuntimeDir)
+	if err != nil {
+		return nil, fmt.Errorf("local backend: runtime directory: %w", err)
+	}
+	if n := len(dir) + 1 + socketNameLen; n > maxSocketPath {
+		return nil, fmt.Errorf("local backend: runtime directory %s is too long for Unix sockets "+
+			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
+	}
+	if err := privateDir(dir); err != nil {
+		return nil, fmt.Errorf("local backend: %w", err)
+	}
+	opts.RuntimeDir = dir
+	if len(opts.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("local backend: own executable: %w", err)
+		}
+		opts.Command = []string{exe}
+	} else {
+		opts.Command = slices.Clone(opts.Command)
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Backend{opts: opts, log: log.With("backend", "local"), sessions: map[string]string{}}, nil
+}
+
+// privateDir creates dir with mode 0700 when missing and checks that it is
+// a real directory closed to group and others: the sockets in it are the
+// only authentication the children have.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("runtime directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("runtime directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("runtime directory %s is not a directory", dir)
+	case fi.Mode().Perm()&0o077 != 0:
+		return fmt.Errorf("runtime directory %s is open to group or others (mode %v); chmod 700 it", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// Name reports "local".
+func (b *Backend) Name() string { return "local" }
+
+// Start spawns the child of spec and returns once it printed its readiness
+// line and answered a facts call, within ReadyTimeout and ctx. On any
+// failure the child's group is killed and the child reaped before Start
+// returns. Starting a workspace whose session is still running is a
+// Conflict: two children would fight over one socket.
+func (b *Backend) Start(ctx context.Context, spec hub.SessionSpec) (hub.RunningSession, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, startInterrupted(err)
+	}
+	if spec.WorkspaceID == "" {
+		return nil, hub.Errorf(hub.Internal, "session has no workspace id")
+	}
+	if fi, err := os.Stat(spec.Path); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a directory", spec.Path)
+		}
+		return nil, hub.Wrap(hub.Internal, err, "workspace folder is missing or not a directory")
+	}
+	sock := b.socketPath(spec.WorkspaceID)
+	if err := b.reserve(sock, spec.WorkspaceID); err != nil {
+		return nil, err
+	}
+	s, err := b.spawn(spec, sock)
+	if err != nil {
+		b.release(sock)
+		return nil, err
+	}
+	if err := s.awaitReady(ctx); err != nil {
+		s.abort(err)
+		return nil, err
+	}
+	b.log.Debug("session started", "workspace", spec.WorkspaceID, "pid", s.pid)
+	return s, nil
+}
+
+// socketPath is where the session of id listens.
+func (b *Backend) socketPath(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(b.opts.RuntimeDir, hex.EncodeToString(sum[:6])+".sock")
+}
+
+// reserve claims sock for a new child of id until release.
+func (b *Backend) reserve(sock, id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch other, ok := b.sessions[sock]; {
+	case !ok:
+		b.sessions[sock] = id
+		return nil
+	case other == id:
+		return hub.Errorf(hub.Conflict, "the session of this workspace is already running")
+	default:
+		// 48 bits of SHA-256 make this a curiosity, but never a shared socket.
+		return hub.Errorf(hub.Internal, "session socket name collision; try again after stopping another session")
+	}
+}
+
+func (b *Backend) release(sock string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sessions, sock)
+}
+
+// spawn starts the child of spec with its pipes and the goroutines that
+// read them and wait for it.
+func (b *Backend) spawn(spec hub.SessionSpec, sock string) (*session, error) {
+	base := b.opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	args := append(slices.Clone(b.opts.Command[1:]),
+		"session", "--workspace-id", spec.WorkspaceID, "--path", spec.Path, "--socket", sock)
+	cmd := exec.Command(b.opts.Command[0], args...)
+	cmd.Env = childEnv(base)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	p, err := newPipes()
+	if err != nil {
+		return nil, hub.Wrap(hub.Internal, err, "session could not be started")
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childEnds()
+	err = cmd.Start()
+	p.closeChildEnds() // the child holds its own copies now
+	if err != nil {
+		p.closeOurEnds()
+		b.log.Error("session could not be started", "workspace", spec.WorkspaceID, "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "session could not be started")
+	}
+	b.live.Add(1)
+	if b.spawned != nil {
+		b.spawned(cmd.Process.Pid)
+	}
+	s := newSession(b, spec.WorkspaceID, sock, cmd, p)
+	go s.readStdout()
+	go s.readStderr()
+	go s.reap()
+	return s, nil
+}
+
+// startInterrupted is Start's error when ctx ends first.
+func startInterrupted(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return hub.Wrap(hub.Internal, err, "session did not become ready in time")
+	}
+	return hub.Wrap(hub.Internal, err, "session start was cancelled")
+}

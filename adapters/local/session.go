@@ -1,0 +1,158 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// factsPath is the child's internal facts endpoint (see adapters/session).
+const factsPath = "/_wharf/facts"
+
+// maxFactsBytes bounds a facts answer; real ones are a few hundred bytes.
+const maxFactsBytes = 1 << 20
+
+// session is one child: a hub.RunningSession.
+type session struct {
+	b    *Backend
+	log  *slog.Logger
+	id   string
+	sock string
+	cmd  *exec.Cmd
+	pid  int
+
+	pipes   *pipes
+	ready   chan error    // the first stdout line: nil for the readiness line
+	outDone chan struct{} // closed when stdout is fully read
+	errDone chan struct{} // closed when stderr is fully read
+	tail    tail          // the end of stderr, for logs
+	client  *http.Client  // facts calls over the socket
+
+	mu       sync.Mutex
+	exited   bool // the child has exited: its pid must not be signalled any more
+	stopping bool // the end was asked for (Stop, or a failed start)
+
+	// exitErr and state are set by reap before done is closed.
+	exitErr error
+	state   *os.ProcessState
+	done    chan struct{}
+}
+
+func newSession(b *Backend, id, sock string, cmd *exec.Cmd, p *pipes) *session {
+	s := &session{
+		b: b, log: b.log.With("workspace", id, "pid", cmd.Process.Pid), id: id, sock: sock,
+		cmd: cmd, pid: cmd.Process.Pid, pipes: p,
+		ready: make(chan error, 1), outDone: make(chan struct{}), errDone: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	s.client = &http.Client{
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return s.Dial(ctx) },
+			// One fresh connection per call: facts are asked rarely, and no
+			// idle connection then outlives the session or holds a descriptor.
+			DisableKeepAlives:      true,
+			MaxResponseHeaderBytes: 64 << 10,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return s
+}
+
+// Facts asks the child over its socket; the deadline is ctx's.
+func (s *session) Facts(ctx context.Context) (hub.SessionFacts, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://session"+factsPath, nil)
+	if err != nil {
+		return hub.SessionFacts{}, hub.Wrap(hub.Internal, err, "session facts request")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable, err, "session did not answer")
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable,
+			fmt.Errorf("facts: status %s", resp.Status), "session did not answer")
+	}
+	var body struct {
+		WorkspaceAPIRevision int `json:"workspaceApiRevision"`
+		Shells               []struct {
+			Attached bool   `json:"attached"`
+			Label    string `json:"label"`
+		} `json:"shells"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxFactsBytes)).Decode(&body); err != nil {
+		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable, fmt.Errorf("facts: %w", err), "session did not answer")
+	}
+	f := hub.SessionFacts{WorkspaceAPIRevision: body.WorkspaceAPIRevision, Shells: make([]hub.Shell, 0, len(body.Shells))}
+	for _, sh := range body.Shells {
+		f.Shells = append(f.Shells, hub.Shell{Attached: sh.Attached, Label: sh.Label})
+	}
+	return f, nil
+}
+
+// Dial connects to the child's socket. An ended session refuses at once.
+func (s *session) Dial(ctx context.Context) (net.Conn, error) {
+	select {
+	case <-s.done:
+		return nil, hub.Errorf(hub.Unavailable, "session has ended")
+	default:
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", s.sock)
+	if err != nil {
+		return nil, hub.Wrap(hub.Unavailable, err, "session unreachable")
+	}
+	return c, nil
+}
+
+// Done is closed once the child has been reaped and cleaned up after.
+func (s *session) Done() <-chan struct{} { return s.done }
+
+// Stop sends SIGTERM to the child's process group, waits up to StopGrace
+// (cut short when ctx ends), then sends SIGKILL and waits up to StopGrace
+// more for the reap; that last wait ignores ctx, since a kill normally
+// lands at once and giving up early would only leave the end unconfirmed.
+// Concurrent and repeated calls are safe; on an ended session Stop is a
+// no-op.
+func (s *session) Stop(ctx context.Context) error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	grace := s.b.opts.StopGrace
+	s.signal(syscall.SIGTERM)
+	polite := time.NewTimer(grace)
+	defer polite.Stop()
+	select {
+	case <-s.done:
+		return nil
+	case <-polite.C:
+		s.log.Warn("session ignored SIGTERM; killing it", "grace", grace)
+	case <-ctx.Done():
+		s.log.Warn("session stop cut short; killing it", "err", ctx.Err())
+	}
+	s.signal(syscall.SIGKILL)
+	forced := time.NewTimer(grace)
+	defer forced.Stop()
+	select {
+	case <-s.done:
+		return nil
+	case <-forced.C:
+		s.log.Error("session exit could not be confirmed after SIGKILL")
+		return hub.Wrap(hub.Internal, errors.New("no exit after SIGKILL"),
+			"session exit could not be confirmed after termination")
+	}
+}

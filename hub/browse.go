@@ -1,0 +1,88 @@
+package hub
+
+import (
+	"context"
+	"path"
+	"slices"
+	"strings"
+)
+
+// BrowseResult lists the child directories of one directory.
+type BrowseResult struct {
+	Path   string // as requested, cleaned
+	Parent string // "" at the root
+	Dirs   []BrowseEntry
+}
+
+// BrowseEntry is one child directory.
+type BrowseEntry struct {
+	Name         string
+	Git          bool   // it holds a .git entry (a repository or a linked worktree)
+	RegisteredID string // the workspace registered exactly there, or ""
+	DisplayName  string // that workspace's display name, or ""
+	Running      bool
+}
+
+// Browse lists the child directories of dir; an empty dir means the
+// effective default parent (the Hub user's home unless configured). Hidden
+// entries (a leading dot), files and symbolic links are not listed.
+func (h *Hub) Browse(ctx context.Context, dir string) (BrowseResult, error) {
+	if dir == "" {
+		d, err := h.WorkspaceDefaults(ctx)
+		if err != nil {
+			return BrowseResult{}, err
+		}
+		dir = d.Effective
+	}
+	p, err := absPath(dir, "path must be absolute")
+	if err != nil {
+		return BrowseResult{}, err
+	}
+	entries, err := h.fs.ReadDir(p)
+	if err != nil {
+		return BrowseResult{}, Wrap(NotFound, err, "cannot read directory: "+p)
+	}
+	// Registrations are canonical, so match them against the canonical
+	// form of the listed directory.
+	canon, err := h.fs.EvalSymlinks(p)
+	if err != nil {
+		return BrowseResult{}, Wrap(NotFound, err, "cannot read directory: "+p)
+	}
+	var ws []Workspace
+	if err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		ws, err = tx.Workspaces()
+		return err
+	}); err != nil {
+		return BrowseResult{}, err
+	}
+	byPath := make(map[string]Workspace, len(ws))
+	for _, w := range ws {
+		byPath[w.Path] = w
+	}
+	res := BrowseResult{Path: p, Dirs: []BrowseEntry{}}
+	if p != "/" {
+		res.Parent = path.Dir(p)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		full := path.Join(canon, e.Name())
+		_, gitErr := h.fs.Lstat(path.Join(full, ".git"))
+		be := BrowseEntry{Name: e.Name(), Git: gitErr == nil}
+		if w, ok := byPath[full]; ok {
+			be.RegisteredID, be.DisplayName, be.Running = w.ID, w.DisplayName, h.Running(w.ID)
+		}
+		res.Dirs = append(res.Dirs, be)
+	}
+	// Case-insensitive order first, byte order to break ties, so the
+	// listing is stable across platforms and locales.
+	slices.SortFunc(res.Dirs, func(a, b BrowseEntry) int {
+		if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return res, nil
+}

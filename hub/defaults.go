@@ -1,0 +1,88 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+)
+
+// settingDefaultParent is the setting holding the default workspace parent.
+const settingDefaultParent = "workspace-defaults.parent"
+
+// WorkspaceDefaults is the Hub-wide preference for where new workspaces go.
+// It guides create, clone and browse locations and never restricts
+// registration.
+type WorkspaceDefaults struct {
+	// Configured is the canonical default parent, "" when none is set.
+	Configured string
+	// ConfiguredAvailable reports that Configured is still a directory and
+	// not a symbolic link.
+	ConfiguredAvailable bool
+	// Effective is Configured while available, else the Hub user's home.
+	Effective string
+}
+
+// WorkspaceDefaults returns the current preference.
+func (h *Hub) WorkspaceDefaults(ctx context.Context) (WorkspaceDefaults, error) {
+	var d WorkspaceDefaults
+	if err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		d.Configured, _, err = tx.Setting(settingDefaultParent)
+		return err
+	}); err != nil {
+		return WorkspaceDefaults{}, err
+	}
+	return h.resolveDefaults(d.Configured)
+}
+
+func (h *Hub) resolveDefaults(configured string) (WorkspaceDefaults, error) {
+	d := WorkspaceDefaults{Configured: configured}
+	if configured != "" && h.isDir(configured) {
+		d.ConfiguredAvailable = true
+		d.Effective = configured
+		return d, nil
+	}
+	home, err := h.fs.Home()
+	if err != nil {
+		return WorkspaceDefaults{}, Wrap(Unavailable, err, "the Hub user's home directory is unknown")
+	}
+	d.Effective = home
+	return d, nil
+}
+
+// SetDefaultParent sets the default workspace parent to dir, which must be
+// an existing directory that is not a symbolic link; its canonical path is
+// stored. A nil dir clears the preference.
+func (h *Hub) SetDefaultParent(ctx context.Context, dir *string) (WorkspaceDefaults, error) {
+	var canon string
+	if dir != nil {
+		p, err := absPath(*dir, "default workspace parent must be an absolute path")
+		if err != nil {
+			return WorkspaceDefaults{}, err
+		}
+		fi, err := h.fs.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return WorkspaceDefaults{}, Errorf(Invalid, "default workspace parent was not found")
+		case err != nil:
+			return WorkspaceDefaults{}, Wrap(Invalid, err, "default workspace parent cannot be resolved")
+		case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
+			return WorkspaceDefaults{}, Errorf(Invalid, "default workspace parent must be a direct non-symbolic-link directory")
+		}
+		if canon, err = h.fs.EvalSymlinks(p); err != nil {
+			return WorkspaceDefaults{}, Wrap(Invalid, err, "default workspace parent cannot be resolved")
+		}
+	}
+	err := h.store.Update(ctx, func(tx Tx) error {
+		if canon == "" {
+			return tx.DeleteSetting(settingDefaultParent)
+		}
+		return tx.PutSetting(settingDefaultParent, canon)
+	})
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "could not persist Hub preferences", slog.Any("err", err))
+		return WorkspaceDefaults{}, Wrap(Internal, err, "failed to persist Hub preferences")
+	}
+	return h.resolveDefaults(canon)
+}

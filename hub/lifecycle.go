@@ -1,0 +1,351 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+)
+
+// liveSession is a running workspace session as the Hub tracks it.
+type liveSession struct {
+	rs       RunningSession
+	stopping bool // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
+}
+
+// WorkspaceAction is the result of a lifecycle operation on one workspace.
+type WorkspaceAction struct {
+	ID      string
+	Running bool
+	// WasRunning is set by stop: whether the session was running.
+	WasRunning *bool
+	// Forgotten is set by forget.
+	Forgotten bool
+	// RecoveryRequired is set by the legacy registration when the
+	// registration committed but its journal could not be cleared.
+	RecoveryRequired string
+}
+
+// workspace loads a registered workspace, NotFound with the contract's
+// text when there is none.
+func (h *Hub) workspace(ctx context.Context, id string) (Workspace, error) {
+	var w Workspace
+	err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		w, err = tx.Workspace(id)
+		return err
+	})
+	if KindOf(err) == NotFound {
+		return Workspace{}, Errorf(NotFound, "unknown workspace: %s", id)
+	}
+	return w, err
+}
+
+// session returns the running session of a workspace, or nil. A session
+// whose child has ended is not running, even before its watcher has
+// cleaned up.
+func (h *Hub) session(id string) *liveSession {
+	h.mu.Lock()
+	ls := h.running[id]
+	h.mu.Unlock()
+	if ls == nil {
+		return nil
+	}
+	select {
+	case <-ls.rs.Done():
+		return nil
+	default:
+		return ls
+	}
+}
+
+// Running reports whether the workspace's session runs.
+func (h *Hub) Running(id string) bool { return h.session(id) != nil }
+
+// StartWorkspace starts the workspace's session. Concurrent starts of one
+// workspace join: the later ones wait for the first and find it running.
+func (h *Hub) StartWorkspace(ctx context.Context, id string) (WorkspaceAction, error) {
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return WorkspaceAction{}, Wrap(Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	if err := h.startLocked(ctx, id); err != nil {
+		return WorkspaceAction{}, err
+	}
+	return WorkspaceAction{ID: id, Running: true}, nil
+}
+
+// startLocked starts the session of id; the caller holds id's lock.
+func (h *Hub) startLocked(ctx context.Context, id string) error {
+	w, err := h.workspace(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := h.fence(fenceStart); err != nil {
+		return err
+	}
+	if h.session(id) != nil {
+		return nil
+	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return Errorf(Unavailable, "the Hub is shutting down")
+	}
+	// An impatient client must not abort a start halfway; the backend
+	// bounds its own wait.
+	ctx = context.WithoutCancel(ctx)
+	rs, err := h.backend.Start(ctx, SessionSpec{WorkspaceID: id, Path: w.Path})
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session failed to start",
+			slog.String("workspace", id), slog.Any("err", err))
+		why := MessageOf(err)
+		if why == "" {
+			why = "the session could not be started"
+		}
+		return Wrap(Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
+	}
+	if err := h.setAutoStart(ctx, id, true); err != nil {
+		if serr := rs.Stop(ctx); serr != nil {
+			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",
+				slog.String("workspace", id), slog.Any("err", serr))
+		}
+		return Wrap(Internal, err, "workspace state could not be persisted")
+	}
+	ls := &liveSession{rs: rs}
+	h.mu.Lock()
+	h.running[id] = ls
+	h.mu.Unlock()
+	h.facts.sessions.forget(id)
+	h.watchers.Add(1)
+	go h.watch(id, ls)
+	return nil
+}
+
+// watch notices a session that ends on its own and records the workspace
+// as stopped, so it is not started again when the Hub restarts.
+func (h *Hub) watch(id string, ls *liveSession) {
+	defer h.watchers.Done()
+	<-ls.rs.Done()
+	h.mu.Lock()
+	crashed := !ls.stopping
+	if h.running[id] == ls {
+		delete(h.running, id)
+	}
+	h.mu.Unlock()
+	if !crashed {
+		return
+	}
+	ctx := context.Background()
+	h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session ended on its own", slog.String("workspace", id))
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if h.session(id) != nil {
+		return // started again meanwhile
+	}
+	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
+		h.log.LogAttrs(ctx, slog.LevelError, "could not record a stopped workspace",
+			slog.String("workspace", id), slog.Any("err", err))
+	}
+}
+
+func (h *Hub) setAutoStart(ctx context.Context, id string, on bool) error {
+	return h.store.Update(ctx, func(tx Tx) error {
+		w, err := tx.Workspace(id)
+		if err != nil || w.AutoStart == on {
+			return err
+		}
+		w.AutoStart = on
+		return tx.UpdateWorkspace(w)
+	})
+}
+
+// StopWorkspace stops the workspace's session; it waits for a start in
+// flight and then stops what it started.
+func (h *Hub) StopWorkspace(ctx context.Context, id string) (WorkspaceAction, error) {
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return WorkspaceAction{}, Wrap(Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	if _, err := h.workspace(ctx, id); err != nil {
+		return WorkspaceAction{}, err
+	}
+	was, err := h.stopLocked(ctx, id)
+	if err != nil {
+		return WorkspaceAction{}, err
+	}
+	return WorkspaceAction{ID: id, Running: false, WasRunning: &was}, nil
+}
+
+// stopLocked stops the session of id, if any, and records the workspace as
+// stopped; the caller holds id's lock. A failed stop keeps the session
+// tracked as running, so the stop can be retried.
+func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err error) {
+	h.mu.Lock()
+	ls := h.running[id]
+	if ls != nil {
+		ls.stopping = true
+	}
+	h.mu.Unlock()
+	if ls == nil {
+		return false, nil
+	}
+	select {
+	case <-ls.rs.Done():
+	default:
+		wasRunning = true
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := ls.rs.Stop(ctx); err != nil {
+		h.mu.Lock()
+		ls.stopping = false
+		h.mu.Unlock()
+		return wasRunning, Wrap(Internal, err, fmt.Sprintf("session for '%s' could not be stopped", id))
+	}
+	h.mu.Lock()
+	if h.running[id] == ls {
+		delete(h.running, id)
+	}
+	h.mu.Unlock()
+	h.facts.sessions.forget(id)
+	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
+		// The session is stopped, which is what was asked; the record
+		// only decides whether a Hub restart starts it again.
+		h.log.LogAttrs(ctx, slog.LevelError, "could not record a stopped workspace",
+			slog.String("workspace", id), slog.Any("err", err))
+	}
+	return wasRunning, nil
+}
+
+// ForgetWorkspace unregisters a stopped workspace. Its files are kept, and
+// its id is never given to another folder.
+func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, error) {
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return WorkspaceAction{}, Wrap(Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	w, err := h.workspace(ctx, id)
+	if err != nil {
+		return WorkspaceAction{}, err
+	}
+	if h.session(id) != nil {
+		return WorkspaceAction{}, Errorf(Conflict, "stop the session for '%s' before forgetting it", id)
+	}
+	if err := h.fence(fenceWorkspace); err != nil {
+		return WorkspaceAction{}, err
+	}
+	release, err := h.reserved.reserve(w.Path)
+	if err != nil {
+		return WorkspaceAction{}, err
+	}
+	defer release()
+	err = h.store.Update(ctx, func(tx Tx) error { return tx.DeleteWorkspace(id) })
+	switch {
+	case KindOf(err) == NotFound:
+		return WorkspaceAction{}, Errorf(NotFound, "unknown workspace: %s", id)
+	case err != nil:
+		return WorkspaceAction{}, Wrap(Internal, err, "failed to forget workspace")
+	}
+	h.facts.sessions.forget(id)
+	return WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
+}
+
+// SetDisplayName changes a workspace's display name, running or not;
+// nothing else about the workspace changes.
+func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (WorkspaceView, error) {
+	name, err := NormalizeDisplayName(name)
+	if err != nil {
+		return WorkspaceView{}, err
+	}
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return WorkspaceView{}, Wrap(Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	w, err := h.workspace(ctx, id)
+	if err != nil {
+		return WorkspaceView{}, err
+	}
+	if err := h.fence(fenceWorkspace); err != nil {
+		return WorkspaceView{}, err
+	}
+	if name != w.DisplayName {
+		err = h.store.Update(ctx, func(tx Tx) error {
+			cur, err := tx.Workspace(id)
+			if err != nil {
+				return err
+			}
+			cur.DisplayName = name
+			return tx.UpdateWorkspace(cur)
+		})
+		if KindOf(err) == NotFound {
+			return WorkspaceView{}, Errorf(NotFound, "unknown workspace: %s", id)
+		}
+		if err != nil {
+			return WorkspaceView{}, Wrap(Internal, err, "workspace display name could not be persisted")
+		}
+		w.DisplayName = name
+	}
+	return h.view(ctx, w), nil
+}
+
+// Close stops every running session and waits for the Hub's background
+// work. The stopped workspaces keep their AutoStart mark, so the next Hub
+// on the same store starts them again. It does not close the ports.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	var all []*liveSession
+	for _, ls := range h.running {
+		select {
+		case <-ls.rs.Done():
+			continue // it ended on its own; its watcher records that
+		default:
+		}
+		ls.stopping = true
+		all = append(all, ls)
+	}
+	clear(h.running)
+	h.mu.Unlock()
+	errs := make(chan error, len(all))
+	for _, ls := range all {
+		go func() { errs <- ls.rs.Stop(context.Background()) }()
+	}
+	var err error
+	for range all {
+		err = errors.Join(err, <-errs)
+	}
+	h.watchers.Wait()
+	return err
+}
+
+// CheckRunning returns nil when the workspace's session runs, NotFound for
+// an unknown workspace and Unavailable for a stopped one.
+func (h *Hub) CheckRunning(ctx context.Context, id string) error {
+	if h.session(id) != nil {
+		return nil
+	}
+	if _, err := h.workspace(ctx, id); err != nil {
+		return err
+	}
+	return Errorf(Unavailable, "workspace %s is not running", id)
+}
+
+// DialSession opens a connection to the running session of a workspace,
+// for the transport that forwards /s/{workspaceId}/ requests to it. A
+// workspace that is not running is Unavailable.
+func (h *Hub) DialSession(ctx context.Context, id string) (net.Conn, error) {
+	ls := h.session(id)
+	if ls == nil {
+		return nil, h.CheckRunning(ctx, id)
+	}
+	return ls.rs.Dial(ctx)
+}

@@ -1,0 +1,127 @@
+package hub
+
+import (
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxDisplayName is the longest display name, in characters (code points).
+const MaxDisplayName = 64
+
+// maxIDBase bounds the folder-derived part of a workspace id, so ids stay
+// readable in URLs and socket names.
+const maxIDBase = 48
+
+// isJSSpace reports the white space that clients' trim() removes: the set
+// of ECMAScript WhiteSpace and LineTerminator. Go's unicode.IsSpace differs
+// (it has U+0085, lacks U+FEFF), and names must trim as the clients do.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0xFEFF, 0x2028, 0x2029:
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
+}
+
+// isInvisible reports control (Cc, C1 included) and format (Cf) characters:
+// zero-width characters, bidi controls, the byte-order mark, tag characters.
+func isInvisible(r rune) bool {
+	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r)
+}
+
+// validFolderName reports whether name is one visible, non-hidden path
+// segment: not blank, not starting with a dot (so neither "." nor ".."),
+// without a path separator, and without any Cc or Cf character. Leading and
+// trailing spaces are significant and kept.
+func validFolderName(name string) bool {
+	if name == "" || name[0] == '.' || !utf8.ValidString(name) {
+		return false
+	}
+	visible := false
+	for _, r := range name {
+		if r == '/' || r == '\\' || isInvisible(r) {
+			return false
+		}
+		if !isJSSpace(r) {
+			visible = true
+		}
+	}
+	return visible
+}
+
+// checkFolderName validates a FolderName sent in the field called field.
+func checkFolderName(field, name string) error {
+	if !validFolderName(name) {
+		return Errorf(Invalid, "%s must be one visible non-hidden path segment", field)
+	}
+	return nil
+}
+
+// NormalizeDisplayName trims name as clients trim and checks it: 1 to 64
+// characters, no control character, at least one visible character. It
+// returns the stored form.
+func NormalizeDisplayName(name string) (string, error) {
+	name = strings.TrimFunc(name, isJSSpace)
+	switch {
+	case !utf8.ValidString(name):
+		return "", Errorf(Invalid, "workspace display name must be valid UTF-8")
+	case name == "":
+		return "", Errorf(Invalid, "workspace display name must not be empty")
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) >= 0:
+		return "", Errorf(Invalid, "workspace display name must not contain control characters")
+	case utf8.RuneCountInString(name) > MaxDisplayName:
+		return "", Errorf(Invalid, "workspace display name must be at most %d characters", MaxDisplayName)
+	case strings.IndexFunc(name, func(r rune) bool { return !isJSSpace(r) && !isInvisible(r) }) < 0:
+		return "", Errorf(Invalid, "workspace display name must contain a visible character")
+	}
+	return name, nil
+}
+
+// defaultDisplayName derives a display name from a folder: its base name
+// without control or format characters, trimmed, at most 64 characters;
+// "workspace" when nothing is left.
+func defaultDisplayName(dir string) string {
+	name := strings.Map(func(r rune) rune {
+		if isInvisible(r) {
+			return -1
+		}
+		return r
+	}, path.Base(dir))
+	name = strings.TrimFunc(name, isJSSpace)
+	if utf8.RuneCountInString(name) > MaxDisplayName {
+		name = strings.TrimFunc(string([]rune(name)[:MaxDisplayName]), isJSSpace)
+	}
+	if name == "" || name == "/" {
+		return "workspace"
+	}
+	return name
+}
+
+// idBase derives the readable base of a workspace id from a folder's base
+// name: lower case, every run of characters outside [a-z0-9] turned into
+// one '-', no '-' at either end, at most 48 characters; "workspace" when
+// nothing is left. mintID adds a numeric suffix when the base was used.
+func idBase(dir string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(path.Base(dir)) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= maxIDBase {
+				break
+			}
+			continue
+		}
+		dash = true
+	}
+	if b.Len() == 0 {
+		return "workspace"
+	}
+	return b.String()
+}

@@ -1,0 +1,347 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path"
+)
+
+// AuthenticationSelection picks a credential as the authentication default
+// for one Git host.
+type AuthenticationSelection struct {
+	CredentialID string
+	Host         string
+}
+
+// RegisterRequest is the legacy registration of an existing folder.
+type RegisterRequest struct {
+	Path  string
+	Init  bool // confirms `git init` of a folder that is not a repository
+	Start bool // the caller decides the default (the contract's is true)
+}
+
+// ConfigureRequest registers an existing folder with its display name and
+// credential selections.
+type ConfigureRequest struct {
+	Path           string
+	DisplayName    string
+	Authentication []AuthenticationSelection
+	Signing        string // a credential id, or ""
+	Init           bool
+	Start          bool
+}
+
+// CreateConfiguredRequest creates a new folder, initializes a repository in
+// it and registers it.
+type CreateConfiguredRequest struct {
+	Parent         string
+	FolderName     string
+	DisplayName    string
+	Authentication []AuthenticationSelection
+	Signing        string
+	Start          bool
+}
+
+// OnboardingResult is the outcome of configure and create.
+type OnboardingResult struct {
+	Workspace WorkspaceView
+	Started   bool
+	// StartError says why an explicitly requested start failed; "" when no
+	// start was requested or it succeeded.
+	StartError string
+	// RecoveryRequired is set when the registration committed but its
+	// journal could not be cleared; no start was attempted.
+	RecoveryRequired string
+}
+
+const recoveryRequiredText = "workspace onboarding committed but its journal could not be cleared; restart the Hub to reconcile"
+
+// checkSelections validates credential selections before anything is
+// changed. Until Hub-managed credentials exist, no credential id is known,
+// so any selection is refused as a conflict and nothing is registered.
+func checkSelections(auth []AuthenticationSelection, signing string) error {
+	for _, a := range auth {
+		if a.CredentialID == "" {
+			return Errorf(Invalid, "authentication credentialId is required")
+		}
+		if a.Host == "" || len(a.Host) > 256 {
+			return Errorf(Invalid, "authentication host must be 1-256 characters")
+		}
+	}
+	if len(auth) > 0 {
+		return Errorf(Conflict, "unknown credential: %s", auth[0].CredentialID)
+	}
+	if signing != "" {
+		return Errorf(Conflict, "unknown credential: %s", signing)
+	}
+	return nil
+}
+
+// existingFolder validates the folder of a registration and returns its
+// canonical path.
+func (h *Hub) existingFolder(p string) (string, error) {
+	p, err := absPath(p, "an absolute folder path is required")
+	if err != nil {
+		return "", err
+	}
+	return h.directDir(p, "folder path")
+}
+
+// needsInit inspects dir: whether it is in no repository. When git cannot
+// tell, registration goes ahead without offering to initialize.
+func (h *Hub) needsInit(ctx context.Context, dir string) bool {
+	repo, err := h.git.Inspect(ctx, dir)
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "git could not inspect a folder", slog.String("path", dir), slog.Any("err", err))
+		return false
+	}
+	return repo.TopLevel == ""
+}
+
+func notRepository(dir string) error {
+	return &Error{Kind: Conflict, Message: dir + " is not a git repository", Details: &Details{NeedsInit: true}}
+}
+
+// Register is the legacy registration (hubCreateWorkspace). Registering a
+// folder that is already registered returns that workspace, started when
+// asked.
+func (h *Hub) Register(ctx context.Context, req RegisterRequest) (WorkspaceAction, error) {
+	dir, err := h.existingFolder(req.Path)
+	if err != nil {
+		return WorkspaceAction{}, err
+	}
+	h.onboardMu.Lock()
+	defer h.onboardMu.Unlock()
+	if err := h.fence(fenceRegister); err != nil {
+		return WorkspaceAction{}, err
+	}
+	release, err := h.reserved.reserve(dir)
+	if err != nil {
+		return WorkspaceAction{}, err
+	}
+	defer release()
+	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
+		return WorkspaceAction{}, err
+	} else if ok {
+		if !req.Start {
+			return WorkspaceAction{ID: w.ID, Running: h.Running(w.ID)}, nil
+		}
+		return h.StartWorkspace(ctx, w.ID)
+	}
+	init := h.needsInit(ctx, dir)
+	if init && !req.Init {
+		return WorkspaceAction{}, notRepository(dir)
+	}
+	w, recovery, err := h.onboard(ctx, "register", dir, defaultDisplayName(dir), init, false)
+	if err != nil {
+		return WorkspaceAction{}, err
+	}
+	act := WorkspaceAction{ID: w.ID, RecoveryRequired: recovery}
+	if recovery != "" || !req.Start {
+		return act, nil
+	}
+	unlock, err := h.wsLocks.Lock(ctx, w.ID)
+	if err != nil {
+		return act, Wrap(Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	if err := h.startLocked(ctx, w.ID); err != nil {
+		return WorkspaceAction{}, err
+	}
+	act.Running = true
+	return act, nil
+}
+
+// Configure registers an existing folder with a display name and
+// credential selections, committed together before any optional start.
+func (h *Hub) Configure(ctx context.Context, req ConfigureRequest) (OnboardingResult, error) {
+	name, err := NormalizeDisplayName(req.DisplayName)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	dir, err := h.existingFolder(req.Path)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	h.onboardMu.Lock()
+	defer h.onboardMu.Unlock()
+	if err := h.fence(fenceRegister); err != nil {
+		return OnboardingResult{}, err
+	}
+	release, err := h.reserved.reserve(dir)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	defer release()
+	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
+		return OnboardingResult{}, err
+	} else if ok {
+		return OnboardingResult{}, Errorf(Conflict, "folder is already registered as workspace %s", w.ID)
+	}
+	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+		return OnboardingResult{}, err
+	}
+	init := h.needsInit(ctx, dir)
+	if init && !req.Init {
+		return OnboardingResult{}, notRepository(dir)
+	}
+	w, recovery, err := h.onboard(ctx, "configure-existing", dir, name, init, false)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+}
+
+// CreateConfigured creates one new visible folder under parent, never
+// replacing anything, initializes a repository in it and registers it.
+// Once the repository exists a failure keeps it and reports its path, so
+// the caller can retry through Configure.
+func (h *Hub) CreateConfigured(ctx context.Context, req CreateConfiguredRequest) (OnboardingResult, error) {
+	parent, err := absPath(req.Parent, "parent must be an absolute path")
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	if err := checkFolderName("folderName", req.FolderName); err != nil {
+		return OnboardingResult{}, err
+	}
+	name, err := NormalizeDisplayName(req.DisplayName)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	if parent, err = h.directDir(parent, "parent"); err != nil {
+		return OnboardingResult{}, err
+	}
+	dir := path.Join(parent, req.FolderName)
+	h.onboardMu.Lock()
+	defer h.onboardMu.Unlock()
+	if err := h.fence(fenceRegister); err != nil {
+		return OnboardingResult{}, err
+	}
+	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+		return OnboardingResult{}, err
+	}
+	release, err := h.reserved.reserve(dir)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	defer release()
+	if h.exists(dir) {
+		return OnboardingResult{}, Errorf(Conflict, "destination already exists")
+	}
+	if err := h.unclaimed(ctx, dir); err != nil {
+		return OnboardingResult{}, err
+	}
+	w, recovery, err := h.onboard(ctx, "create-new", dir, name, true, true)
+	if err != nil {
+		return OnboardingResult{}, err
+	}
+	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+}
+
+// registeredAt returns the workspace registered exactly at dir, if any.
+func (h *Hub) registeredAt(ctx context.Context, dir string) (w Workspace, ok bool, err error) {
+	err = h.store.View(ctx, func(tx Tx) error {
+		w, ok, err = workspaceAt(tx, dir)
+		return err
+	})
+	return w, ok, err
+}
+
+// unclaimed refuses a destination that a registration holds, at it or
+// below it (a registered folder that has since vanished still holds its
+// path).
+func (h *Hub) unclaimed(ctx context.Context, dest string) error {
+	var claimed bool
+	err := h.store.View(ctx, func(tx Tx) error {
+		ws, err := workspacesAtOrBelow(tx, dest)
+		claimed = len(ws) > 0
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if claimed {
+		return Errorf(Conflict, "destination is claimed by a registered workspace")
+	}
+	return nil
+}
+
+// onboard registers dir under a journal. With create it first makes the
+// folder; with init it runs `git init` there. The registration commits in
+// one transaction; the journal is then cleared in its own, and when that
+// fails the registration stands and recovery is reported instead of an
+// error. The caller holds onboardMu and dir's reservation.
+func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bool) (Workspace, string, error) {
+	var id string
+	if err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		id, err = mintID(tx, dir)
+		return err
+	}); err != nil {
+		return Workspace{}, "", err
+	}
+	jid, err := h.openJournal(ctx, JournalOnboarding, onboardingIntent{
+		Version: journalVersion, Operation: op, WorkspaceID: id, Path: dir, CreatedFolder: create})
+	if err != nil {
+		return Workspace{}, "", err
+	}
+	// From here on the disk may change: the journal must be closed on
+	// every path, and an initialized repository is never deleted.
+	abandon := func(err error) (Workspace, string, error) {
+		h.closeJournal(ctx, jid, JournalOnboarding)
+		return Workspace{}, "", err
+	}
+	if create {
+		if err := h.fs.Mkdir(dir); err != nil {
+			return abandon(fsError(err, "folder creation failed"))
+		}
+	}
+	if init {
+		if err := h.git.Init(ctx, dir); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "git init failed", slog.String("path", dir), slog.Any("err", err))
+			e := Wrap(Internal, err, "git init failed")
+			if create {
+				if rerr := h.fs.RemoveEmpty(dir); rerr != nil {
+					e.Details = &Details{RetainedPath: dir}
+				}
+			}
+			return abandon(e)
+		}
+	}
+	w := Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
+	if err := h.store.Update(ctx, func(tx Tx) error { return tx.CreateWorkspace(w) }); err != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "workspace registration failed", slog.String("path", dir), slog.Any("err", err))
+		e := Wrap(Internal, err, "workspace registration could not be persisted")
+		if create {
+			e.Message = fmt.Sprintf("workspace registration could not be persisted; the initialized repository was kept at %s: retry by configuring that existing folder", dir)
+			e.Details = &Details{RetainedPath: dir}
+		}
+		return abandon(e)
+	}
+	h.facts.git.forget(dir)
+	if err := h.closeJournal(ctx, jid, JournalOnboarding); err != nil {
+		return w, recoveryRequiredText, nil
+	}
+	return w, "", nil
+}
+
+// finishOnboarding runs the optional start of a committed registration and
+// describes the outcome. A failed start keeps the stopped workspace.
+func (h *Hub) finishOnboarding(ctx context.Context, w Workspace, recovery string, start bool) OnboardingResult {
+	res := OnboardingResult{RecoveryRequired: recovery}
+	if start && recovery == "" {
+		if unlock, err := h.wsLocks.Lock(ctx, w.ID); err != nil {
+			res.StartError = "request cancelled"
+		} else {
+			if err := h.startLocked(ctx, w.ID); err != nil {
+				res.StartError = MessageOf(err)
+			} else {
+				res.Started = true
+			}
+			unlock()
+		}
+	}
+	res.Workspace = WorkspaceView{Workspace: w, Running: h.Running(w.ID)}
+	return res
+}

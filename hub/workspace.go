@@ -1,0 +1,151 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"sync"
+)
+
+// WorkspaceView is a workspace as clients see it (HubWorkspace): the record
+// plus what is true of it now.
+type WorkspaceView struct {
+	Workspace
+	Running bool
+	// CredentialRestartRequired is true while running when assignment
+	// changes need a restart before the session's credentials are current.
+	CredentialRestartRequired bool
+	// Authentication and Signing hold the public names of the assigned
+	// credentials, deduplicated, in assignment order; never nil.
+	Authentication, Signing []string
+	// WorkspaceAPIRevision is the revision the session speaks: the running
+	// child's own, else the revision a child of this Hub would speak.
+	WorkspaceAPIRevision int
+	// Shells are the running session's terminals; nil when stopped or when
+	// the child did not answer in time.
+	Shells []Shell
+	// RepositoryID identifies the Git repository holding the folder (shared
+	// by a main checkout and its linked worktrees); Branch is its checked-out
+	// branch. Both are empty when the folder is in no repository or git
+	// could not tell.
+	RepositoryID, Branch string
+	// Missing is true when no directory is at Path any more.
+	Missing bool
+}
+
+// repositoryID derives a repository's public identity from its common Git
+// directory: stable while the repository stays where it is, and revealing
+// nothing about the path.
+func repositoryID(commonDir string) string {
+	sum := sha256.Sum256([]byte(commonDir))
+	return hex.EncodeToString(sum[:8])
+}
+
+// view describes w as it is now. Facts that cannot be learned in time are
+// left out rather than failing the view.
+func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
+	v := WorkspaceView{
+		Workspace:            w,
+		Authentication:       []string{},
+		Signing:              []string{},
+		WorkspaceAPIRevision: WorkspaceAPIRevision,
+		Missing:              !h.isDir(w.Path),
+	}
+	if !v.Missing {
+		if repo, err := h.repository(ctx, w.Path); err == nil && repo.TopLevel != "" {
+			v.RepositoryID, v.Branch = repositoryID(repo.CommonDir), repo.Branch
+		}
+	}
+	if ls := h.session(w.ID); ls != nil {
+		v.Running = true
+		if f, err := h.sessionFacts(ctx, w.ID, ls); err == nil {
+			v.WorkspaceAPIRevision = f.WorkspaceAPIRevision
+			v.Shells = f.Shells
+			if v.Shells == nil {
+				v.Shells = []Shell{}
+			}
+		}
+	}
+	return v
+}
+
+// maxFactsLookups bounds how many workspaces a listing looks at at once.
+const maxFactsLookups = 8
+
+// Workspaces lists every registered workspace as it is now, in
+// registration order.
+func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
+	var ws []Workspace
+	if err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		ws, err = tx.Workspaces()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	views := make([]WorkspaceView, len(ws))
+	sem := make(chan struct{}, maxFactsLookups)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			views[i] = h.view(ctx, w)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return views, nil
+}
+
+// mintID returns a new workspace id for a folder: its readable base, with
+// -2, -3, ... appended when an id was ever used, so an id never names two
+// folders over the workspace registry's life.
+func mintID(tx Tx, dir string) (string, error) {
+	base := idBase(dir)
+	for n := 1; ; n++ {
+		id := base
+		if n > 1 {
+			id = base + "-" + strconv.Itoa(n)
+		}
+		used, err := tx.WorkspaceIDUsed(id)
+		if err != nil {
+			return "", err
+		}
+		if !used {
+			return id, nil
+		}
+	}
+}
+
+// workspacesAtOrBelow returns the registered workspaces whose folders are
+// root or inside it, in registration order.
+func workspacesAtOrBelow(tx Tx, root string) ([]Workspace, error) {
+	all, err := tx.Workspaces()
+	if err != nil {
+		return nil, err
+	}
+	var ws []Workspace
+	for _, w := range all {
+		if atOrBelow(w.Path, root) {
+			ws = append(ws, w)
+		}
+	}
+	return ws, nil
+}
+
+// workspaceAt returns the workspace registered exactly at p, if any.
+func workspaceAt(tx Tx, p string) (Workspace, bool, error) {
+	all, err := tx.Workspaces()
+	if err != nil {
+		return Workspace{}, false, err
+	}
+	for _, w := range all {
+		if w.Path == p {
+			return w, true, nil
+		}
+	}
+	return Workspace{}, false, nil
+}
