@@ -166,9 +166,12 @@ type GitRunner interface {
 	// an ancestor). For a directory that is in no repository it returns a
 	// zero Repository and a nil error. When git cannot tell (git missing,
 	// timed out, refused the directory as unsafe, a broken repository) it
-	// returns an error, and the caller treats the answer as unknown.
+	// returns an error, and the caller treats the answer as unknown. A dir
+	// that does not exist is an error satisfying errors.Is(err,
+	// fs.ErrNotExist); a relative dir is Invalid.
 	Inspect(ctx context.Context, dir string) (Repository, error)
-	// Init creates an empty repository in the existing directory dir.
+	// Init creates an empty repository in the existing directory dir; it
+	// never creates dir. Init of a repository leaves it as it is.
 	Init(ctx context.Context, dir string) error
 }
 
@@ -193,7 +196,10 @@ type Backend interface {
 	// Start launches the session of one workspace and returns once the
 	// session answers, or fails within ctx's deadline. A failure is an error
 	// whose public message (MessageOf) says why without secrets or output
-	// of the child; nothing is left running after a failure.
+	// of the child; nothing is left running after a failure. Starting a
+	// workspace whose session still runs is a Conflict error (the core never
+	// does). When ctx ends first the error satisfies errors.Is(err,
+	// ctx.Err()).
 	Start(ctx context.Context, spec SessionSpec) (RunningSession, error)
 }
 
@@ -207,17 +213,19 @@ type SessionSpec struct {
 // use.
 type RunningSession interface {
 	// Facts asks the session for its current facts. A session that does
-	// not answer within ctx returns an error.
+	// not answer within ctx returns an Unavailable error.
 	Facts(ctx context.Context) (SessionFacts, error)
 	// Dial opens a connection to the session's internal HTTP endpoint, to
-	// which the Hub forwards /s/{workspaceId}/ requests.
+	// which the Hub forwards /s/{workspaceId}/ requests. An ended or
+	// unreachable session is an Unavailable error.
 	Dial(ctx context.Context) (net.Conn, error)
 	// Done is closed once the session has ended, whether by Stop or on its
 	// own.
 	Done() <-chan struct{}
 	// Stop ends the session and returns once it is gone: politely first,
-	// then forcibly after a bounded grace. Stopping an ended session is a
-	// no-op. An error means the end could not be confirmed.
+	// then forcibly after a bounded grace, which ctx may cut short; the
+	// forced end is still awaited for a bounded time. Stopping an ended
+	// session is a no-op. An error means the end could not be confirmed.
 	Stop(ctx context.Context) error
 }
 

@@ -15,8 +15,8 @@ type crash struct{}
 // crashEveryStep runs op once per step it takes (each commit of the store
 // and each change of the disk), crashing the Hub just before step k, then
 // restarts a Hub over the same store and disk and hands it to check. It
-// ends with a run that completes.
-func crashEveryStep(t *testing.T, setup func(e *env), op func(e *env), check func(t *testing.T, e *env, crashedAt int)) {
+// ends with a run that completes, which must have taken at least minSteps.
+func crashEveryStep(t *testing.T, minSteps int, setup func(e *env), op func(e *env), check func(t *testing.T, e *env, crashedAt int)) {
 	for k := 1; ; k++ {
 		e := newEnv(t)
 		setup(e)
@@ -45,7 +45,7 @@ func crashEveryStep(t *testing.T, setup func(e *env), op func(e *env), check fun
 		}
 		t.Run("", func(t *testing.T) { check(t, e, at) })
 		if !crashed {
-			if k < 3 {
+			if k-1 < minSteps {
 				t.Fatalf("the operation took only %d steps", k-1)
 			}
 			return
@@ -55,7 +55,7 @@ func crashEveryStep(t *testing.T, setup func(e *env), op func(e *env), check fun
 
 func TestRecoverRenameAtEveryStep(t *testing.T) {
 	var a, b string
-	crashEveryStep(t,
+	crashEveryStep(t, 3,
 		func(e *env) {
 			a = e.register(e.repo("/home/ann/g/a"))
 			b = e.register(e.repo("/home/ann/g/b"))
@@ -80,7 +80,7 @@ func TestRecoverRenameAtEveryStep(t *testing.T) {
 
 func TestRecoverRemoveAtEveryStep(t *testing.T) {
 	var id string
-	crashEveryStep(t,
+	crashEveryStep(t, 3,
 		func(e *env) { id = e.registerEmpty("/home/ann/a") },
 		func(e *env) { e.RemoveFolder(e.ctx, "/home/ann/a", false) },
 		func(t *testing.T, e *env, crashedAt int) {
@@ -95,7 +95,7 @@ func TestRecoverRemoveAtEveryStep(t *testing.T) {
 }
 
 func TestRecoverCreateConfiguredAtEveryStep(t *testing.T) {
-	crashEveryStep(t,
+	crashEveryStep(t, 3,
 		func(e *env) { e.dir("/home/ann/src") },
 		func(e *env) {
 			e.CreateConfigured(e.ctx, hub.CreateConfiguredRequest{Parent: "/home/ann/src", FolderName: "n", DisplayName: "n"})
@@ -141,4 +141,37 @@ func TestAmbiguousJournalStaysPending(t *testing.T) {
 	is.Equal(e.pathOf(id), "/home/ann/a") // the registry is left as it was
 	_, err := e.RenameFolder(e.ctx, "/home/ann/a", "c", false)
 	is.Equal(hub.KindOf(err), hub.Conflict) // changes stay fenced
+}
+
+func TestRecoverConfigureWithInitAtEveryStep(t *testing.T) {
+	crashEveryStep(t, 3,
+		func(e *env) { e.dir("/home/ann/plain") },
+		func(e *env) {
+			e.Configure(e.ctx, hub.ConfigureRequest{Path: "/home/ann/plain", DisplayName: "p", Init: true, Start: true})
+		},
+		func(t *testing.T, e *env, crashedAt int) {
+			is := is.New(t)
+			is.Equal(len(e.journals()), 0)  // settled
+			is.Equal(e.PendingJournals(), 0) // nothing fenced
+			registered := e.pathOf("plain") != ""
+			if registered {
+				is.True(e.isDir("/home/ann/plain/.git")) // a registration always has its repository
+			}
+			if crashedAt == 0 {
+				is.True(registered)         // the uninterrupted run registered
+				is.True(e.Running("plain")) // and the session runs again after the restart
+			}
+		})
+}
+
+func TestRecoverFolderCreateAtEveryStep(t *testing.T) {
+	crashEveryStep(t, 1,
+		func(e *env) { e.dir("/home/ann/src") },
+		func(e *env) { e.CreateFolder(e.ctx, "/home/ann/src", "new") },
+		func(t *testing.T, e *env, crashedAt int) {
+			is := is.New(t)
+			is.Equal(e.isDir("/home/ann/src/new"), crashedAt == 0) // all or nothing
+			_, err := e.CreateFolder(e.ctx, "/home/ann/src", "other")
+			is.NoErr(err) // and nothing fences later changes
+		})
 }

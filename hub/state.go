@@ -16,21 +16,29 @@ type HubState struct {
 // State returns the Hub's state as the caller sees it. Every Hub user sees
 // every workspace: the contract has no per-user registry.
 func (h *Hub) State(ctx context.Context, caller Session) (HubState, error) {
-	ws, err := h.Workspaces(ctx)
-	if err != nil {
+	// One read for the registry and the preference: this is the Hub's most
+	// frequent request.
+	var ws []Workspace
+	var configured string
+	if err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		if ws, err = tx.Workspaces(); err != nil {
+			return err
+		}
+		configured, _, err = tx.Setting(settingDefaultParent)
+		return err
+	}); err != nil {
 		return HubState{}, err
 	}
 	var defaults *WorkspaceDefaults
-	if d, err := h.WorkspaceDefaults(ctx); err == nil {
+	if d, err := h.resolveDefaults(configured); err == nil {
 		defaults = &d
-	} else if KindOf(err) != Unavailable {
-		return HubState{}, err
 	}
 	return HubState{
 		Version:              h.cfg.Version,
 		HubAPIRevision:       HubAPIRevision,
 		WorkspaceAPIRevision: WorkspaceAPIRevision,
-		Workspaces:           ws,
+		Workspaces:           h.views(ctx, ws),
 		Defaults:             defaults,
 	}, nil
 }

@@ -84,7 +84,15 @@ func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
 	}); err != nil {
 		return nil, err
 	}
+	return h.views(ctx, ws), nil
+}
+
+// views describes ws as they are now, looking at several at once.
+func (h *Hub) views(ctx context.Context, ws []Workspace) []WorkspaceView {
 	views := make([]WorkspaceView, len(ws))
+	if len(ws) == 0 {
+		return views
+	}
 	sem := make(chan struct{}, maxFactsLookups)
 	var wg sync.WaitGroup
 	for i, w := range ws {
@@ -97,7 +105,7 @@ func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
 		}()
 	}
 	wg.Wait()
-	return views, nil
+	return views
 }
 
 // mintID returns a new workspace id for a folder: its readable base, with

@@ -1,7 +1,8 @@
 // Command embed shows the Wharf Hub embedded in another Go program.
 //
 // The program builds a hub.Hub from the real adapters (a SQLite store in a
-// directory of its choosing, the host file system, the system clock), adds
+// directory of its choosing, the host file system, the system clock, git,
+// and workspace sessions run as children of the program itself), adds
 // a user, and mounts the Hub API (httpapi.NewHandler) in its own
 // http.ServeMux beside a route of its own, GET /hello. The API owns its
 // absolute paths (/login, /logout, /api/..., /s/...), so it is mounted at
@@ -28,18 +29,33 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
+	"github.com/wharfhub/wharf/adapters/session"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/hub"
 )
 
 func main() {
+	// The local backend runs each workspace session as a child of this
+	// very program (os.Executable() session ...), so a program that embeds
+	// the Hub also serves as its workspace child.
+	if len(os.Args) > 1 && os.Args[1] == "session" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := session.Main(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	dir := flag.String("dir", "", "state `directory` (default: a temporary one)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
