@@ -105,92 +105,92 @@ func notRepository(dir string) error {
 
 // Register is the legacy registration (hubCreateWorkspace). Registering a
 // folder that is already registered returns that workspace, started when
-// asked.
+// asked. A requested start that fails is an error; the registration stays.
 func (h *Hub) Register(ctx context.Context, req RegisterRequest) (WorkspaceAction, error) {
-	dir, err := h.existingFolder(req.Path)
+	w, recovery, err := h.register(ctx, req)
 	if err != nil {
 		return WorkspaceAction{}, err
+	}
+	if recovery != "" {
+		return WorkspaceAction{ID: w.ID, RecoveryRequired: recovery}, nil
+	}
+	if !req.Start {
+		return WorkspaceAction{ID: w.ID, Running: h.Running(w.ID)}, nil
+	}
+	return h.StartWorkspace(ctx, w.ID)
+}
+
+// register finds or commits Register's registration; the start runs after
+// the onboarding lock and the reservation are released.
+func (h *Hub) register(ctx context.Context, req RegisterRequest) (Workspace, string, error) {
+	dir, err := h.existingFolder(req.Path)
+	if err != nil {
+		return Workspace{}, "", err
 	}
 	h.onboardMu.Lock()
 	defer h.onboardMu.Unlock()
 	if err := h.fence(fenceRegister); err != nil {
-		return WorkspaceAction{}, err
+		return Workspace{}, "", err
 	}
 	release, err := h.reserved.reserve(dir)
 	if err != nil {
-		return WorkspaceAction{}, err
+		return Workspace{}, "", err
 	}
 	defer release()
-	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
-		return WorkspaceAction{}, err
-	} else if ok {
-		if !req.Start {
-			return WorkspaceAction{ID: w.ID, Running: h.Running(w.ID)}, nil
-		}
-		return h.StartWorkspace(ctx, w.ID)
+	if w, ok, err := h.registeredAt(ctx, dir); err != nil || ok {
+		return w, "", err
 	}
 	init := h.needsInit(ctx, dir)
 	if init && !req.Init {
-		return WorkspaceAction{}, notRepository(dir)
+		return Workspace{}, "", notRepository(dir)
 	}
-	w, recovery, err := h.onboard(ctx, "register", dir, defaultDisplayName(dir), init, false)
-	if err != nil {
-		return WorkspaceAction{}, err
-	}
-	act := WorkspaceAction{ID: w.ID, RecoveryRequired: recovery}
-	if recovery != "" || !req.Start {
-		return act, nil
-	}
-	unlock, err := h.wsLocks.Lock(ctx, w.ID)
-	if err != nil {
-		return act, Wrap(Unavailable, err, "request cancelled")
-	}
-	defer unlock()
-	if err := h.startLocked(ctx, w.ID); err != nil {
-		return WorkspaceAction{}, err
-	}
-	act.Running = true
-	return act, nil
+	return h.onboard(ctx, "register", dir, defaultDisplayName(dir), init, false)
 }
 
 // Configure registers an existing folder with a display name and
 // credential selections, committed together before any optional start.
 func (h *Hub) Configure(ctx context.Context, req ConfigureRequest) (OnboardingResult, error) {
-	name, err := NormalizeDisplayName(req.DisplayName)
-	if err != nil {
-		return OnboardingResult{}, err
-	}
-	dir, err := h.existingFolder(req.Path)
-	if err != nil {
-		return OnboardingResult{}, err
-	}
-	h.onboardMu.Lock()
-	defer h.onboardMu.Unlock()
-	if err := h.fence(fenceRegister); err != nil {
-		return OnboardingResult{}, err
-	}
-	release, err := h.reserved.reserve(dir)
-	if err != nil {
-		return OnboardingResult{}, err
-	}
-	defer release()
-	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
-		return OnboardingResult{}, err
-	} else if ok {
-		return OnboardingResult{}, Errorf(Conflict, "folder is already registered as workspace %s", w.ID)
-	}
-	if err := checkSelections(req.Authentication, req.Signing); err != nil {
-		return OnboardingResult{}, err
-	}
-	init := h.needsInit(ctx, dir)
-	if init && !req.Init {
-		return OnboardingResult{}, notRepository(dir)
-	}
-	w, recovery, err := h.onboard(ctx, "configure-existing", dir, name, init, false)
+	w, recovery, err := h.configure(ctx, req)
 	if err != nil {
 		return OnboardingResult{}, err
 	}
 	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+}
+
+// configure commits Configure's registration; the start, which may take a
+// while, runs after the onboarding lock and the reservation are released.
+func (h *Hub) configure(ctx context.Context, req ConfigureRequest) (Workspace, string, error) {
+	name, err := NormalizeDisplayName(req.DisplayName)
+	if err != nil {
+		return Workspace{}, "", err
+	}
+	dir, err := h.existingFolder(req.Path)
+	if err != nil {
+		return Workspace{}, "", err
+	}
+	h.onboardMu.Lock()
+	defer h.onboardMu.Unlock()
+	if err := h.fence(fenceRegister); err != nil {
+		return Workspace{}, "", err
+	}
+	release, err := h.reserved.reserve(dir)
+	if err != nil {
+		return Workspace{}, "", err
+	}
+	defer release()
+	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
+		return Workspace{}, "", err
+	} else if ok {
+		return Workspace{}, "", Errorf(Conflict, "folder is already registered as workspace %s", w.ID)
+	}
+	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+		return Workspace{}, "", err
+	}
+	init := h.needsInit(ctx, dir)
+	if init && !req.Init {
+		return Workspace{}, "", notRepository(dir)
+	}
+	return h.onboard(ctx, "configure-existing", dir, name, init, false)
 }
 
 // CreateConfigured creates one new visible folder under parent, never
@@ -198,45 +198,51 @@ func (h *Hub) Configure(ctx context.Context, req ConfigureRequest) (OnboardingRe
 // Once the repository exists a failure keeps it and reports its path, so
 // the caller can retry through Configure.
 func (h *Hub) CreateConfigured(ctx context.Context, req CreateConfiguredRequest) (OnboardingResult, error) {
-	parent, err := absPath(req.Parent, "parent must be an absolute path")
+	w, recovery, err := h.createConfigured(ctx, req)
 	if err != nil {
 		return OnboardingResult{}, err
 	}
+	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+}
+
+// createConfigured commits CreateConfigured's folder, repository and
+// registration; the start runs after the locks are released.
+func (h *Hub) createConfigured(ctx context.Context, req CreateConfiguredRequest) (Workspace, string, error) {
+	parent, err := absPath(req.Parent, "parent must be an absolute path")
+	if err != nil {
+		return Workspace{}, "", err
+	}
 	if err := checkFolderName("folderName", req.FolderName); err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
 	name, err := NormalizeDisplayName(req.DisplayName)
 	if err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
 	if parent, err = h.directDir(parent, "parent"); err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
 	dir := path.Join(parent, req.FolderName)
 	h.onboardMu.Lock()
 	defer h.onboardMu.Unlock()
 	if err := h.fence(fenceRegister); err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
 	if err := checkSelections(req.Authentication, req.Signing); err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
 	release, err := h.reserved.reserve(dir)
 	if err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
 	defer release()
 	if h.exists(dir) {
-		return OnboardingResult{}, Errorf(Conflict, "destination already exists")
+		return Workspace{}, "", Errorf(Conflict, "destination already exists")
 	}
 	if err := h.unclaimed(ctx, dir); err != nil {
-		return OnboardingResult{}, err
+		return Workspace{}, "", err
 	}
-	w, recovery, err := h.onboard(ctx, "create-new", dir, name, true, true)
-	if err != nil {
-		return OnboardingResult{}, err
-	}
-	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+	return h.onboard(ctx, "create-new", dir, name, true, true)
 }
 
 // registeredAt returns the workspace registered exactly at dir, if any.

@@ -151,7 +151,7 @@ func TestRecoverConfigureWithInitAtEveryStep(t *testing.T) {
 		},
 		func(t *testing.T, e *env, crashedAt int) {
 			is := is.New(t)
-			is.Equal(len(e.journals()), 0)  // settled
+			is.Equal(len(e.journals()), 0)   // settled
 			is.Equal(e.PendingJournals(), 0) // nothing fenced
 			registered := e.pathOf("plain") != ""
 			if registered {
