@@ -48,6 +48,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -74,6 +76,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	// The Hub reads stderr; once it is gone (killed, even), a log line
+	// would raise SIGPIPE and kill the child before it cleans up. Ignored,
+	// the write just fails.
+	signal.Ignore(syscall.SIGPIPE)
 	log := slog.New(slog.NewTextHandler(stderr, nil)).With("workspace", cfg.workspaceID)
 	if err := enterFolder(cfg.path); err != nil {
 		return err
@@ -82,6 +88,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	defer ln.remove()
 	srv := &http.Server{
 		Handler:           NewHandler(cfg.workspaceID),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -149,10 +156,25 @@ func enterFolder(path string) error {
 	return os.Chdir(path)
 }
 
+// socketListener is the child's listener. Closing it leaves the socket
+// file; remove deletes the file only while it is still this listener's, so
+// a child outliving its Hub cannot delete the socket of the next Hub's
+// child for the same workspace.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	self os.FileInfo
+}
+
+func (l *socketListener) remove() {
+	if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.self) {
+		os.Remove(l.path)
+	}
+}
+
 // listen binds the Unix socket at path, replacing a stale socket left by
-// an earlier child but nothing else. Closing the listener removes the
-// socket file.
-func listen(path string) (net.Listener, error) {
+// an earlier child but nothing else.
+func listen(path string) (*socketListener, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("refusing to replace %s: not a socket", path)
@@ -161,15 +183,22 @@ func listen(path string) (net.Listener, error) {
 			return nil, fmt.Errorf("remove stale socket: %w", err)
 		}
 	}
-	ln, err := net.Listen("unix", path)
+	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, err
 	}
+	ul.SetUnlinkOnClose(false)
+	ln := &socketListener{UnixListener: ul, path: path}
 	// The runtime directory is already private (0700); the mode is a
 	// second fence, set before the Hub learns the socket is ready.
 	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
+		ul.Close()
+		ln.remove()
 		return nil, fmt.Errorf("socket mode: %w", err)
+	}
+	if ln.self, err = os.Lstat(path); err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("socket: %w", err)
 	}
 	return ln, nil
 }

@@ -259,3 +259,19 @@ func TestMainKeepsOtherFiles(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(string(b), "x") // and kept
 }
+
+func TestMainLeavesAnotherChildsSocket(t *testing.T) {
+	is := is.New(t)
+	c := startChild(t, "alpha")
+	// A later child of the same workspace replaced the socket (this one
+	// outlived its Hub): stopping must not delete the newcomer's socket.
+	is.NoErr(os.Remove(c.socket))
+	ln, err := net.Listen("unix", c.socket)
+	is.NoErr(err) // the newcomer listens at the same path
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	defer ln.Close()
+	c.cancel()
+	is.NoErr(c.wait(t)) // a clean stop
+	_, err = os.Lstat(c.socket)
+	is.NoErr(err) // the newcomer's socket is still there
+}
