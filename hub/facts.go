@@ -11,8 +11,14 @@ import (
 // session's own facts (a call to the child). Entries live for
 // Config.FactsTTL; concurrent misses of one entry share one lookup.
 type factsCache struct {
-	git      memo[Repository]   // by folder path
+	git      memo[folderFacts]  // by folder path
 	sessions memo[SessionFacts] // by workspace id
+}
+
+// folderFacts are what a listing shows about a workspace's folder.
+type folderFacts struct {
+	missing bool
+	repo    Repository // zero when in no repository or git could not tell
 }
 
 type memo[T any] struct {
@@ -28,10 +34,12 @@ type cell[T any] struct {
 	wait  chan struct{} // non-nil while a lookup runs; closed when it ends
 }
 
-// get returns the cached value of key while it is younger than ttl, and
-// otherwise runs fetch, unless another caller's fetch is running, whose
-// result it then shares. Errors are cached like values, so a wedged child
-// costs one timeout per ttl rather than one per request.
+// get returns the cached value of key. A value older than ttl is still
+// returned at once while a refresh runs in the background, so a listing
+// never waits for git or a child once it has seen a workspace; only a key
+// never looked up runs fetch in the caller, sharing it with concurrent
+// callers. Errors are cached like values, so a wedged child costs one
+// timeout per ttl rather than one per request.
 func (m *memo[T]) get(ctx context.Context, key string, now time.Time, ttl time.Duration, fetch func() (T, error)) (T, error) {
 	m.mu.Lock()
 	if m.cells == nil {
@@ -42,8 +50,13 @@ func (m *memo[T]) get(ctx context.Context, key string, now time.Time, ttl time.D
 		c = &cell[T]{}
 		m.cells[key] = c
 	}
-	if c.valid && now.Sub(c.at) < ttl && !now.Before(c.at) {
+	if c.valid {
 		v, err := c.val, c.err
+		if c.wait == nil && (now.Sub(c.at) >= ttl || now.Before(c.at)) {
+			wait := make(chan struct{})
+			c.wait = wait
+			go m.refresh(c, wait, now, fetch)
+		}
 		m.mu.Unlock()
 		return v, err
 	}
@@ -62,7 +75,11 @@ func (m *memo[T]) get(ctx context.Context, key string, now time.Time, ttl time.D
 	wait := make(chan struct{})
 	c.wait = wait
 	m.mu.Unlock()
+	return m.refresh(c, wait, now, fetch)
+}
 
+// refresh runs fetch for c and publishes its result.
+func (m *memo[T]) refresh(c *cell[T], wait chan struct{}, now time.Time, fetch func() (T, error)) (T, error) {
 	v, err := fetch()
 	m.mu.Lock()
 	c.val, c.err, c.at, c.valid, c.wait = v, err, now, true, nil
@@ -78,13 +95,21 @@ func (m *memo[T]) forget(key string) {
 	delete(m.cells, key)
 }
 
-// repository returns the Git facts of dir, cached.
-func (h *Hub) repository(ctx context.Context, dir string) (Repository, error) {
-	return h.facts.git.get(ctx, dir, h.clock.Now(), h.cfg.FactsTTL, func() (Repository, error) {
+// folder returns the facts of dir, cached.
+func (h *Hub) folder(ctx context.Context, dir string) folderFacts {
+	f, _ := h.facts.git.get(ctx, dir, h.clock.Now(), h.cfg.FactsTTL, func() (folderFacts, error) {
+		if !h.isDir(dir) {
+			return folderFacts{missing: true}, nil
+		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FactsTimeout)
 		defer cancel()
-		return h.git.Inspect(ctx, dir)
+		repo, err := h.git.Inspect(ctx, dir)
+		if err != nil {
+			repo = Repository{}
+		}
+		return folderFacts{repo: repo}, nil
 	})
+	return f
 }
 
 // sessionFacts returns a running session's facts, cached.

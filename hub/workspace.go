@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
-	"sync"
 )
 
 // WorkspaceView is a workspace as clients see it (HubWorkspace): the record
@@ -45,17 +44,16 @@ func repositoryID(commonDir string) string {
 // view describes w as it is now. Facts that cannot be learned in time are
 // left out rather than failing the view.
 func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
+	f := h.folder(ctx, w.Path)
 	v := WorkspaceView{
 		Workspace:            w,
 		Authentication:       []string{},
 		Signing:              []string{},
 		WorkspaceAPIRevision: WorkspaceAPIRevision,
-		Missing:              !h.isDir(w.Path),
+		Missing:              f.missing,
 	}
-	if !v.Missing {
-		if repo, err := h.repository(ctx, w.Path); err == nil && repo.TopLevel != "" {
-			v.RepositoryID, v.Branch = repositoryID(repo.CommonDir), repo.Branch
-		}
+	if f.repo.TopLevel != "" {
+		v.RepositoryID, v.Branch = repositoryID(f.repo.CommonDir), f.repo.Branch
 	}
 	if ls := h.session(w.ID); ls != nil {
 		v.Running = true
@@ -69,9 +67,6 @@ func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
 	}
 	return v
 }
-
-// maxFactsLookups bounds how many workspaces a listing looks at at once.
-const maxFactsLookups = 8
 
 // Workspaces lists every registered workspace as it is now, in
 // registration order.
@@ -87,24 +82,13 @@ func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
 	return h.views(ctx, ws), nil
 }
 
-// views describes ws as they are now, looking at several at once.
+// views describes ws as they are now. Facts come from the cache, which
+// refreshes in the background, so this stays cheap for a large registry.
 func (h *Hub) views(ctx context.Context, ws []Workspace) []WorkspaceView {
 	views := make([]WorkspaceView, len(ws))
-	if len(ws) == 0 {
-		return views
-	}
-	sem := make(chan struct{}, maxFactsLookups)
-	var wg sync.WaitGroup
 	for i, w := range ws {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			views[i] = h.view(ctx, w)
-			<-sem
-		}()
+		views[i] = h.view(ctx, w)
 	}
-	wg.Wait()
 	return views
 }
 
