@@ -47,6 +47,20 @@ func diagnoseAuthenticate(ctx context.Context, w *wharf, sessionID string) []aut
 	return out
 }
 
+// diagnoseState calls hub.State in a loop from one goroutine for one
+// second (or 200,000 calls): the work of the state answer beyond
+// authentication, without HTTP and JSON.
+func diagnoseState(ctx context.Context, w *wharf, sessionID string) (authDiag, error) {
+	caller, err := w.hub.Authenticate(ctx, sessionID)
+	if err != nil {
+		return authDiag{}, err
+	}
+	return loop(1, time.Second, 200_000, func() error {
+		_, err := w.hub.State(ctx, caller)
+		return err
+	}), nil
+}
+
 // loop calls f from g goroutines until d has passed or maxOps calls were
 // made, and reports the calls and errors.
 func loop(g int, d time.Duration, maxOps int, f func() error) authDiag {

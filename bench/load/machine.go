@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 )
@@ -65,4 +66,28 @@ func loadavg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// fsType returns the type of the file system holding dir (the longest
+// mount point of /proc/mounts above it), or "unknown".
+func fsType(dir string) string {
+	if p, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = p
+	}
+	b, err := os.ReadFile("/proc/mounts")
+	if err != nil {
+		return "unknown"
+	}
+	best, typ := "", "unknown"
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		mnt := f[1]
+		if (dir == mnt || strings.HasPrefix(dir, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best) {
+			best, typ = mnt, f[2]
+		}
+	}
+	return typ
 }

@@ -1,21 +1,31 @@
-// Command load is Wharf's HTTP load generator (W1, W2 and W10 of
-// /work/shared/research/anchors.md §2.4).
+// Command load is Wharf's HTTP load generator (W1, W2, W9, W10, W11 and
+// the 50-workspace state of /work/shared/research/anchors.md §2.4 and
+// issue 3).
 //
 // It starts, in this one process and on separate 127.0.0.1:0 listeners, a
 // minimal net/http JSON handler (the probe) and a real Wharf (hub over the
-// SQLite and OS adapters, the httpapi handler, default argon2id cost), then
-// drives them one after the other with closed-loop keep-alive clients:
+// SQLite, OS, git and local-session adapters, the httpapi handler, default
+// argon2id cost), then drives them one after the other with closed-loop
+// keep-alive clients:
 //
-//	W1   bearer GET /api/hub/state at each concurrency of -conns
-//	W2   the same with the session cookie, Origin and Sec-Fetch-Site:
-//	     same-origin, plus a cross-origin oracle (state-changing cookie
-//	     requests from a foreign origin must all be 403)
-//	W10  -attack-attempts wrong-password logins from one client spread over
-//	     -attack-over, while W1 runs at 10 connections
+//	W1       bearer GET /api/hub/state at each concurrency of -conns
+//	W2       the same with the session cookie, Origin and Sec-Fetch-Site:
+//	         same-origin, plus a cross-origin oracle (state-changing cookie
+//	         requests from a foreign origin must all be 403)
+//	W10      -attack-attempts wrong-password logins from one client spread
+//	         over -attack-over, while W1 runs at 10 connections
+//	W9       POST …/display-name from 4 clients against a second Wharf with
+//	         registered workspaces, beside a raw SQLite write baseline
+//	W11      -w11-cycles start/stop cycles of a real `wharf session` child
+//	state50  W1 against that Wharf with 50 workspaces, 10 of them running
 //
-// Every figure is judged as a ratio against a baseline measured in the same
-// run (the probe, or W1 without the attack). Every loop is bounded in count
-// and time. The figures go to -out as Markdown (stdout when -out is empty).
+// The workspace workloads build ./cmd/wharf once into a temp dir, so the
+// benchmark must run from the module root. Every figure is judged against a
+// baseline measured in the same run (the probe, W1 without the attack, a
+// raw SQLite write, a bare spawn), except where the issue states absolute
+// targets (W9, W11); the report shows both. Every loop is bounded in count
+// and time. The figures go to -out as Markdown (stdout when -out is empty);
+// -workloads picks a subset for a quick run.
 //
 // Usage (from the module root):
 //
@@ -29,13 +39,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"syscall"
 	"time"
 )
 
@@ -55,10 +66,28 @@ type config struct {
 	out           string
 	strict        bool
 	skipDiagnosis bool
+	workloads     map[string]bool // the -workloads selected
+	w11Cycles     int
+}
+
+// allWorkloads are the names -workloads accepts, in the order they run.
+var allWorkloads = []string{"w1", "w2", "w10", "w9", "w11", "state50"}
+
+// has reports whether workload name was selected.
+func (c config) has(name string) bool { return c.workloads[name] }
+
+// hasAny reports whether any of names was selected.
+func (c config) hasAny(names ...string) bool {
+	return slices.ContainsFunc(names, c.has)
 }
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	// An interrupt cancels the run, so every deferred clean-up (children,
+	// temp dirs) still happens.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		switch {
 		case errors.Is(err, flag.ErrHelp):
 		case errors.Is(err, errMissed):
@@ -90,6 +119,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.strict, "strict", false, "exit with status 2 when a target is missed")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process (load generator and servers) to `file`")
 	fs.BoolVar(&c.skipDiagnosis, "no-diagnosis", false, "skip the diagnostic runs that attribute Wharf's cost")
+	wls := fs.String("workloads", strings.Join(allWorkloads, ","), "comma-separated `list` of workloads to run, of: "+strings.Join(allWorkloads, ", "))
+	fs.IntVar(&c.w11Cycles, "w11-cycles", 50, "W11 measured start/stop cycles (after one warm-up cycle)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -103,7 +134,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 		c.conns = append(c.conns, n)
 	}
+	var err error
+	if c.workloads, err = parseWorkloads(*wls); err != nil {
+		return c, err
+	}
 	switch {
+	case c.w11Cycles < 1 || c.w11Cycles > 1000:
+		return c, errors.New("-w11-cycles must be in 1..1000")
 	case c.rounds < 1 || c.rounds > 20:
 		return c, errors.New("-rounds must be in 1..20")
 	case c.retries < 0 || c.retries > 10:
@@ -128,18 +165,59 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return c, nil
 }
 
+// parseWorkloads reads -workloads: one or more known names, in any order
+// (they always run in allWorkloads' order); a repeat is harmless.
+func parseWorkloads(list string) (map[string]bool, error) {
+	sel := map[string]bool{}
+	for f := range strings.SplitSeq(list, ",") {
+		name := strings.ToLower(strings.TrimSpace(f))
+		if !slices.Contains(allWorkloads, name) {
+			return nil, fmt.Errorf("-workloads: unknown workload %q (known: %s)", f, strings.Join(allWorkloads, ", "))
+		}
+		sel[name] = true
+	}
+	return sel, nil
+}
+
 // errMissed is returned under -strict when a target is missed.
 var errMissed = errors.New("a target was missed (see the report)")
+
+// budget bounds the whole run: every selected phase's longest time plus a
+// margin.
+func (c config) budget() time.Duration {
+	perRun := c.warmup + c.duration
+	d := 5 * time.Minute
+	tries := len(c.conns) * c.rounds * (1 + c.retries)
+	if c.hasAny("w1", "w2") {
+		d += time.Duration(3*tries+2) * perRun
+	}
+	if c.has("w10") {
+		d += 2 * (c.warmup + c.attackOver)
+	}
+	if c.hasAny("w9", "w11", "state50") {
+		d += buildTimeout
+	}
+	if c.has("w9") {
+		d += time.Duration(3*c.rounds) * perRun
+	}
+	if c.has("w11") {
+		d += w11PhaseLimit
+	}
+	if c.has("state50") {
+		d += time.Duration(2*tries) * perRun
+	}
+	if !c.skipDiagnosis && c.hasAny("w9", "state50") {
+		d += time.Duration(2*len(c.conns)+8) * perRun // the W9 diagnosis (paced runs twice as long) and the what-if runs
+	}
+	return d
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	// The whole run is bounded: every phase's time plus a margin.
-	perRun := cfg.warmup + cfg.duration
-	budget := time.Duration(3*cfg.rounds*len(cfg.conns)*(1+cfg.retries)+2)*perRun + 2*(cfg.warmup+cfg.attackOver) + 5*time.Minute
-	ctx, cancel := context.WithTimeout(ctx, budget)
+	ctx, cancel := context.WithTimeout(ctx, cfg.budget())
 	defer cancel()
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "load: "+format+"\n", a...) }
 
@@ -147,39 +225,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		LoadStart: loadavg(), Others: math.NaN()}
 	cpu0 := processCPU()
 	busy0, busyOK := machineBusy()
-
-	progress("starting Wharf (default argon2id cost) and the probe")
-	w, err := startWharf(ctx)
-	if err != nil {
-		return fmt.Errorf("start wharf: %w", err)
-	}
-	defer w.close()
-	sessionID, _, err := w.login(ctx, "bench bearer")
-	if err != nil {
-		return err
-	}
-	_, cookie, err := w.login(ctx, "bench cookie")
-	if err != nil {
-		return err
-	}
-	stateURL := w.base + "/api/hub/state"
-	w1 := target{url: stateURL, header: bearer(sessionID)}
-	w2 := target{url: stateURL, header: w.browserCookie(cookie, w.base, "same-origin")}
-	for name, t := range map[string]target{"W1": w1, "W2": w2} {
-		status, body, err := get(ctx, http.MethodGet, t.url, t.header)
-		if err != nil || status != http.StatusOK {
-			return fmt.Errorf("%s preflight: status %d, %v", name, status, err)
-		}
-		rep.StateBody = body
-	}
-
-	// The probe answers the very bytes Wharf's state answer carries.
-	probe, err := startServer(probeHandler(rep.StateBody))
-	if err != nil {
-		return fmt.Errorf("start probe: %w", err)
-	}
-	defer probe.close()
-	pt := target{url: probe.base + "/api/hub/state", header: http.Header{}}
 
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
@@ -192,84 +237,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-
-	// The probe, W1 and W2 one after the other at each concurrency, in
-	// rounds, so drift over the run touches all three alike.
-	for _, n := range cfg.conns {
-		rep.Rows = append(rep.Rows, concRow{Conns: n})
-	}
-	for round := 1; round <= cfg.rounds; round++ {
-		for i, n := range cfg.conns {
-			// A triple that processes outside this benchmark disturbed is run
-			// again (a bounded number of times); the least disturbed is kept.
-			var best pairRow
-			for attempt := 1; attempt <= 1+cfg.retries; attempt++ {
-				progress("round %d/%d: probe, W1, W2 at %d conns (attempt %d)", round, cfg.rounds, n, attempt)
-				pr := pairRow{Attempts: attempt}
-				pr.Probe = closedLoop(ctx, pt, n, cfg.warmup, cfg.duration, cfg.maxPerWorker, probe.accepted, nil)
-				pr.W1 = closedLoop(ctx, w1, n, cfg.warmup, cfg.duration, cfg.maxPerWorker, w.accepted, nil)
-				pr.W2 = closedLoop(ctx, w2, n, cfg.warmup, cfg.duration, cfg.maxPerWorker, w.accepted, nil)
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if attempt == 1 || pr.disturbance() < best.disturbance() {
-					best = pr
-				}
-				best.Attempts = attempt
-				if pr.disturbance() <= cfg.maxOthers {
-					break
-				}
-				progress("  other processes took %.0f %% of the machine during one of these runs", 100*pr.disturbance())
-			}
-			rep.Rows[i].Rounds = append(rep.Rows[i].Rounds, best)
+	if cfg.hasAny("w1", "w2", "w10") {
+		if err := runEmptyHub(ctx, cfg, rep, progress); err != nil {
+			return err
 		}
 	}
-
-	if cfg.crossOriginN > 0 {
-		progress("W2 cross-origin oracle, %d requests", cfg.crossOriginN)
-		co, err := w.crossOrigin(ctx, cfg.crossOriginN)
-		if err != nil {
-			return fmt.Errorf("cross-origin oracle: %w", err)
-		}
-		rep.CrossOrigin = &co
-	}
-
-	if !cfg.skipDiagnosis {
-		progress("diagnosis: unauthenticated GET (401) at %d conns, hub.Authenticate in-process", cfg.attackConns)
-		noAuth := target{url: stateURL, header: http.Header{}}
-		d := closedLoop(ctx, noAuth, cfg.attackConns, cfg.warmup, cfg.duration, cfg.maxPerWorker, w.accepted, nil)
-		rep.Unauth = &d
-		rep.Auth = diagnoseAuthenticate(ctx, w, sessionID)
-		if rep.SQL, err = diagnoseSQL(ctx, w, sessionID); err != nil {
-			return fmt.Errorf("diagnosis: %w", err)
+	if cfg.hasAny("w9", "w11", "state50") {
+		if err := runWorkspaceHub(ctx, cfg, rep, progress); err != nil {
+			return err
 		}
 	}
-
-	// W10: a W1 baseline at the attack's concurrency and length, then the
-	// same W1 run with the attack in its measured window.
-	progress("W10 baseline: W1 at %d conns for %v", cfg.attackConns, cfg.attackOver)
-	for attempt := 1; attempt <= 1+cfg.retries; attempt++ {
-		b := closedLoop(ctx, w1, cfg.attackConns, cfg.warmup, cfg.attackOver, cfg.maxPerWorker, w.accepted, nil)
-		if attempt == 1 || b.Others < rep.Baseline.Others {
-			rep.Baseline = b
-		}
-		if math.IsNaN(b.Others) || b.Others <= cfg.maxOthers || ctx.Err() != nil {
-			break
-		}
-		progress("  other processes took %.0f %% of the machine during the baseline; running it again", 100*b.Others)
-	}
-	progress("W10 attack: %d wrong passwords over %v while W1 runs at %d conns", cfg.attackN, cfg.attackOver, cfg.attackConns)
-	started := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		rep.During = closedLoop(ctx, w1, cfg.attackConns, cfg.warmup, cfg.attackOver, cfg.maxPerWorker, w.accepted, started)
-	})
-	select {
-	case <-started:
-	case <-ctx.Done():
-	}
-	rep.Attack = loginAbuse(ctx, w.base+"/login", benchUser, cfg.attackN, cfg.attackOver, w.hub.PasswordVerifications)
-	wg.Wait()
 	rep.Elapsed = time.Since(rep.Started)
 	rep.LoadEnd = loadavg()
 	if busy1, ok := machineBusy(); ok && busyOK {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -124,4 +125,46 @@ func (c concRow) basis(maxOthers float64) string {
 		return fmt.Sprintf("median of %d rounds", len(c.Rounds))
 	}
 	return fmt.Sprintf("median of the %d undisturbed round(s)", len(cl.Rounds))
+}
+
+// runRounds runs the probe and the Wharf targets at every concurrency of
+// cfg.conns, cfg.rounds times over, each concurrency's runs back to back.
+// w2 may be nil (its runs are then skipped and left zero). A round whose
+// runs other processes disturbed beyond cfg.maxOthers is run again, up to
+// cfg.retries times, and the least disturbed attempt is kept.
+func runRounds(ctx context.Context, cfg config, label string, pt target, probeAcc *counter, w1, w2 *target, wAcc *counter,
+	progress func(string, ...any)) ([]concRow, error) {
+	rows := make([]concRow, len(cfg.conns))
+	for i, n := range cfg.conns {
+		rows[i].Conns = n
+	}
+	for round := 1; round <= cfg.rounds; round++ {
+		for i, n := range cfg.conns {
+			var best pairRow
+			for attempt := 1; attempt <= 1+cfg.retries; attempt++ {
+				progress("%s round %d/%d at %d conns (attempt %d)", label, round, cfg.rounds, n, attempt)
+				pr := pairRow{Attempts: attempt}
+				pr.Probe = closedLoop(ctx, pt, n, cfg.warmup, cfg.duration, cfg.maxPerWorker, probeAcc, nil)
+				if w1 != nil {
+					pr.W1 = closedLoop(ctx, *w1, n, cfg.warmup, cfg.duration, cfg.maxPerWorker, wAcc, nil)
+				}
+				if w2 != nil {
+					pr.W2 = closedLoop(ctx, *w2, n, cfg.warmup, cfg.duration, cfg.maxPerWorker, wAcc, nil)
+				}
+				if err := ctx.Err(); err != nil {
+					return rows, err
+				}
+				if attempt == 1 || pr.disturbance() < best.disturbance() {
+					best = pr
+				}
+				best.Attempts = attempt
+				if pr.disturbance() <= cfg.maxOthers {
+					break
+				}
+				progress("  other processes took %.0f %% of the machine during one of these runs", 100*pr.disturbance())
+			}
+			rows[i].Rounds = append(rows[i].Rounds, best)
+		}
+	}
+	return rows, nil
 }

@@ -16,6 +16,23 @@ import (
 type target struct {
 	url    string
 	header http.Header
+	// request, when set, builds worker w's n-th request (n counts from 0,
+	// warm-up included) instead of re-sending one GET of url: W9 gives each
+	// worker its own workspace and alternates the name it sends. The
+	// request's header is used as returned, so it may be shared between one
+	// worker's requests but not between workers.
+	request func(ctx context.Context, w, n int) (*http.Request, error)
+	// call, when set, replaces the HTTP exchange altogether: worker w's
+	// n-th operation, answering a status as if it were one. It lets an
+	// in-process baseline (W9's raw SQLite writes) go through the very
+	// loop, window and accounting the HTTP runs use.
+	call func(ctx context.Context, w, n int) (status int, err error)
+	// pace, when positive, makes the run open-loop: worker w sends its n-th
+	// request at n × pace after the run's start (the workers staggered
+	// evenly within one pace), on time or as soon as its previous answer
+	// is in when late, and its latency counts from that intended start, so
+	// a stall is charged to every request it delayed.
+	pace time.Duration
 }
 
 // runResult is one closed-loop run at a fixed concurrency.
@@ -118,25 +135,49 @@ func closedLoop(ctx context.Context, t target, conns int, warmup, measure time.D
 			out.lat = make([]time.Duration, 0, 1<<14)
 			client := newClient()
 			defer client.CloseIdleConnections()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
-			if err != nil {
-				out.errors = maxErrorsPerWorker
-				return
+			var req *http.Request
+			if t.request == nil && t.call == nil {
+				var err error
+				if req, err = http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil); err != nil {
+					out.errors = maxErrorsPerWorker
+					return
+				}
+				req.Header = t.header.Clone()
 			}
-			req.Header = t.header.Clone()
 			for n := 0; n < maxPerWorker && out.errors < maxErrorsPerWorker; n++ {
 				t0 := time.Now()
+				if t.pace > 0 {
+					sched := begin.Add(time.Duration(i)*t.pace/time.Duration(conns) + time.Duration(n)*t.pace)
+					if !sched.Before(until) || !waitUntil(ctx, sched) {
+						break
+					}
+					t0 = sched
+				}
 				if !t0.Before(until) {
 					break
 				}
-				// A request may be sent again once the previous response's
-				// body is closed; reusing it keeps the client's own cost low.
-				resp, err := client.Do(req)
-				status := 0
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					status = resp.StatusCode
+				// A built request is always sent, so a builder may count
+				// what it built as sent.
+				if t.request != nil {
+					var err error
+					if req, err = t.request(ctx, i, n); err != nil {
+						out.errors = maxErrorsPerWorker
+						return
+					}
+				}
+				var status int
+				var err error
+				if t.call != nil {
+					status, err = t.call(ctx, i, n)
+				} else {
+					// A request may be sent again once the previous response's
+					// body is closed; reusing it keeps the client's own cost low.
+					var resp *http.Response
+					if resp, err = client.Do(req); err == nil {
+						_, err = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						status = resp.StatusCode
+					}
 				}
 				t1 := time.Now()
 				if t0.Before(from) {
@@ -173,6 +214,23 @@ func closedLoop(ctx context.Context, t target, conns int, warmup, measure time.D
 	}
 	res.Lat = summarize(all)
 	return res
+}
+
+// waitUntil waits for the wall clock to reach at, and reports false when
+// ctx ended first.
+func waitUntil(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // loginAttempt is the outcome of one login request.

@@ -10,13 +10,21 @@ import (
 	"time"
 )
 
-// processCPU returns the user plus system CPU time this process has used.
+// processCPU returns the user plus system CPU time this process and its
+// reaped children have used. The children are the git commands and
+// workspace sessions Wharf runs: their CPU is Wharf's cost, not a
+// disturbance from outside (a running session's time counts once it is
+// reaped).
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err != nil {
+			return 0
+		}
+		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return total
 }
 
 // machineBusy returns the CPU time all processes have used since boot, from

@@ -128,7 +128,12 @@ var benchLoginLimits = hub.LoginLimits{
 
 // startWharf opens a fresh state directory, database and hub with the
 // default argon2id cost, adds the benchmark user and serves the API.
-func startWharf(ctx context.Context) (*wharf, error) {
+// child is the command the local backend runs workspace sessions with (the
+// session arguments follow it); nil leaves the backend's default, which
+// cannot start sessions from this benchmark's own binary. factsTTL is
+// hub.Config.FactsTTL: zero for the daemon's default, which every judged
+// run uses.
+func startWharf(ctx context.Context, child []string, factsTTL time.Duration) (*wharf, error) {
 	dir, err := os.MkdirTemp("", "wharf-bench-")
 	if err != nil {
 		return nil, err
@@ -145,11 +150,11 @@ func startWharf(ctx context.Context) (*wharf, error) {
 	if w.store, err = sqlite.Open(filepath.Join(dir, "wharf.db")); err != nil {
 		return fail(err)
 	}
-	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions")})
+	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions"), Command: child})
 	if err != nil {
 		return fail(err)
 	}
-	w.hub, err = hub.New(hub.Config{Version: "bench", Password: hub.DefaultPasswordParams, LoginLimits: benchLoginLimits},
+	w.hub, err = hub.New(hub.Config{Version: "bench", Password: hub.DefaultPasswordParams, LoginLimits: benchLoginLimits, FactsTTL: factsTTL},
 		hub.Ports{Store: w.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: gitexec.New(gitexec.Options{}), Backend: backend})
 	if err != nil {
 		return fail(err)
