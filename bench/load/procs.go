@@ -82,3 +82,16 @@ func zombies(kids []procStat) int {
 	}
 	return n
 }
+
+// gitChildren counts this process's children named git: the commands the
+// Hub's git runner has running.
+func gitChildren() int {
+	kids, _ := childrenOf(os.Getpid())
+	n := 0
+	for _, k := range kids {
+		if k.Comm == "git" && k.State != 'Z' {
+			n++
+		}
+	}
+	return n
+}
