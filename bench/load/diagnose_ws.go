@@ -48,44 +48,6 @@ func diagnoseW9(ctx context.Context, cfg config, w *wharf, sessionID string, ids
 	return d
 }
 
-// burstDiag is what one expiry of the cached facts sets off: the git
-// processes the Hub's background refresh runs.
-type burstDiag struct {
-	Span  time.Duration // how long hub.State was called in a loop
-	Calls int           // calls made meanwhile
-	Peak  int           // most git processes seen running at once
-	Busy  time.Duration // time during which at least one git process ran (10 ms samples)
-}
-
-// refreshBurst calls hub.State in a loop for span (longer than FactsTTL,
-// so the facts expire once) while counting this process's git children
-// every 10 ms.
-func refreshBurst(ctx context.Context, w *wharf, caller hub.Session, span time.Duration) burstDiag {
-	d := burstDiag{Span: span}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		until := time.Now().Add(span)
-		for time.Now().Before(until) && ctx.Err() == nil {
-			w.hub.State(ctx, caller)
-			d.Calls++
-		}
-	}()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return d
-		case <-tick.C:
-			if n := gitChildren(); n > 0 {
-				d.Peak = max(d.Peak, n)
-				d.Busy += 10 * time.Millisecond
-			}
-		}
-	}
-}
-
 // waitNoGit waits, up to limit, until no git child of this process runs,
 // so a timing is not taken during the Hub's background refresh.
 func waitNoGit(ctx context.Context, limit time.Duration) {
@@ -101,19 +63,17 @@ func waitNoGit(ctx context.Context, limit time.Duration) {
 	}
 }
 
-// diagnoseState50 measures what one expiry of the facts sets off, then
-// times, in-process and from one goroutine, the parts of the 50-workspace
-// state answer: the whole hub.State, the registry read alone, and what
-// learning the folders' facts costs (their lstat, and one git inspection,
-// which the Hub repeats for each folder every FactsTTL). Each timing
-// starts once no git child runs and is the best of five, so the Hub's
-// background refresh does not stand for the cost of the call itself.
-func diagnoseState50(ctx context.Context, w *wharf, sessionID string, paths []string) ([]sqlDiag, *burstDiag, error) {
+// diagnoseState50 times, in-process and from one goroutine, the parts of
+// the 50-workspace state answer: the whole hub.State, the registry read
+// alone, and what learning the folders' facts costs (their lstat, and one
+// git inspection, which the Hub repeats for each folder every FactsTTL).
+// Each timing starts once no git child runs and is the best of five, so
+// the Hub's background refresh does not stand for the call's own cost.
+func diagnoseState50(ctx context.Context, w *wharf, sessionID string, paths []string) ([]sqlDiag, error) {
 	caller, err := w.hub.Authenticate(ctx, sessionID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	burst := refreshBurst(ctx, w, caller, 2500*time.Millisecond)
 	git := gitexec.New(gitexec.Options{})
 	fsys := osfs.FS{}
 	ways := []struct {
@@ -150,7 +110,7 @@ func diagnoseState50(ctx context.Context, w *wharf, sessionID string, paths []st
 		waitNoGit(ctx, 5*time.Second)
 		out = append(out, sqlDiag{way.name, bestOf(5, way.d/5, way.maxOps/5, way.f)})
 	}
-	return out, &burst, nil
+	return out, nil
 }
 
 // bestOf runs loop n times for d (or maxOps calls) each and keeps the run

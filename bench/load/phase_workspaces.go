@@ -20,12 +20,11 @@ const (
 // registered workspaces, stateRunning of them running real children.
 type state50Result struct {
 	Rows      []concRow
-	Body      []byte     // Wharf's answer, captured once before the runs; the probe serves it
-	Running   int        // workspaces the captured answer lists as running
-	SameAtEnd bool       // Wharf's answer after the runs is byte for byte the captured one
-	EndNote   string     // what differed, when it did
-	Diag      []sqlDiag  // the parts of hub.State timed in-process; nil under -no-diagnosis
-	Burst     *burstDiag // the git processes one expiry of the facts sets off; nil under -no-diagnosis
+	Body      []byte    // Wharf's answer, captured once before the runs; the probe serves it
+	Running   int       // workspaces the captured answer lists as running
+	SameAtEnd bool      // Wharf's answer after the runs is byte for byte the captured one
+	EndNote   string    // what differed, when it did
+	Diag      []sqlDiag // the parts of hub.State timed in-process; nil under -no-diagnosis
 }
 
 // runWorkspaceHub builds the workspace child, starts a second Wharf whose
@@ -118,7 +117,7 @@ func runState50(ctx context.Context, cfg config, w *wharf, sessionID string, fl 
 	}
 	if !cfg.skipDiagnosis {
 		progress("state50 diagnosis: hub.State and its parts in-process")
-		if res.Diag, res.Burst, err = diagnoseState50(ctx, w, sessionID, fl.paths); err != nil {
+		if res.Diag, err = diagnoseState50(ctx, w, sessionID, fl.paths); err != nil {
 			return nil, fmt.Errorf("state50 diagnosis: %w", err)
 		}
 	}

@@ -174,11 +174,6 @@ func (r *report) workspaceSections(b *mdWriter) {
 			for _, d := range s.Diag {
 				p("- %s: %s per call (%d calls, %d errors).\n", d.Name, us(d.PerCall()), d.Ops, d.Errors)
 			}
-			if bd := s.Burst; bd != nil {
-				p("- One expiry of the cached facts: while `hub.State` was called in a loop for %s (%d calls, long enough for "+
-					"the facts to expire once), up to **%d git processes** ran at once, and git ran during %s in all "+
-					"(this process's children, sampled every 10 ms).\n", bd.Span, bd.Calls, bd.Peak, bd.Busy)
-			}
 			p("\nEach timing above started once no git child was running and is the best of five short runs.\n\n")
 		}
 		if d := r.WhatIf; d != nil && len(d.Rows) > 0 {
@@ -247,11 +242,8 @@ func (r *report) workspaceReading(b *mdWriter) {
 				p("In-process, `hub.State` costs %s per call (its registry read, timed alone, %s: disturbed in this run). ", us(st), us(reg))
 			}
 			p("Learning the facts costs more: an `lstat` of every folder %s, one `GitRunner.Inspect` %s, which the Hub "+
-				"repeats for each folder every `FactsTTL` (2 s by default). ", us(lst), ms(git))
-			if bd := s.Burst; bd != nil {
-				p("One expiry ran up to %d git processes at once, for %s, competing with the requests for the %d CPUs. ",
-					bd.Peak, bd.Busy, r.Machine.NumCPU)
-			}
+				"repeats for each folder every `FactsTTL` (2 s by default), in the background. ", us(lst), ms(git))
+
 		}
 		if wi := r.WhatIf; wi != nil && len(wi.Rows) > 0 {
 			last := len(wi.Rows) - 1
