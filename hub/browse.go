@@ -48,12 +48,8 @@ func (h *Hub) Browse(ctx context.Context, dir string) (BrowseResult, error) {
 	if err != nil {
 		return BrowseResult{}, Wrap(NotFound, err, "cannot read directory: "+p)
 	}
-	var ws []Workspace
-	if err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		ws, err = tx.Workspaces()
-		return err
-	}); err != nil {
+	ws, err := h.registry(ctx)
+	if err != nil {
 		return BrowseResult{}, err
 	}
 	byPath := make(map[string]Workspace, len(ws))

@@ -254,12 +254,8 @@ func decodeIntent(data []byte, v any) error {
 // autostart starts the sessions of workspaces that were running when the
 // Hub last stopped. A failure is logged and leaves that workspace stopped.
 func (h *Hub) autostart(ctx context.Context) error {
-	var ws []Workspace
-	if err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		ws, err = tx.Workspaces()
-		return err
-	}); err != nil {
+	ws, err := h.registry(ctx)
+	if err != nil {
 		return err
 	}
 	for _, w := range ws {

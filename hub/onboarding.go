@@ -99,6 +99,26 @@ func (h *Hub) needsInit(ctx context.Context, dir string) bool {
 	return repo.TopLevel == ""
 }
 
+// beginOnboarding serializes a registration of dir with every other one
+// (so minted ids cannot race), refuses it while a journal is stranded, and
+// reserves dir. end undoes both.
+func (h *Hub) beginOnboarding(dir string) (end func(), err error) {
+	h.onboardMu.Lock()
+	if err := h.fence(fenceRegister); err != nil {
+		h.onboardMu.Unlock()
+		return nil, err
+	}
+	release, err := h.reserved.reserve(dir)
+	if err != nil {
+		h.onboardMu.Unlock()
+		return nil, err
+	}
+	return func() {
+		release()
+		h.onboardMu.Unlock()
+	}, nil
+}
+
 func notRepository(dir string) error {
 	return &Error{Kind: Conflict, Message: dir + " is not a git repository", Details: &Details{NeedsInit: true}}
 }
@@ -127,16 +147,11 @@ func (h *Hub) register(ctx context.Context, req RegisterRequest) (Workspace, str
 	if err != nil {
 		return Workspace{}, "", err
 	}
-	h.onboardMu.Lock()
-	defer h.onboardMu.Unlock()
-	if err := h.fence(fenceRegister); err != nil {
-		return Workspace{}, "", err
-	}
-	release, err := h.reserved.reserve(dir)
+	end, err := h.beginOnboarding(dir)
 	if err != nil {
 		return Workspace{}, "", err
 	}
-	defer release()
+	defer end()
 	if w, ok, err := h.registeredAt(ctx, dir); err != nil || ok {
 		return w, "", err
 	}
@@ -168,16 +183,11 @@ func (h *Hub) configure(ctx context.Context, req ConfigureRequest) (Workspace, s
 	if err != nil {
 		return Workspace{}, "", err
 	}
-	h.onboardMu.Lock()
-	defer h.onboardMu.Unlock()
-	if err := h.fence(fenceRegister); err != nil {
-		return Workspace{}, "", err
-	}
-	release, err := h.reserved.reserve(dir)
+	end, err := h.beginOnboarding(dir)
 	if err != nil {
 		return Workspace{}, "", err
 	}
-	defer release()
+	defer end()
 	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
 		return Workspace{}, "", err
 	} else if ok {
@@ -223,19 +233,14 @@ func (h *Hub) createConfigured(ctx context.Context, req CreateConfiguredRequest)
 		return Workspace{}, "", err
 	}
 	dir := path.Join(parent, req.FolderName)
-	h.onboardMu.Lock()
-	defer h.onboardMu.Unlock()
-	if err := h.fence(fenceRegister); err != nil {
-		return Workspace{}, "", err
-	}
-	if err := checkSelections(req.Authentication, req.Signing); err != nil {
-		return Workspace{}, "", err
-	}
-	release, err := h.reserved.reserve(dir)
+	end, err := h.beginOnboarding(dir)
 	if err != nil {
 		return Workspace{}, "", err
 	}
-	defer release()
+	defer end()
+	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+		return Workspace{}, "", err
+	}
 	if h.exists(dir) {
 		return Workspace{}, "", Errorf(Conflict, "destination already exists")
 	}

@@ -68,15 +68,22 @@ func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
 	return v
 }
 
-// Workspaces lists every registered workspace as it is now, in
-// registration order.
-func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
+// registry reads every registered workspace, in registration order.
+func (h *Hub) registry(ctx context.Context) ([]Workspace, error) {
 	var ws []Workspace
-	if err := h.store.View(ctx, func(tx Tx) error {
+	err := h.store.View(ctx, func(tx Tx) error {
 		var err error
 		ws, err = tx.Workspaces()
 		return err
-	}); err != nil {
+	})
+	return ws, err
+}
+
+// Workspaces lists every registered workspace as it is now, in
+// registration order.
+func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
+	ws, err := h.registry(ctx)
+	if err != nil {
 		return nil, err
 	}
 	return h.views(ctx, ws), nil

@@ -45,26 +45,40 @@ func (t *tx) User(name string) (hub.User, error) {
 	return u, nil
 }
 
-func (t *tx) Users() ([]hub.User, error) {
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT name, password_hash, created_at FROM users ORDER BY name`)
+// scanner is a row or rows being read.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs q and reads every row with scan.
+func queryAll[T any](t *tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := t.tx.QueryContext(t.ctx, q, args...)
 	if err != nil {
 		return nil, internal(err)
 	}
 	defer rows.Close()
-	var us []hub.User
+	var out []T
 	for rows.Next() {
-		var u hub.User
-		var created int64
-		if err := rows.Scan(&u.Name, &u.PasswordHash, &created); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, internal(err)
 		}
-		u.CreatedAt = fromNanos(created)
-		us = append(us, u)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, internal(err)
 	}
-	return us, nil
+	return out, nil
+}
+
+func scanUser(sc scanner) (hub.User, error) {
+	var u hub.User
+	var created int64
+	err := sc.Scan(&u.Name, &u.PasswordHash, &created)
+	u.CreatedAt = fromNanos(created)
+	return u, err
+}
+
+func (t *tx) Users() ([]hub.User, error) {
+	return queryAll(t, scanUser, `SELECT name, password_hash, created_at FROM users ORDER BY name`)
 }
 
 func (t *tx) CountUsers() (int, error) {
@@ -114,7 +128,7 @@ func (t *tx) expectOne(notFound error, q string, args ...any) error {
 
 const sessionCols = `digest, handle, user_name, device_label, issued_at, expires_at, revoked_at`
 
-func scanSession(sc interface{ Scan(...any) error }) (hub.Session, error) {
+func scanSession(sc scanner) (hub.Session, error) {
 	var s hub.Session
 	var digest []byte
 	var issued, expires int64
@@ -160,23 +174,7 @@ func (t *tx) SessionByDigest(d hub.SessionDigest) (hub.Session, error) {
 }
 
 func (t *tx) SessionsOfUser(name string) ([]hub.Session, error) {
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+sessionCols+` FROM sessions WHERE user_name = ? ORDER BY issued_at DESC, handle`, name)
-	if err != nil {
-		return nil, internal(err)
-	}
-	defer rows.Close()
-	var ss []hub.Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, internal(err)
-		}
-		ss = append(ss, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, internal(err)
-	}
-	return ss, nil
+	return queryAll(t, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE user_name = ? ORDER BY issued_at DESC, handle`, name)
 }
 
 func (t *tx) RevokeSession(d hub.SessionDigest, at time.Time) error {

@@ -12,7 +12,7 @@ import (
 
 const workspaceCols = `id, path, display_name, backend, auto_start, registered_at`
 
-func scanWorkspace(sc interface{ Scan(...any) error }) (hub.Workspace, error) {
+func scanWorkspace(sc scanner) (hub.Workspace, error) {
 	var w hub.Workspace
 	var registered int64
 	if err := sc.Scan(&w.ID, &w.Path, &w.DisplayName, &w.Backend, &w.AutoStart, &registered); err != nil {
@@ -23,23 +23,7 @@ func scanWorkspace(sc interface{ Scan(...any) error }) (hub.Workspace, error) {
 }
 
 func (t *tx) Workspaces() ([]hub.Workspace, error) {
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+workspaceCols+` FROM workspaces ORDER BY seq`)
-	if err != nil {
-		return nil, internal(err)
-	}
-	defer rows.Close()
-	var ws []hub.Workspace
-	for rows.Next() {
-		w, err := scanWorkspace(rows)
-		if err != nil {
-			return nil, internal(err)
-		}
-		ws = append(ws, w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, internal(err)
-	}
-	return ws, nil
+	return queryAll(t, scanWorkspace, `SELECT `+workspaceCols+` FROM workspaces ORDER BY seq`)
 }
 
 func (t *tx) Workspace(id string) (hub.Workspace, error) {
@@ -108,22 +92,13 @@ func (t *tx) workspaceWriteError(err error) error {
 func (t *tx) UpdateWorkspace(w hub.Workspace) error {
 	// One statement: a path conflict fails it whole, and an absent id
 	// matches no row (NotFound) before any path is compared.
-	res, err := t.exec(`UPDATE workspaces SET path = ?, display_name = ?, auto_start = ? WHERE id = ?`,
+	err := t.expectOne(hub.Errorf(hub.NotFound, "workspace %q not found", w.ID),
+		`UPDATE workspaces SET path = ?, display_name = ?, auto_start = ? WHERE id = ?`,
 		w.Path, w.DisplayName, w.AutoStart, w.ID)
-	if isConstraint(err, "UNIQUE") {
+	if hub.KindOf(err) == hub.Internal && isConstraint(err, "UNIQUE") {
 		return hub.Errorf(hub.Conflict, "another workspace holds this path")
 	}
-	if err != nil {
-		return internal(err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return internal(err)
-	}
-	if n == 0 {
-		return hub.Errorf(hub.NotFound, "workspace %q not found", w.ID)
-	}
-	return nil
+	return err
 }
 
 // DeleteWorkspace relies on ON DELETE CASCADE for the personal states and
@@ -132,28 +107,18 @@ func (t *tx) DeleteWorkspace(id string) error {
 	return t.expectOne(hub.Errorf(hub.NotFound, "workspace %q not found", id), `DELETE FROM workspaces WHERE id = ?`, id)
 }
 
+func scanJournal(sc scanner) (hub.Journal, error) {
+	var j hub.Journal
+	var kind string
+	var created int64
+	// Scanning into *[]byte copies, so the caller owns Data.
+	err := sc.Scan(&j.ID, &kind, &j.Data, &created)
+	j.Kind, j.CreatedAt = hub.JournalKind(kind), fromNanos(created)
+	return j, err
+}
+
 func (t *tx) Journals() ([]hub.Journal, error) {
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT id, kind, data, created_at FROM journals ORDER BY id`)
-	if err != nil {
-		return nil, internal(err)
-	}
-	defer rows.Close()
-	var js []hub.Journal
-	for rows.Next() {
-		var j hub.Journal
-		var kind string
-		var created int64
-		// Scanning into *[]byte copies, so the caller owns Data.
-		if err := rows.Scan(&j.ID, &kind, &j.Data, &created); err != nil {
-			return nil, internal(err)
-		}
-		j.Kind, j.CreatedAt = hub.JournalKind(kind), fromNanos(created)
-		js = append(js, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, internal(err)
-	}
-	return js, nil
+	return queryAll(t, scanJournal, `SELECT id, kind, data, created_at FROM journals ORDER BY id`)
 }
 
 func (t *tx) AddJournal(j hub.Journal) (int64, error) {

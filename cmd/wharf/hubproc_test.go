@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/matryer/is"
 
@@ -83,40 +82,12 @@ func (c crashFS) RenameNoReplace(oldpath, newpath string) error {
 	select {} // SIGKILL cannot be caught; nothing runs after it
 }
 
-// startHub starts `wharf serve` as a real child process on the state
-// directory dir, as startChild does, with HOME set to home (so neither the
-// Hub's git nor its sessions read the user's configuration) and env added
-// last. The child is killed at the end of the test if it still runs.
+// startHub starts `wharf serve` as startChild does, with HOME set to home
+// (so neither the Hub's git nor its sessions read the user's
+// configuration) and env added last.
 func startHub(ctx context.Context, t *testing.T, dir, home string, env ...string) *child {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, exe, "serve", "--listen", "127.0.0.1:0", "--state-dir", dir, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "WHARF_TEST_MAIN=1", "USER=ann", "HOME="+home, "GORACE=atexit_sleep_ms=0")
-	cmd.Env = append(cmd.Env, env...)
-	stdout := newOutput()
-	c := &child{cmd: cmd, stderr: newOutput(), exited: make(chan error, 1)}
-	cmd.Stdout, cmd.Stderr = stdout, c.stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		c.wait(context.Background())
-	})
-	select {
-	case c.url = <-stdout.firstLine:
-	case err := <-c.exited:
-		c.exited <- err
-		t.Fatalf("hub exited before serving: %v\n%s", err, c.stderr)
-	case <-ctx.Done():
-		t.Fatalf("hub did not print its URL: %v\n%s", ctx.Err(), c.stderr)
-	}
-	return c
+	return startChild(ctx, t, dir, append([]string{"HOME=" + home, "GORACE=atexit_sleep_ms=0"}, env...)...)
 }
 
 // loginFirstUser reads the first-user banner of a fresh hub and logs in

@@ -27,16 +27,17 @@ type child struct {
 	exited chan error // holds cmd.Wait's result once the child has exited
 }
 
-// startChild starts the child on dir and waits for its URL line. The child
-// is killed at the end of the test if it is still running.
-func startChild(ctx context.Context, t *testing.T, dir string) *child {
+// startChild starts the child on dir, with env added to its environment
+// last, and waits for its URL line. The child is killed at the end of the
+// test if it is still running.
+func startChild(ctx context.Context, t *testing.T, dir string, env ...string) *child {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, exe, "serve", "--listen", "127.0.0.1:0", "--state-dir", dir)
-	cmd.Env = append(os.Environ(), "WHARF_TEST_MAIN=1", "USER=ann")
+	cmd.Env = append(append(os.Environ(), "WHARF_TEST_MAIN=1", "USER=ann"), env...)
 	stdout := newOutput()
 	c := &child{cmd: cmd, stderr: newOutput(), exited: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = stdout, c.stderr
