@@ -89,7 +89,7 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 	}
 	d, _ := digestOf(id)
 	s := Session{Digest: d, Handle: handle, User: req.Name, DeviceLabel: label, IssuedAt: now, ExpiresAt: now.Add(h.cfg.SessionLifetime)}
-	err = h.store.Update(ctx, func(tx Tx) error {
+	err = h.update(ctx, func(tx Tx) error {
 		if _, err := tx.DeleteExpiredSessions(now); err != nil {
 			return err
 		}

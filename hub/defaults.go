@@ -25,15 +25,11 @@ type WorkspaceDefaults struct {
 
 // WorkspaceDefaults returns the current preference.
 func (h *Hub) WorkspaceDefaults(ctx context.Context) (WorkspaceDefaults, error) {
-	var d WorkspaceDefaults
-	if err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		d.Configured, _, err = tx.Setting(settingDefaultParent)
-		return err
-	}); err != nil {
+	_, configured, err := h.snapshot(ctx)
+	if err != nil {
 		return WorkspaceDefaults{}, err
 	}
-	return h.resolveDefaults(d.Configured)
+	return h.resolveDefaults(configured)
 }
 
 func (h *Hub) resolveDefaults(configured string) (WorkspaceDefaults, error) {
@@ -74,7 +70,7 @@ func (h *Hub) SetDefaultParent(ctx context.Context, dir *string) (WorkspaceDefau
 			return WorkspaceDefaults{}, Wrap(Invalid, err, "default workspace parent cannot be resolved")
 		}
 	}
-	err := h.store.Update(ctx, func(tx Tx) error {
+	err := h.update(ctx, func(tx Tx) error {
 		if canon == "" {
 			return tx.DeleteSetting(settingDefaultParent)
 		}

@@ -199,7 +199,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (Rena
 		h.closeJournal(ctx, jid, JournalFolderRename)
 		return RenameResult{}, fsError(err, "registered folder rename failed")
 	}
-	err = h.store.Update(ctx, func(tx Tx) error {
+	err = h.update(ctx, func(tx Tx) error {
 		for _, e := range in.Entries {
 			w, err := tx.Workspace(e.WorkspaceID)
 			if err != nil {
@@ -276,7 +276,7 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 		h.closeJournal(ctx, jid, JournalFolderRemove)
 		return RemoveResult{}, fsError(err, "folder removal failed")
 	}
-	err = h.store.Update(ctx, func(tx Tx) error {
+	err = h.update(ctx, func(tx Tx) error {
 		if err := tx.DeleteWorkspace(w.ID); err != nil {
 			return err
 		}

@@ -87,6 +87,7 @@ type Hub struct {
 	wsLocks   keylock.Locks
 	reserved  reservations
 	facts     factsCache
+	snap      registrySnapshot
 
 	mu       sync.Mutex
 	running  map[string]*liveSession // by workspace id

@@ -156,7 +156,7 @@ func (h *Hub) watch(id string, ls *liveSession) {
 }
 
 func (h *Hub) setAutoStart(ctx context.Context, id string, on bool) error {
-	return h.store.Update(ctx, func(tx Tx) error {
+	return h.update(ctx, func(tx Tx) error {
 		w, err := tx.Workspace(id)
 		if err != nil || w.AutoStart == on {
 			return err
@@ -247,7 +247,7 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 		return WorkspaceAction{}, err
 	}
 	defer release()
-	err = h.store.Update(ctx, func(tx Tx) error { return tx.DeleteWorkspace(id) })
+	err = h.update(ctx, func(tx Tx) error { return tx.DeleteWorkspace(id) })
 	switch {
 	case KindOf(err) == NotFound:
 		return WorkspaceAction{}, Errorf(NotFound, "unknown workspace: %s", id)
@@ -278,7 +278,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (WorkspaceVie
 		return WorkspaceView{}, err
 	}
 	if name != w.DisplayName {
-		err = h.store.Update(ctx, func(tx Tx) error {
+		err = h.update(ctx, func(tx Tx) error {
 			cur, err := tx.Workspace(id)
 			if err != nil {
 				return err

@@ -321,7 +321,7 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		}
 	}
 	w := Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
-	if err := h.store.Update(ctx, func(tx Tx) error { return tx.CreateWorkspace(w) }); err != nil {
+	if err := h.update(ctx, func(tx Tx) error { return tx.CreateWorkspace(w) }); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelError, "workspace registration failed", slog.String("path", dir), slog.Any("err", err))
 		e := Wrap(Internal, err, "workspace registration could not be persisted")
 		if create {

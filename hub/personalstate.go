@@ -136,7 +136,7 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller Session, id string,
 		return PersonalState{}, err
 	}
 	var st PersonalState
-	err := h.store.Update(ctx, func(tx Tx) error {
+	err := h.update(ctx, func(tx Tx) error {
 		if _, err := tx.Workspace(id); err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller Session, id string,
 // in view: it clears the workspace's finished mark for that user on every
 // device.
 func (h *Hub) AcknowledgeActivity(ctx context.Context, caller Session, id string) error {
-	err := h.store.Update(ctx, func(tx Tx) error {
+	err := h.update(ctx, func(tx Tx) error {
 		if _, err := tx.Workspace(id); err != nil {
 			return err
 		}

@@ -101,7 +101,7 @@ func (h *Hub) Logout(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	return h.store.Update(ctx, func(tx Tx) error { return tx.RevokeSession(s.Digest, h.clock.Now()) })
+	return h.update(ctx, func(tx Tx) error { return tx.RevokeSession(s.Digest, h.clock.Now()) })
 }
 
 // DeviceSessions lists the active sessions of the caller's user, newest
@@ -131,7 +131,7 @@ func (h *Hub) DeviceSessions(ctx context.Context, caller Session) ([]DeviceSessi
 // answer the same NotFound.
 func (h *Hub) RevokeDeviceSession(ctx context.Context, caller Session, handle string) (current bool, err error) {
 	now := h.clock.Now()
-	err = h.store.Update(ctx, func(tx Tx) error {
+	err = h.update(ctx, func(tx Tx) error {
 		all, err := tx.SessionsOfUser(caller.User)
 		if err != nil {
 			return err

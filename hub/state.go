@@ -16,18 +16,10 @@ type HubState struct {
 // State returns the Hub's state as the caller sees it. Every Hub user sees
 // every workspace: the contract has no per-user registry.
 func (h *Hub) State(ctx context.Context, caller Session) (HubState, error) {
-	// One read for the registry and the preference: this is the Hub's most
+	// The snapshot answers without a transaction: this is the Hub's most
 	// frequent request.
-	var ws []Workspace
-	var configured string
-	if err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		if ws, err = tx.Workspaces(); err != nil {
-			return err
-		}
-		configured, _, err = tx.Setting(settingDefaultParent)
-		return err
-	}); err != nil {
+	ws, configured, err := h.snapshot(ctx)
+	if err != nil {
 		return HubState{}, err
 	}
 	var defaults *WorkspaceDefaults

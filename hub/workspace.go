@@ -68,17 +68,6 @@ func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
 	return v
 }
 
-// registry reads every registered workspace, in registration order.
-func (h *Hub) registry(ctx context.Context) ([]Workspace, error) {
-	var ws []Workspace
-	err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		ws, err = tx.Workspaces()
-		return err
-	})
-	return ws, err
-}
-
 // Workspaces lists every registered workspace as it is now, in
 // registration order.
 func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
