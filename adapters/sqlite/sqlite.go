@@ -35,6 +35,8 @@ var _ hub.Store = (*Store)(nil)
 type Store struct {
 	write *sql.DB // one connection, BEGIN IMMEDIATE
 	read  *sql.DB // query-only connections
+
+	writeStmts, readStmts *stmtCache
 }
 
 // Open opens (creating if needed, with mode 0600) the database at path and
@@ -70,29 +72,40 @@ func Open(path string) (*Store, error) {
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
 	s.read = r
+	s.writeStmts, s.readStmts = &stmtCache{db: w}, &stmtCache{db: r}
 	return s, nil
 }
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	s.readStmts.close()
+	s.writeStmts.close()
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 
 // View runs fn in a read-only transaction over one snapshot.
 func (s *Store) View(ctx context.Context, fn func(hub.Tx) error) error {
-	return s.run(ctx, s.read, fn)
+	return s.run(ctx, s.read, s.readStmts, fn)
 }
 
 // Update runs fn in a write transaction and commits when fn returns nil.
 func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
-	return s.run(ctx, s.write, fn)
+	return s.run(ctx, s.write, s.writeStmts, fn)
 }
 
-func (s *Store) run(ctx context.Context, db *sql.DB, fn func(hub.Tx) error) (err error) {
+func (s *Store) run(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(hub.Tx) error) (err error) {
 	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return internal(err)
 	}
+	t := &tx{ctx: ctx, tx: sqlTx, cache: cache}
+	// Deferred first, so it runs last: once the transaction has ended and
+	// its connection is back in the pool.
+	defer func() {
+		if len(t.missed) > 0 {
+			cache.prepare(t.missed)
+		}
+	}()
 	defer func() {
 		if err != nil {
 			sqlTx.Rollback()
@@ -104,7 +117,7 @@ func (s *Store) run(ctx context.Context, db *sql.DB, fn func(hub.Tx) error) (err
 			panic(p)
 		}
 	}()
-	if err := fn(&tx{ctx: ctx, tx: sqlTx}); err != nil {
+	if err := fn(t); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {

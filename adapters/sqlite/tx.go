@@ -11,12 +11,10 @@ import (
 )
 
 type tx struct {
-	ctx context.Context
-	tx  *sql.Tx
-}
-
-func (t *tx) exec(q string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(t.ctx, q, args...)
+	ctx    context.Context
+	tx     *sql.Tx
+	cache  *stmtCache
+	missed []string // statements run unprepared, to prepare once this ends
 }
 
 func nanos(t time.Time) int64 { return t.UnixNano() }
@@ -33,7 +31,7 @@ func isConstraint(err error, what string) bool {
 func (t *tx) User(name string) (hub.User, error) {
 	var u hub.User
 	var created int64
-	err := t.tx.QueryRowContext(t.ctx, `SELECT name, password_hash, created_at FROM users WHERE name = ?`, name).
+	err := t.queryRow(`SELECT name, password_hash, created_at FROM users WHERE name = ?`, name).
 		Scan(&u.Name, &u.PasswordHash, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return hub.User{}, hub.Errorf(hub.NotFound, "user %q not found", name)
@@ -50,7 +48,7 @@ type scanner interface{ Scan(...any) error }
 
 // queryAll runs q and reads every row with scan.
 func queryAll[T any](t *tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := t.tx.QueryContext(t.ctx, q, args...)
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, internal(err)
 	}
@@ -83,7 +81,7 @@ func (t *tx) Users() ([]hub.User, error) {
 
 func (t *tx) CountUsers() (int, error) {
 	var n int
-	if err := t.tx.QueryRowContext(t.ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
+	if err := t.queryRow(`SELECT count(*) FROM users`).Scan(&n); err != nil {
 		return 0, internal(err)
 	}
 	return n, nil
@@ -163,7 +161,7 @@ func (t *tx) CreateSession(s hub.Session) error {
 }
 
 func (t *tx) SessionByDigest(d hub.SessionDigest) (hub.Session, error) {
-	s, err := scanSession(t.tx.QueryRowContext(t.ctx, `SELECT `+sessionCols+` FROM sessions WHERE digest = ?`, d[:]))
+	s, err := scanSession(t.queryRow(`SELECT `+sessionCols+` FROM sessions WHERE digest = ?`, d[:]))
 	if errors.Is(err, sql.ErrNoRows) {
 		return hub.Session{}, hub.Errorf(hub.NotFound, "session not found")
 	}

@@ -16,7 +16,7 @@ import (
 // error does not say which parent is missing.
 func (t *tx) requirePair(user, workspaceID string) error {
 	var userOK, workspaceOK bool
-	err := t.tx.QueryRowContext(t.ctx, `SELECT
+	err := t.queryRow(`SELECT
 		EXISTS (SELECT 1 FROM users WHERE name = ?),
 		EXISTS (SELECT 1 FROM workspaces WHERE id = ?)`, user, workspaceID).Scan(&userOK, &workspaceOK)
 	switch {
@@ -43,7 +43,7 @@ func pairWriteError(err error) error {
 func (t *tx) PersonalState(user, workspaceID string) (hub.PersonalState, error) {
 	var doc, preview, compare, filter, pty sql.Null[string]
 	var follow sql.Null[bool]
-	err := t.tx.QueryRowContext(t.ctx, `SELECT document_path, follow, preview_mode, compare_target, files_filter, last_pty_id
+	err := t.queryRow(`SELECT document_path, follow, preview_mode, compare_target, files_filter, last_pty_id
 		FROM personal_states WHERE user_name = ? AND workspace_id = ?`, user, workspaceID).
 		Scan(&doc, &follow, &preview, &compare, &filter, &pty)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -98,7 +98,7 @@ func (t *tx) MarkActivityViewed(user, workspaceID string, at time.Time) error {
 // user or workspace that does not exist.
 func (t *tx) ActivityViewed(user, workspaceID string) (time.Time, error) {
 	var at int64
-	err := t.tx.QueryRowContext(t.ctx, `SELECT viewed_at FROM activity_views WHERE user_name = ? AND workspace_id = ?`,
+	err := t.queryRow(`SELECT viewed_at FROM activity_views WHERE user_name = ? AND workspace_id = ?`,
 		user, workspaceID).Scan(&at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil
@@ -111,7 +111,7 @@ func (t *tx) ActivityViewed(user, workspaceID string) (time.Time, error) {
 
 func (t *tx) Setting(key string) (string, bool, error) {
 	var v string
-	err := t.tx.QueryRowContext(t.ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	err := t.queryRow(`SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

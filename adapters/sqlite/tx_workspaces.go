@@ -27,7 +27,7 @@ func (t *tx) Workspaces() ([]hub.Workspace, error) {
 }
 
 func (t *tx) Workspace(id string) (hub.Workspace, error) {
-	w, err := scanWorkspace(t.tx.QueryRowContext(t.ctx, `SELECT `+workspaceCols+` FROM workspaces WHERE id = ?`, id))
+	w, err := scanWorkspace(t.queryRow(`SELECT `+workspaceCols+` FROM workspaces WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return hub.Workspace{}, hub.Errorf(hub.NotFound, "workspace %q not found", id)
 	}
@@ -44,7 +44,7 @@ func (t *tx) WorkspaceIDUsed(id string) (bool, error) {
 // exists runs a query answering one boolean.
 func (t *tx) exists(q string, args ...any) (bool, error) {
 	var ok bool
-	if err := t.tx.QueryRowContext(t.ctx, q, args...).Scan(&ok); err != nil {
+	if err := t.queryRow(q, args...).Scan(&ok); err != nil {
 		return false, internal(err)
 	}
 	return ok, nil
