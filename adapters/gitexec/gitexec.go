@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,20 +41,29 @@ type Options struct {
 	// Logger receives debug lines per command and a warning per timeout;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// MaxAge bounds how long an inspection whose files are unchanged is
+	// reused (see memo.go); zero means DefaultMaxAge, negative never
+	// reuses one.
+	MaxAge time.Duration
 }
 
-// Runner is a hub.GitRunner over os/exec. It holds no mutable state and is
-// safe for concurrent use.
+// Runner is a hub.GitRunner over os/exec. It is safe for concurrent use.
 type Runner struct {
 	git     string
 	timeout time.Duration
 	env     []string
 	log     *slog.Logger
+	maxAge  time.Duration
+	memo    memo
+	runs    atomic.Int64 // git processes started, for tests
 }
 
 // New returns a Runner configured by opts, with defaults filled in.
 func New(opts Options) *Runner {
-	r := &Runner{git: opts.Git, timeout: opts.Timeout, log: opts.Logger}
+	r := &Runner{git: opts.Git, timeout: opts.Timeout, log: opts.Logger, maxAge: opts.MaxAge}
+	if r.maxAge == 0 {
+		r.maxAge = DefaultMaxAge
+	}
 	if r.git == "" {
 		r.git = "git"
 	}
@@ -79,37 +89,63 @@ func New(opts Options) *Runner {
 // git had nothing to find and the answer is "no repository"; otherwise git
 // found something it could not use (an unsafe owner, a broken repository, a
 // bare repository) and the answer is an error.
+//
+// An inspection is reused while the files that decide it are unchanged, for
+// at most Options.MaxAge (see memo.go).
 func (r *Runner) Inspect(ctx context.Context, dir string) (hub.Repository, error) {
 	if err := checkDir(dir); err != nil {
 		return hub.Repository{}, err
 	}
-	res, err := r.run(ctx, "-C", dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+	canon, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return hub.Repository{}, hub.Wrap(hub.Internal, err, "git rev-parse failed")
+		return hub.Repository{}, folderError(err)
+	}
+	if in, ok := r.memo.get(canon); ok && time.Since(in.at) < r.maxAge {
+		if sameStamps(in.stamps, stampsOf(canon, in.repo, in.gitDir)) {
+			return in.repo, nil
+		}
+	}
+	start := time.Now()
+	repo, gitDir, err := r.inspect(ctx, dir)
+	if err != nil {
+		r.memo.forget(canon)
+		return hub.Repository{}, err
+	}
+	if r.maxAge > 0 {
+		r.memo.put(canon, inspection{repo: repo, gitDir: gitDir, stamps: stampsOf(canon, repo, gitDir), at: start})
+	}
+	return repo, nil
+}
+
+// inspect asks git, and also returns the checkout's own git directory.
+func (r *Runner) inspect(ctx context.Context, dir string) (hub.Repository, string, error) {
+	res, err := r.run(ctx, "-C", dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--absolute-git-dir")
+	if err != nil {
+		return hub.Repository{}, "", hub.Wrap(hub.Internal, err, "git rev-parse failed")
 	}
 	if res.code != 0 {
 		marker, err := repositoryMarker(dir)
 		if err != nil {
-			return hub.Repository{}, folderError(err)
+			return hub.Repository{}, "", folderError(err)
 		}
 		if marker == "" {
-			return hub.Repository{}, nil
+			return hub.Repository{}, "", nil
 		}
 		cause := &commandError{args: []string{"-C", dir, "rev-parse"}, code: res.code, stderr: res.stderr,
 			err: fmt.Errorf("exit status %d although %s exists", res.code, marker)}
-		return hub.Repository{}, hub.Wrap(hub.Internal, cause, "git could not inspect the folder")
+		return hub.Repository{}, "", hub.Wrap(hub.Internal, cause, "git could not inspect the folder")
 	}
 	// A path holding a newline would add a line: refused, not guessed.
 	lines := strings.Split(strings.TrimSuffix(string(res.stdout), "\n"), "\n")
-	if len(lines) != 2 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) {
+	if len(lines) != 3 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) || !filepath.IsAbs(lines[2]) {
 		cause := fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, res.stdout)
-		return hub.Repository{}, hub.Wrap(hub.Internal, cause, "git rev-parse failed")
+		return hub.Repository{}, "", hub.Wrap(hub.Internal, cause, "git rev-parse failed")
 	}
 	repo := hub.Repository{TopLevel: filepath.Clean(lines[0]), CommonDir: filepath.Clean(lines[1])}
 	if repo.Branch, err = r.branch(ctx, repo.TopLevel); err != nil {
-		return hub.Repository{}, err
+		return hub.Repository{}, "", err
 	}
-	return repo, nil
+	return repo, filepath.Clean(lines[2]), nil
 }
 
 // branch returns the branch checked out in the work tree top, or "" when
@@ -143,6 +179,11 @@ func (r *Runner) branch(ctx context.Context, top string) (string, error) {
 func (r *Runner) Init(ctx context.Context, dir string) error {
 	if err := checkDir(dir); err != nil {
 		return err
+	}
+	// The folder's stamps could miss a .git made within one timestamp
+	// tick of an inspection, so the inspection is dropped outright.
+	if canon, err := filepath.EvalSymlinks(dir); err == nil {
+		defer r.memo.forget(canon)
 	}
 	res, err := r.run(ctx, "-C", dir, "init", "--quiet")
 	if err != nil {

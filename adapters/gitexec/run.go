@@ -46,6 +46,7 @@ func (r *Runner) run(ctx context.Context, args ...string) (result, error) {
 
 	stdout := &capBuffer{max: outputCap}
 	stderr := &capBuffer{max: outputCap, keepTail: true}
+	r.runs.Add(1)
 	cmd := exec.CommandContext(ctx, r.git, args...)
 	cmd.Env = r.env
 	cmd.Dir = "/" // every path is passed with -C; never depend on our cwd
