@@ -24,6 +24,9 @@ type folderFacts struct {
 type memo[T any] struct {
 	mu    sync.Mutex
 	cells map[string]*cell[T]
+	// changed, when set, is called after a looked-up value is published or
+	// a key forgotten, so listings built from older values are not reused.
+	changed func()
 }
 
 type cell[T any] struct {
@@ -85,14 +88,20 @@ func (m *memo[T]) refresh(c *cell[T], wait chan struct{}, now time.Time, fetch f
 	c.val, c.err, c.at, c.valid, c.wait = v, err, now, true, nil
 	m.mu.Unlock()
 	close(wait)
+	if m.changed != nil {
+		m.changed()
+	}
 	return v, err
 }
 
 // forget drops key, so the next get looks it up afresh.
 func (m *memo[T]) forget(key string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.cells, key)
+	m.mu.Unlock()
+	if m.changed != nil {
+		m.changed()
+	}
 }
 
 // folder returns the facts of dir, cached.

@@ -82,12 +82,15 @@ type Hub struct {
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then mu. Each workspace lock serializes that workspace's
 	// lifecycle: start, stop, forget, renames and display-name changes.
-	folderMu  sync.Mutex // serializes folder mutations
-	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
-	wsLocks   keylock.Locks
-	reserved  reservations
-	facts     factsCache
-	snap      registrySnapshot
+	folderMu   sync.Mutex // serializes folder mutations
+	onboardMu  sync.Mutex // serializes registrations, so minted ids cannot race
+	wsLocks    keylock.Locks
+	reserved   reservations
+	facts      factsCache
+	snap       registrySnapshot
+	viewsC     viewsCache
+	viewGen    atomic.Uint64 // bumped when a listing may have changed
+	listingRev atomic.Uint64
 
 	mu       sync.Mutex
 	running  map[string]*liveSession // by workspace id
@@ -117,6 +120,8 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
 		nameLimit: ratelimit.New(cfg.LoginLimits.PerName, cfg.LoginLimits.NameWindow, cfg.LoginLimits.MaxKeys),
 	}
+	h.facts.git.changed = h.changed
+	h.facts.sessions.changed = h.changed
 	var err error
 	if h.dummyHash, err = unmatchableHash(cfg.Password); err != nil {
 		return nil, err

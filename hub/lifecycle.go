@@ -119,6 +119,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 	h.mu.Lock()
 	h.running[id] = ls
 	h.mu.Unlock()
+	h.changed()
 	h.facts.sessions.forget(id)
 	h.watchers.Add(1)
 	go h.watch(id, ls)
@@ -136,6 +137,7 @@ func (h *Hub) watch(id string, ls *liveSession) {
 		delete(h.running, id)
 	}
 	h.mu.Unlock()
+	h.changed()
 	if !crashed {
 		return
 	}
@@ -214,6 +216,7 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 		delete(h.running, id)
 	}
 	h.mu.Unlock()
+	h.changed()
 	h.facts.sessions.forget(id)
 	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
 		// The session is stopped, which is what was asked; the record

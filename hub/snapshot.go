@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // registrySnapshot keeps the registry and the default-parent preference as
@@ -36,6 +37,7 @@ func (s *registrySnapshot) invalidate() {
 // have been applied by a store that reports errors late, and a reload costs
 // one read.
 func (h *Hub) update(ctx context.Context, fn func(Tx) error) error {
+	defer h.changed()
 	defer h.snap.invalidate()
 	return h.store.Update(ctx, fn)
 }
@@ -78,4 +80,63 @@ func (h *Hub) snapshot(ctx context.Context) ([]Workspace, string, error) {
 func (h *Hub) registry(ctx context.Context) ([]Workspace, error) {
 	ws, _, err := h.snapshot(ctx)
 	return ws, err
+}
+
+// viewsCache keeps the last computed listing of every workspace, so
+// repeated state requests neither rebuild 50 views nor make clients
+// re-encode them.
+//
+// A listing is determined by the registry, the running sessions and the
+// cached facts; each change to one of them bumps Hub.viewGen, and a cached
+// listing is only reused under the generation it was computed in. It is
+// also recomputed once FactsTTL has passed, because computing is what asks
+// the facts cache to refresh stale entries: a listing cached for ever would
+// never see the facts change. A missed bump therefore costs staleness
+// bounded by FactsTTL, the same bound the facts cache already gives.
+type viewsCache struct {
+	mu    sync.Mutex
+	valid bool
+	gen   uint64
+	at    time.Time
+	views workspaceListing
+}
+
+// workspaceListing is every registered workspace as it was at one moment, in
+// registration order. Listings are shared and read-only.
+type workspaceListing struct {
+	Views []WorkspaceView
+	// Revision identifies this listing: two listings with one revision
+	// are the same listing, so clients may cache what they derive from it.
+	Revision uint64
+}
+
+// changed records that something a listing shows may have changed.
+func (h *Hub) changed() { h.viewGen.Add(1) }
+
+// listing returns the current listing of every workspace.
+func (h *Hub) listing(ctx context.Context) (workspaceListing, error) {
+	now := h.clock.Now()
+	gen := h.viewGen.Load()
+	c := &h.viewsC
+	c.mu.Lock()
+	if c.valid && c.gen == gen && now.Sub(c.at) < h.cfg.FactsTTL && !now.Before(c.at) {
+		l := c.views
+		c.mu.Unlock()
+		return l, nil
+	}
+	c.mu.Unlock()
+
+	ws, err := h.registry(ctx)
+	if err != nil {
+		return workspaceListing{}, err
+	}
+	l := workspaceListing{Views: h.views(ctx, ws), Revision: h.listingRev.Add(1)}
+	c.mu.Lock()
+	// Keep the newest computation; gen was read before computing, so a
+	// change during it leaves the listing stale under an old generation.
+	if !c.valid || gen >= c.gen {
+		c.valid, c.gen, c.at, c.views = true, gen, now, l
+	}
+	c.mu.Unlock()
+	return l, nil
 }

@@ -7,7 +7,10 @@ type HubState struct {
 	Version              string
 	HubAPIRevision       int
 	WorkspaceAPIRevision int
-	Workspaces           []WorkspaceView
+	Workspaces           []WorkspaceView // shared and read-only
+	// WorkspacesRevision identifies Workspaces: equal revisions mean equal
+	// listings, so what a client derives from one may be reused.
+	WorkspacesRevision uint64
 	// Defaults is nil when the preference cannot be resolved (the home
 	// directory is unknown); the state is still served.
 	Defaults *WorkspaceDefaults
@@ -16,9 +19,13 @@ type HubState struct {
 // State returns the Hub's state as the caller sees it. Every Hub user sees
 // every workspace: the contract has no per-user registry.
 func (h *Hub) State(ctx context.Context, caller Session) (HubState, error) {
-	// The snapshot answers without a transaction: this is the Hub's most
+	// Snapshots answer without a transaction: this is the Hub's most
 	// frequent request.
-	ws, configured, err := h.snapshot(ctx)
+	l, err := h.listing(ctx)
+	if err != nil {
+		return HubState{}, err
+	}
+	_, configured, err := h.snapshot(ctx)
 	if err != nil {
 		return HubState{}, err
 	}
@@ -30,7 +37,8 @@ func (h *Hub) State(ctx context.Context, caller Session) (HubState, error) {
 		Version:              h.cfg.Version,
 		HubAPIRevision:       HubAPIRevision,
 		WorkspaceAPIRevision: WorkspaceAPIRevision,
-		Workspaces:           h.views(ctx, ws),
+		Workspaces:           l.Views,
+		WorkspacesRevision:   l.Revision,
 		Defaults:             defaults,
 	}, nil
 }

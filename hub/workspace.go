@@ -70,12 +70,10 @@ func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
 
 // Workspaces lists every registered workspace as it is now, in
 // registration order.
+// The slice is shared: callers must not modify it.
 func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
-	ws, err := h.registry(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return h.views(ctx, ws), nil
+	l, err := h.listing(ctx)
+	return l.Views, err
 }
 
 // views describes ws as they are now. Facts come from the cache, which

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -66,12 +67,25 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // writeJSON answers v as JSON. Every JSON answer of the API is no-store:
 // they carry session-bound state.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	jsonHeaders(w)
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeRawJSON answers body, already encoded JSON. Its length is known, so
+// it is sent with a Content-Length rather than chunked.
+func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
+	jsonHeaders(w)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func jsonHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }
 
 // writeStatus answers a transport-level error that has no core kind.

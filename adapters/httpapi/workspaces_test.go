@@ -280,3 +280,23 @@ func TestProxyToTheSession(t *testing.T) {
 	is.Equal(r.status, http.StatusOK)                                              // forwarded to the child
 	is.Equal(string(r.body), `{"workspaceId":"a","workspaceApiRevision":24}`+"\n") // its answer
 }
+
+// The state answer reuses the encoded listing while the Hub's listing is
+// unchanged; a change must show in the next answer.
+func TestStateAnswerFollowsTheListing(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, nil)
+	auth := bearer(s.login(t, "ann", annPassword))
+	s.repo(t, "/home/ann/wharf")
+	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/wharf","start":false}`, auth...)
+
+	first := s.do(t, "GET", "/api/hub/state", "", auth...)
+	again := s.do(t, "GET", "/api/hub/state", "", auth...)
+	is.Equal(string(again.body), string(first.body))      // unchanged, the same bytes
+	is.True(strings.HasSuffix(string(first.body), "}\n")) // one JSON value and a newline, as every answer
+
+	s.do(t, "POST", "/api/hub/workspaces/wharf/display-name", `{"displayName":"Quay"}`, auth...)
+	var st stateReply
+	s.do(t, "GET", "/api/hub/state", "", auth...).json(t, &st)
+	is.Equal(st.Workspaces[0].DisplayName, "Quay") // the new name, not the cached answer
+}
