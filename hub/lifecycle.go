@@ -273,29 +273,33 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (WorkspaceVie
 		return WorkspaceView{}, Wrap(Unavailable, err, "request cancelled")
 	}
 	defer unlock()
-	w, err := h.workspace(ctx, id)
-	if err != nil {
-		return WorkspaceView{}, err
-	}
-	if err := h.fence(fenceWorkspace); err != nil {
-		return WorkspaceView{}, err
-	}
-	if name != w.DisplayName {
-		err = h.update(ctx, func(tx Tx) error {
-			cur, err := tx.Workspace(id)
-			if err != nil {
-				return err
-			}
-			cur.DisplayName = name
-			return tx.UpdateWorkspace(cur)
-		})
-		if KindOf(err) == NotFound {
-			return WorkspaceView{}, Errorf(NotFound, "unknown workspace: %s", id)
-		}
+	// One write transaction reads, checks and writes: this is the Hub's
+	// most frequent mutation, and a separate read first cost a second
+	// transaction.
+	var w Workspace
+	var fenced error
+	err = h.update(ctx, func(tx Tx) error {
+		cur, err := tx.Workspace(id)
 		if err != nil {
-			return WorkspaceView{}, Wrap(Internal, err, "workspace display name could not be persisted")
+			return err
+		}
+		if fenced = h.fence(fenceWorkspace); fenced != nil {
+			return fenced
+		}
+		w = cur
+		if cur.DisplayName == name {
+			return nil
 		}
 		w.DisplayName = name
+		return tx.UpdateWorkspace(w)
+	})
+	switch {
+	case fenced != nil:
+		return WorkspaceView{}, fenced
+	case KindOf(err) == NotFound:
+		return WorkspaceView{}, Errorf(NotFound, "unknown workspace: %s", id)
+	case err != nil:
+		return WorkspaceView{}, Wrap(Internal, err, "workspace display name could not be persisted")
 	}
 	return h.view(ctx, w), nil
 }
