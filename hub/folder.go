@@ -222,9 +222,15 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (Rena
 		h.closeJournal(ctx, jid, JournalFolderRename)
 		return RenameResult{}, Wrap(Internal, err, "registered folder rename failed")
 	}
+	moved := make([]Workspace, 0, len(in.Entries))
 	for _, w := range ws {
 		h.facts.git.forget(w.Path)
 	}
+	for _, e := range in.Entries {
+		h.facts.git.forget(e.After)
+		moved = append(moved, Workspace{ID: e.WorkspaceID, Path: e.After})
+	}
+	h.announceWorktrees(ctx, moved...)
 	return res, nil
 }
 
@@ -289,5 +295,6 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 	}
 	h.facts.sessions.forget(w.ID)
 	h.facts.git.forget(w.Path)
+	h.announceWorktrees(ctx, w)
 	return RemoveResult{Path: src, WorkspaceID: w.ID}, nil
 }

@@ -88,6 +88,7 @@ type Hub struct {
 	reserved   reservations
 	facts      factsCache
 	snap       registrySnapshot
+	live       liveBroker
 	viewsC     viewsCache
 	viewGen    atomic.Uint64 // bumped when a listing may have changed
 	listingRev atomic.Uint64

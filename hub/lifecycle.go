@@ -258,6 +258,7 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 		return WorkspaceAction{}, Wrap(Internal, err, "failed to forget workspace")
 	}
 	h.facts.sessions.forget(id)
+	h.announceWorktrees(ctx, w)
 	return WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
 }
 
@@ -308,6 +309,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (WorkspaceVie
 // work. The stopped workspaces keep their AutoStart mark, so the next Hub
 // on the same store starts them again. It does not close the ports.
 func (h *Hub) Close() error {
+	h.closeLive()
 	h.mu.Lock()
 	h.closed = true
 	var all []*liveSession

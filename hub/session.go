@@ -101,7 +101,11 @@ func (h *Hub) Logout(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	return h.update(ctx, func(tx Tx) error { return tx.RevokeSession(s.Digest, h.clock.Now()) })
+	if err := h.update(ctx, func(tx Tx) error { return tx.RevokeSession(s.Digest, h.clock.Now()) }); err != nil {
+		return err
+	}
+	h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == s.Digest })
+	return nil
 }
 
 // DeviceSessions lists the active sessions of the caller's user, newest
@@ -131,6 +135,7 @@ func (h *Hub) DeviceSessions(ctx context.Context, caller Session) ([]DeviceSessi
 // answer the same NotFound.
 func (h *Hub) RevokeDeviceSession(ctx context.Context, caller Session, handle string) (current bool, err error) {
 	now := h.clock.Now()
+	var revoked SessionDigest
 	err = h.update(ctx, func(tx Tx) error {
 		all, err := tx.SessionsOfUser(caller.User)
 		if err != nil {
@@ -138,11 +143,14 @@ func (h *Hub) RevokeDeviceSession(ctx context.Context, caller Session, handle st
 		}
 		for _, s := range all {
 			if s.Handle == handle && s.Active(now) {
-				current = s.Digest == caller.Digest
+				current, revoked = s.Digest == caller.Digest, s.Digest
 				return tx.RevokeSession(s.Digest, now)
 			}
 		}
 		return Errorf(NotFound, "unknown session")
 	})
+	if err == nil {
+		h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == revoked })
+	}
 	return current, err
 }

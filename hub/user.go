@@ -85,18 +85,26 @@ func (h *Hub) SetPassword(ctx context.Context, name, password string) error {
 	if err != nil {
 		return err
 	}
-	return h.update(ctx, func(tx Tx) error {
+	err = h.update(ctx, func(tx Tx) error {
 		if err := tx.SetPasswordHash(name, hash); err != nil {
 			return err
 		}
 		_, err := tx.DeleteSessionsOfUser(name)
 		return err
 	})
+	if err == nil {
+		h.endLiveOf(func(ls *LiveStream) bool { return ls.user == name })
+	}
+	return err
 }
 
 // RemoveUser deletes a user and every session of that user.
 func (h *Hub) RemoveUser(ctx context.Context, name string) error {
-	return h.update(ctx, func(tx Tx) error { return tx.DeleteUser(name) })
+	if err := h.update(ctx, func(tx Tx) error { return tx.DeleteUser(name) }); err != nil {
+		return err
+	}
+	h.endLiveOf(func(ls *LiveStream) bool { return ls.user == name })
+	return nil
 }
 
 // Users lists every user, sorted by name. PasswordHash is cleared.

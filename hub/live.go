@@ -1,0 +1,235 @@
+package hub
+
+import (
+	"net/url"
+	"path"
+	"unicode/utf8"
+)
+
+// Topic names what a live subscription follows.
+type Topic string
+
+// The topics of the live stream. Activity is Hub-wide and turned on when a
+// stream opens; the others belong to the stream's workspace.
+const (
+	TopicDocument     Topic = "document"
+	TopicInventory    Topic = "inventory"
+	TopicConversation Topic = "conversation"
+	TopicActivity     Topic = "activity"
+	TopicWorktrees    Topic = "worktrees"
+)
+
+// Limits of the live stream (the contract's Limits table).
+const (
+	MaxLiveSubscriptions = 16
+	MaxLiveKeyBytes      = 4096
+	MaxLiveCursorBytes   = 1024
+	MaxLiveWorkspaceID   = 256
+)
+
+// SubKey identifies a subscription within a stream: its topic and key.
+// Keyed distinguishes a document subscription with an empty key (its
+// envelopes carry `key: ""`) from one without a key.
+type SubKey struct {
+	Topic Topic
+	Key   string
+	Keyed bool
+}
+
+// Subscription is a topic and key with the cursor to resume from; an empty
+// cursor asks for the current state.
+type Subscription struct {
+	SubKey
+	Cursor string
+}
+
+// SubscriptionChange is a change to a stream's subscriptions. Removals
+// apply before additions.
+type SubscriptionChange struct {
+	Add    []Subscription
+	Remove []SubKey
+}
+
+// EventKind is the kind of a live event: data or one of the signals.
+type EventKind string
+
+// The kinds of live events.
+const (
+	EventData        EventKind = "data"
+	EventReady       EventKind = "ready"
+	EventResync      EventKind = "resync"
+	EventUnavailable EventKind = "unavailable"
+)
+
+// Envelope is one live event as a stream carries it (LiveEnvelope).
+type Envelope struct {
+	// WS is the stream's workspace, or for activity the described one.
+	WS     string
+	Topic  Topic
+	Key    string
+	Keyed  bool // whether the envelope carries Key
+	Cursor string
+	Kind   EventKind
+	// Data is the payload as encoded JSON: set on data events and on a
+	// conversation resync; nil otherwise. Shared between streams: never
+	// modified.
+	Data []byte
+}
+
+// size approximates the bytes an envelope takes on the wire, for the
+// stream backlog bound.
+func (e Envelope) size() int {
+	return 64 + len(e.WS) + len(e.Key) + len(e.Cursor) + len(e.Data)
+}
+
+// CheckLiveWorkspaceID validates the `ws` parameter of a live stream before
+// the workspace is looked up.
+func CheckLiveWorkspaceID(ws string, present bool) error {
+	switch {
+	case !present:
+		return Errorf(Invalid, "workspace id required")
+	case ws == "" || len(ws) > MaxLiveWorkspaceID || !utf8.ValidString(ws):
+		return Errorf(Invalid, "invalid workspace id")
+	}
+	return nil
+}
+
+// CheckSubscription validates one subscription's topic, key and cursor
+// against the contract. It does not look at the set it joins.
+func CheckSubscription(s Subscription) error {
+	if err := CheckSubKey(s.SubKey); err != nil {
+		return err
+	}
+	if len(s.Cursor) > MaxLiveCursorBytes {
+		return Errorf(Invalid, "subscription cursor is too large")
+	}
+	if !utf8.ValidString(s.Cursor) {
+		return Errorf(Invalid, "subscription cursor must be a string")
+	}
+	return nil
+}
+
+// CheckSubKey validates a topic and its key.
+func CheckSubKey(k SubKey) error {
+	if len(k.Key) > MaxLiveKeyBytes {
+		return Errorf(Invalid, "subscription key is too large")
+	}
+	if !utf8.ValidString(k.Key) {
+		return Errorf(Invalid, "subscription key must be a string")
+	}
+	switch k.Topic {
+	case TopicDocument:
+		if _, err := ParseDocumentKey(k.Key); err != nil {
+			return err
+		}
+	case TopicConversation:
+		if !k.Keyed || k.Key == "" {
+			return Errorf(Invalid, "conversation subscription needs a key")
+		}
+	case TopicInventory, TopicWorktrees:
+		if k.Keyed {
+			return Errorf(Invalid, "%s subscription takes no key", k.Topic)
+		}
+	default:
+		return Errorf(Invalid, "subscription topic must be document, inventory, conversation, or worktrees")
+	}
+	return nil
+}
+
+// DocumentContext is what a document subscription watches: a
+// LiveDocumentKey parsed.
+type DocumentContext struct {
+	// CompareTarget is "base" or "last-commit".
+	CompareTarget string
+	// DocumentID is the pinned document (an absolute path) in file scope,
+	// "" in folder scope.
+	DocumentID string
+}
+
+// ParseDocumentKey parses a LiveDocumentKey: form-urlencoded
+// `compareTarget` (base | last-commit), `scope` (folder | file) and
+// `documentId` (an absolute path, required with scope=file and refused
+// without it). Empty means the default context. Each parameter may appear
+// once; anything else is Invalid.
+func ParseDocumentKey(key string) (DocumentContext, error) {
+	c := DocumentContext{CompareTarget: "base"}
+	vals, err := url.ParseQuery(key)
+	if err != nil {
+		return c, Errorf(Invalid, "invalid document key")
+	}
+	scope := "folder"
+	for name, vs := range vals {
+		if len(vs) != 1 {
+			return c, Errorf(Invalid, "invalid document key: %s given more than once", name)
+		}
+		v := vs[0]
+		switch name {
+		case "compareTarget":
+			if v != "base" && v != "last-commit" {
+				return c, Errorf(Invalid, "invalid document key: compareTarget must be base or last-commit")
+			}
+			c.CompareTarget = v
+		case "scope":
+			if v != "folder" && v != "file" {
+				return c, Errorf(Invalid, "invalid document key: scope must be folder or file")
+			}
+			scope = v
+		case "documentId":
+			if !path.IsAbs(v) || path.Clean(v) != v {
+				return c, Errorf(Invalid, "invalid document key: documentId must be a clean absolute path")
+			}
+			c.DocumentID = v
+		default:
+			return c, Errorf(Invalid, "invalid document key: unknown parameter %s", name)
+		}
+	}
+	if (scope == "file") != (c.DocumentID != "") {
+		return c, Errorf(Invalid, "invalid document key: documentId goes with scope=file")
+	}
+	return c, nil
+}
+
+// String is the canonical LiveDocumentKey of c.
+func (c DocumentContext) String() string {
+	v := url.Values{"compareTarget": {c.CompareTarget}}
+	if c.DocumentID != "" {
+		v.Set("scope", "file")
+		v.Set("documentId", c.DocumentID)
+	}
+	return v.Encode()
+}
+
+// identity is what makes two subscriptions of a stream the same one. Keys
+// of the document topic are compared as contexts, not spellings, so two
+// spellings of one context are one subscription (and one upstream); k must
+// have passed CheckSubKey.
+func (k SubKey) identity() SubKey {
+	if k.Topic != TopicDocument {
+		return k
+	}
+	c, _ := ParseDocumentKey(k.Key)
+	return SubKey{Topic: TopicDocument, Key: c.String()}
+}
+
+// normalizeSubs checks subs and de-duplicates them by SubKey, the last
+// entry winning, keeping first-seen order.
+func normalizeSubs(subs []Subscription) ([]Subscription, error) {
+	if len(subs) > MaxLiveSubscriptions {
+		return nil, Errorf(Invalid, "too many subscriptions")
+	}
+	out := make([]Subscription, 0, len(subs))
+	at := map[SubKey]int{}
+	for _, s := range subs {
+		if err := CheckSubscription(s); err != nil {
+			return nil, err
+		}
+		id := s.identity()
+		if i, ok := at[id]; ok {
+			out[i] = s
+			continue
+		}
+		at[id] = len(out)
+		out = append(out, s)
+	}
+	return out, nil
+}

@@ -1,0 +1,270 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/matryer/is"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// login opens a real device session for ann, so keepalive checks and
+// logout find it in the store.
+func (e *env) login() (hub.Session, string) {
+	e.t.Helper()
+	res, err := e.Login(e.ctx, hub.LoginRequest{Name: "ann", Password: "correct horse battery", ClientAddr: "127.0.0.1"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res.Session, res.SessionID
+}
+
+// next is one turn of a live stream's writer.
+type next struct {
+	envs      []hub.Envelope
+	keepalive bool
+	err       error
+}
+
+// reader runs s's writer in the background and hands over each turn.
+func reader(ctx context.Context, s *hub.LiveStream) <-chan next {
+	out := make(chan next)
+	go func() {
+		defer close(out)
+		for {
+			var turn next
+			turn.err = s.Next(ctx, func(envs []hub.Envelope, keepalive bool) error {
+				turn.envs, turn.keepalive = append([]hub.Envelope(nil), envs...), keepalive
+				return nil
+			})
+			select {
+			case out <- turn:
+			case <-ctx.Done():
+				return
+			}
+			if turn.err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// take collects envelopes from turns until n have arrived.
+func take(t *testing.T, turns <-chan next, n int) []hub.Envelope {
+	t.Helper()
+	var got []hub.Envelope
+	deadline := time.After(5 * time.Second)
+	for len(got) < n {
+		select {
+		case turn, ok := <-turns:
+			if !ok || turn.err != nil {
+				t.Fatalf("stream ended after %d envelopes: %v", len(got), turn.err)
+			}
+			got = append(got, turn.envs...)
+		case <-deadline:
+			t.Fatalf("only %d of %d envelopes arrived", len(got), n)
+		}
+	}
+	return got
+}
+
+// idle reports that no turn is waiting once every goroutine of the bubble
+// is blocked.
+func idle(turns <-chan next) bool {
+	synctest.Wait()
+	select {
+	case <-turns:
+		return false
+	default:
+		return true
+	}
+}
+
+func worktrees() hub.Subscription {
+	return hub.Subscription{SubKey: hub.SubKey{Topic: hub.TopicWorktrees}}
+}
+
+func TestOpeningALiveStreamChecksEverythingFirst(t *testing.T) {
+	e := newEnv(t)
+	e.register(e.repo("/home/ann/app"))
+	sess, _ := e.login()
+	long := string(make([]byte, 4097))
+	doc := func(key string) hub.Subscription {
+		return hub.Subscription{SubKey: hub.SubKey{Topic: hub.TopicDocument, Key: key, Keyed: true}}
+	}
+	tests := []struct {
+		name string
+		ws   string
+		subs []hub.Subscription
+		kind hub.Kind
+		msg  string
+	}{
+		{"empty workspace id", "", nil, hub.Invalid, "invalid workspace id"},
+		{"workspace id over 256 bytes", string(make([]byte, 257)), nil, hub.Invalid, "invalid workspace id"},
+		{"unknown workspace", "nope", nil, hub.NotFound, "unknown workspace"},
+		{"activity subscribed", "app", []hub.Subscription{{SubKey: hub.SubKey{Topic: hub.TopicActivity}}}, hub.Invalid,
+			"subscription topic must be document, inventory, conversation, or worktrees"},
+		{"conversation without key", "app", []hub.Subscription{{SubKey: hub.SubKey{Topic: hub.TopicConversation}}}, hub.Invalid,
+			"conversation subscription needs a key"},
+		{"inventory with key", "app", []hub.Subscription{{SubKey: hub.SubKey{Topic: hub.TopicInventory, Key: "x", Keyed: true}}}, hub.Invalid,
+			"inventory subscription takes no key"},
+		{"key over 4096 bytes", "app", []hub.Subscription{{SubKey: hub.SubKey{Topic: hub.TopicConversation, Key: long, Keyed: true}}}, hub.Invalid,
+			"subscription key is too large"},
+		{"cursor over 1024 bytes", "app", []hub.Subscription{{SubKey: hub.SubKey{Topic: hub.TopicInventory}, Cursor: long[:1025]}}, hub.Invalid,
+			"subscription cursor is too large"},
+		{"document key with an unknown parameter", "app", []hub.Subscription{doc("colour=blue")}, hub.Invalid,
+			"invalid document key: unknown parameter colour"},
+		{"file scope without a document", "app", []hub.Subscription{doc("scope=file")}, hub.Invalid,
+			"invalid document key: documentId goes with scope=file"},
+		{"relative document", "app", []hub.Subscription{doc("scope=file&documentId=a.md")}, hub.Invalid,
+			"invalid document key: documentId must be a clean absolute path"},
+		{"17 subscriptions", "app", make([]hub.Subscription, 17), hub.Invalid, "too many subscriptions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := e.OpenLive(e.ctx, sess, tt.ws, false, tt.subs)
+			is.Equal(hub.KindOf(err), tt.kind)   // the contract's status
+			is.Equal(hub.MessageOf(err), tt.msg) // and message
+		})
+	}
+}
+
+func TestWorktreesTopic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		app := e.register(e.repo("/home/ann/app"))
+		sess, _ := e.login()
+		s, err := e.OpenLive(e.ctx, sess, app, false, []hub.Subscription{worktrees()})
+		is.NoErr(err) // open
+		turns := reader(t.Context(), s)
+
+		got := take(t, turns, 2)
+		is.Equal(got[0].Kind, hub.EventData)                           // every attach gets an invalidation
+		is.Equal(string(got[0].Data), `{"type":"worktree.inventory"}`) // content-free
+		is.Equal(got[0].Cursor, "")                                    // with an empty cursor
+		is.True(!got[0].Keyed)                                         // and no key
+		is.Equal(got[1].Kind, hub.EventReady)                          // then ready
+
+		e.register(e.repo("/home/ann/other"))
+		is.True(idle(turns)) // another repository's registration is not announced
+
+		e.dir("/home/ann/app/sub")
+		nested := e.register("/home/ann/app/sub")
+		got = take(t, turns, 1)
+		is.Equal(got[0].Kind, hub.EventData) // a registration in the same repository is
+		is.Equal(got[0].WS, app)             // on the stream's workspace
+
+		_, err = e.ForgetWorkspace(e.ctx, nested)
+		is.NoErr(err)                                      // forget
+		is.Equal(take(t, turns, 1)[0].Kind, hub.EventData) // announced too
+	})
+}
+
+func TestRemovedSubscriptionsSendNothingMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		app := e.register(e.repo("/home/ann/app"))
+		sess, _ := e.login()
+		// Nothing reads yet, so the attach's envelopes stay queued.
+		s, err := e.OpenLive(e.ctx, sess, app, false, []hub.Subscription{worktrees()})
+		is.NoErr(err) // open
+		err = e.UpdateLiveSubscriptions(e.ctx, sess, s.ID(), hub.SubscriptionChange{Remove: []hub.SubKey{{Topic: hub.TopicWorktrees}}})
+		is.NoErr(err) // remove
+		turns := reader(t.Context(), s)
+		is.True(idle(turns)) // what it had queued is purged
+
+		e.dir("/home/ann/app/sub")
+		e.register("/home/ann/app/sub")
+		is.True(idle(turns)) // and nothing new arrives
+
+		err = e.UpdateLiveSubscriptions(e.ctx, sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
+		is.NoErr(err)                       // added again
+		is.Equal(len(take(t, turns, 2)), 2) // a fresh invalidation and ready
+	})
+}
+
+func TestOnlyTheOpeningSessionChangesAStream(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	app := e.register(e.repo("/home/ann/app"))
+	mine, _ := e.login()
+	other, _ := e.login()
+	s, err := e.OpenLive(e.ctx, mine, app, false, nil)
+	is.NoErr(err) // open
+	change := hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}}
+
+	err = e.UpdateLiveSubscriptions(e.ctx, other, s.ID(), change)
+	is.Equal(hub.KindOf(err), hub.Forbidden)                          // another session of the same user
+	is.Equal(hub.MessageOf(err), "stream belongs to another session") // says so
+	err = e.UpdateLiveSubscriptions(e.ctx, mine, "nope", change)
+	is.Equal(hub.KindOf(err), hub.NotFound)        // unknown stream
+	is.Equal(hub.MessageOf(err), "unknown stream") // says so
+	s.Close()
+	err = e.UpdateLiveSubscriptions(e.ctx, mine, s.ID(), change)
+	is.Equal(hub.KindOf(err), hub.NotFound) // an ended stream is unknown
+}
+
+func TestKeepalivesAndTheSessionsEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		app := e.register(e.repo("/home/ann/app"))
+		sess, id := e.login()
+		s, err := e.OpenLive(e.ctx, sess, app, false, nil)
+		is.NoErr(err) // open
+		turns := reader(t.Context(), s)
+
+		is.True(idle(turns)) // nothing before the interval
+		e.clock.Advance(hub.KeepaliveInterval - time.Second)
+		is.True(idle(turns)) // nor just before it
+		e.clock.Advance(time.Second)
+		turn := <-turns
+		is.True(turn.keepalive)     // a keepalive after 15 s of silence
+		is.Equal(len(turn.envs), 0) // carrying nothing
+
+		is.NoErr(e.Logout(e.ctx, id)) // logout
+		turn = <-turns
+		is.True(errors.Is(turn.err, hub.ErrLiveEnded)) // ends the session's streams
+	})
+}
+
+func TestAnExpiredSessionsStreamEndsAtTheNextKeepalive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		app := e.register(e.repo("/home/ann/app"))
+		sess, _ := e.login()
+		s, err := e.OpenLive(e.ctx, sess, app, false, nil)
+		is.NoErr(err) // open
+		turns := reader(t.Context(), s)
+		is.True(idle(turns)) // waiting
+		e.clock.Set(sess.ExpiresAt.Add(time.Second))
+		turn := <-turns
+		is.True(errors.Is(turn.err, hub.ErrLiveEnded)) // the keepalive check ends it
+	})
+}
+
+func TestAStalledStreamIsEnded(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	app := e.register(e.repo("/home/ann/app"))
+	sess, _ := e.login()
+	s, err := e.OpenLive(e.ctx, sess, app, false, []hub.Subscription{worktrees()})
+	is.NoErr(err) // open; nobody reads
+	for i := 0; i < hub.MaxLiveBacklog/64+1; i++ {
+		err = e.UpdateLiveSubscriptions(e.ctx, sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
+		if err != nil {
+			break
+		}
+	}
+	is.Equal(hub.KindOf(err), hub.NotFound) // the stream ended once its backlog passed the bound
+	err = s.Next(e.ctx, func([]hub.Envelope, bool) error { return nil })
+	is.True(errors.Is(err, hub.ErrLiveEnded)) // and its writer learns it
+}

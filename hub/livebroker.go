@@ -1,0 +1,287 @@
+package hub
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// liveBroker owns the live streams and who follows what.
+//
+// Lock order: liveBroker.mu, then a LiveStream's mu. Joining a topic
+// (queueing what the subscriber is owed, then registering it) and
+// publishing to it both happen under liveBroker.mu, so a subscriber never
+// misses nor doubles an event published while it joins.
+type liveBroker struct {
+	mu        sync.Mutex
+	streams   map[string]*LiveStream
+	worktrees map[string]map[*attachment]struct{} // by workspace id
+	closed    bool
+}
+
+// worktreeInventory is the worktrees topic's only payload.
+var worktreeInventory = []byte(`{"type":"worktree.inventory"}`)
+
+// OpenLive opens a live stream for caller on workspace ws with the
+// subscriptions subs (checked, de-duplicated with the last entry winning).
+// activity turns the activity topic on. An unknown workspace is NotFound
+// ("unknown workspace"); an invalid subscription is Invalid.
+func (h *Hub) OpenLive(ctx context.Context, caller Session, ws string, activity bool, subs []Subscription) (*LiveStream, error) {
+	if err := CheckLiveWorkspaceID(ws, true); err != nil {
+		return nil, err
+	}
+	subs, err := normalizeSubs(subs)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := h.registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(reg, func(w Workspace) bool { return w.ID == ws }) {
+		return nil, Errorf(NotFound, "unknown workspace")
+	}
+	s := &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
+		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1)}
+	b := &h.live
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, Errorf(Unavailable, "the Hub is shutting down")
+	}
+	if b.streams == nil {
+		b.streams = map[string]*LiveStream{}
+	}
+	b.streams[s.id] = s
+	for _, sub := range subs {
+		if err := b.attachLocked(s, sub); err != nil {
+			b.dropLocked(s)
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// UpdateLiveSubscriptions changes the subscriptions of the caller's stream
+// streamID: removals first, then additions, an addition of a subscribed
+// topic and key replacing it from the new cursor. Once it returns, no
+// envelope of a removed or replaced subscription is written any more.
+func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller Session, streamID string, change SubscriptionChange) error {
+	if len(change.Add) > MaxLiveSubscriptions || len(change.Remove) > MaxLiveSubscriptions {
+		return Errorf(Invalid, "too many subscriptions")
+	}
+	for _, sub := range change.Add {
+		if err := CheckSubscription(sub); err != nil {
+			return err
+		}
+	}
+	for _, k := range change.Remove {
+		if err := CheckSubKey(k); err != nil {
+			return err
+		}
+	}
+	b := &h.live
+	b.mu.Lock()
+	s := b.streams[streamID]
+	if s == nil {
+		b.mu.Unlock()
+		return Errorf(NotFound, "unknown stream")
+	}
+	if s.owner != caller.Digest {
+		b.mu.Unlock()
+		return Errorf(Forbidden, "stream belongs to another session")
+	}
+	s.mu.Lock()
+	ended := s.ended
+	after := map[SubKey]bool{}
+	for id := range s.subs {
+		after[id] = true
+	}
+	s.mu.Unlock()
+	if ended {
+		b.mu.Unlock()
+		return Errorf(NotFound, "unknown stream")
+	}
+	for _, k := range change.Remove {
+		delete(after, k.identity())
+	}
+	for _, sub := range change.Add {
+		after[sub.identity()] = true
+	}
+	if len(after) > MaxLiveSubscriptions {
+		b.mu.Unlock()
+		return Errorf(Invalid, "too many subscriptions")
+	}
+	for _, k := range change.Remove {
+		b.detachLocked(s, k.identity())
+	}
+	var err error
+	for _, sub := range change.Add {
+		b.detachLocked(s, sub.identity())
+		if err = b.attachLocked(s, sub); err != nil {
+			break
+		}
+	}
+	b.mu.Unlock()
+	// A batch taken before the change may hold envelopes of what was
+	// removed: wait until it is written, so none arrives after we answer.
+	s.sendMu.Lock()
+	s.sendMu.Unlock()
+	return err
+}
+
+// attachLocked subscribes s to sub: it queues what the subscriber is owed
+// and registers it, both under b.mu. A stream that overflows while being
+// owed its replay is ended and released.
+func (b *liveBroker) attachLocked(s *LiveStream, sub Subscription) error {
+	a := &attachment{s: s, sub: sub}
+	switch sub.Topic {
+	case TopicWorktrees:
+		s.mu.Lock()
+		s.subs[sub.identity()] = a
+		ok := s.pushLocked(a,
+			Envelope{WS: s.ws, Topic: TopicWorktrees, Kind: EventData, Data: worktreeInventory},
+			Envelope{WS: s.ws, Topic: TopicWorktrees, Kind: EventReady})
+		s.mu.Unlock()
+		if !ok {
+			b.dropLocked(s)
+			return nil
+		}
+		if b.worktrees == nil {
+			b.worktrees = map[string]map[*attachment]struct{}{}
+		}
+		if b.worktrees[s.ws] == nil {
+			b.worktrees[s.ws] = map[*attachment]struct{}{}
+		}
+		b.worktrees[s.ws][a] = struct{}{}
+		return nil
+	default:
+		return Errorf(Unavailable, "the %s topic is not served yet", sub.Topic)
+	}
+}
+
+// detachLocked removes s's subscription id, purging what it queued and not
+// yet handed to the writer.
+func (b *liveBroker) detachLocked(s *LiveStream, id SubKey) {
+	s.mu.Lock()
+	a := s.subs[id]
+	if a != nil {
+		delete(s.subs, id)
+		a.removed = true
+		kept := s.queue[:0]
+		for _, q := range s.queue {
+			if q.a != a {
+				kept = append(kept, q)
+			}
+		}
+		s.queue = kept
+	}
+	s.mu.Unlock()
+	if a != nil {
+		b.releaseLocked(a)
+	}
+}
+
+// releaseLocked takes a out of the topic it follows.
+func (b *liveBroker) releaseLocked(a *attachment) {
+	switch a.sub.Topic {
+	case TopicWorktrees:
+		set := b.worktrees[a.s.ws]
+		delete(set, a)
+		if len(set) == 0 {
+			delete(b.worktrees, a.s.ws)
+		}
+	}
+}
+
+// dropLocked ends s and releases everything it followed.
+func (b *liveBroker) dropLocked(s *LiveStream) {
+	s.mu.Lock()
+	subs := s.endLocked()
+	s.mu.Unlock()
+	b.forgetLocked(s, subs)
+}
+
+// forget releases an ended stream.
+func (b *liveBroker) forget(s *LiveStream, subs map[SubKey]*attachment) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.forgetLocked(s, subs)
+}
+
+func (b *liveBroker) forgetLocked(s *LiveStream, subs map[SubKey]*attachment) {
+	if b.streams[s.id] == s {
+		delete(b.streams, s.id)
+	}
+	for _, a := range subs {
+		b.releaseLocked(a)
+	}
+}
+
+// streamsWhere returns the open streams keep selects.
+func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*LiveStream
+	for _, s := range b.streams {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// endLiveOf ends the streams keep selects: those of a session that logged
+// out or was revoked, or of a removed user.
+func (h *Hub) endLiveOf(keep func(*LiveStream) bool) {
+	for _, s := range h.live.streamsWhere(keep) {
+		s.end()
+	}
+}
+
+// closeLive ends every stream and refuses new ones; Hub.Close calls it.
+func (h *Hub) closeLive() {
+	h.live.mu.Lock()
+	h.live.closed = true
+	h.live.mu.Unlock()
+	h.endLiveOf(func(*LiveStream) bool { return true })
+}
+
+// invalidateWorktrees tells every worktrees subscriber of the workspaces
+// ids that the worktree inventory may have changed.
+func (h *Hub) invalidateWorktrees(ids ...string) {
+	b := &h.live
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var overflowed []*LiveStream
+	for _, id := range ids {
+		for a := range b.worktrees[id] {
+			s := a.s
+			s.mu.Lock()
+			ok := s.pushLocked(a, Envelope{WS: s.ws, Topic: TopicWorktrees, Kind: EventData, Data: worktreeInventory})
+			s.mu.Unlock()
+			if !ok {
+				overflowed = append(overflowed, s)
+			}
+		}
+	}
+	for _, s := range overflowed {
+		b.dropLocked(s)
+	}
+}
+
+// sessionActive reports whether the session with digest d is still active;
+// a store failure counts as active, so a database hiccup does not end
+// every stream.
+func (h *Hub) sessionActive(ctx context.Context, d SessionDigest) bool {
+	var s Session
+	err := h.store.View(ctx, func(tx Tx) error {
+		var err error
+		s, err = tx.SessionByDigest(d)
+		return err
+	})
+	if err != nil {
+		return KindOf(err) != NotFound
+	}
+	return s.Active(h.clock.Now())
+}

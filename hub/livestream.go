@@ -1,0 +1,199 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"sync"
+	"time"
+)
+
+// KeepaliveInterval is how long a live stream stays silent before a
+// keepalive is due.
+const KeepaliveInterval = 15 * time.Second
+
+// MaxLiveBacklog bounds the bytes a stream may hold unsent. It detects a
+// stalled client rather than limiting a frame: the frame being added is
+// always admitted, and a stream already holding more is ended, so its
+// client comes back with its cursors.
+const MaxLiveBacklog = 1 << 20
+
+// ErrLiveEnded is returned by LiveStream.Next once the stream has ended:
+// closed by its client, its session logged out, revoked or expired, its
+// backlog overflowed, or the Hub closed.
+var ErrLiveEnded = errors.New("live stream ended")
+
+// LiveStream is one client's live stream. Producers add envelopes without
+// ever blocking; the stream's single writer takes them with Next.
+type LiveStream struct {
+	id    string
+	owner SessionDigest
+	user  string
+	ws    string
+	h     *Hub
+
+	// sendMu is held while a batch is written, so a subscription change
+	// can wait for a batch already taken (see remove).
+	sendMu sync.Mutex
+
+	mu      sync.Mutex
+	queue   []queued
+	backlog int
+	subs    map[SubKey]*attachment // by SubKey.identity
+	ended   bool
+	due     bool  // a keepalive is due
+	idle    Timer // armed while the writer waits on an empty queue
+	wake    chan struct{}
+}
+
+// queued is an envelope waiting to be written, with the attachment that
+// produced it (nil for none), so a removal can purge it.
+type queued struct {
+	env Envelope
+	a   *attachment
+}
+
+// attachment is one subscription of a stream.
+type attachment struct {
+	s   *LiveStream
+	sub Subscription // as the client gave it; its key is echoed
+	// removed is set under s.mu when the subscription is removed or
+	// replaced; nothing more is queued for it.
+	removed bool
+}
+
+func newStreamID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// ID is the stream's unguessable handle (LiveHello.streamId).
+func (s *LiveStream) ID() string { return s.id }
+
+// Next waits until envelopes are queued, a keepalive is due or the stream
+// ends, and calls write with the envelopes in order (keepalive true and no
+// envelopes when only a keepalive is due). A keepalive first checks that
+// the stream's session is still active, ending the stream otherwise. Next
+// returns write's error, ctx's, or ErrLiveEnded; the stream is ended on any
+// error. Only one goroutine may call Next.
+func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepalive bool) error) error {
+	for {
+		s.mu.Lock()
+		if s.ended {
+			s.mu.Unlock()
+			return ErrLiveEnded
+		}
+		if len(s.queue) > 0 || s.due {
+			break // with s.mu held
+		}
+		if s.idle == nil {
+			s.idle = s.h.clock.AfterFunc(KeepaliveInterval, func() {
+				s.mu.Lock()
+				s.due = true
+				s.mu.Unlock()
+				s.signal()
+			})
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			s.end()
+			return ctx.Err()
+		}
+	}
+	// s.mu is held.
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	keepalive := s.due && len(s.queue) == 0
+	s.due = false
+	s.mu.Unlock()
+	if keepalive && !s.h.sessionActive(ctx, s.owner) {
+		s.end()
+		return ErrLiveEnded
+	}
+
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	batch := make([]Envelope, 0, len(s.queue))
+	for _, q := range s.queue {
+		if q.a == nil || !q.a.removed {
+			batch = append(batch, q.env)
+		}
+	}
+	s.queue, s.backlog = s.queue[:0], 0
+	s.mu.Unlock()
+	if len(batch) == 0 && !keepalive {
+		return nil // everything taken was purged meanwhile
+	}
+	if err := write(batch, keepalive); err != nil {
+		s.end()
+		return err
+	}
+	return nil
+}
+
+// signal wakes the writer without blocking.
+func (s *LiveStream) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pushLocked queues envs from a (nil for none); the caller holds s.mu. It
+// reports false when the stream already holds more than MaxLiveBacklog
+// unsent bytes: nothing is queued and the caller, holding the broker's
+// lock, must end the stream once it has let go of s.mu
+// (liveBroker.dropLocked). Pushing to an ended stream or for a removed
+// attachment does nothing.
+func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
+	if s.ended || (a != nil && a.removed) {
+		return true
+	}
+	if s.backlog > MaxLiveBacklog {
+		return false
+	}
+	for _, e := range envs {
+		s.queue = append(s.queue, queued{env: e, a: a})
+		s.backlog += e.size()
+	}
+	s.signal()
+	return true
+}
+
+// Close ends the stream and releases its subscriptions.
+func (s *LiveStream) Close() { s.end() }
+
+func (s *LiveStream) end() {
+	s.mu.Lock()
+	subs := s.endLocked()
+	s.mu.Unlock()
+	s.h.live.forget(s, subs)
+}
+
+// endLocked ends the stream and returns the attachments it held, for the
+// broker to release; the caller holds s.mu.
+func (s *LiveStream) endLocked() map[SubKey]*attachment {
+	if s.ended {
+		return nil
+	}
+	s.ended = true
+	s.queue, s.backlog = nil, 0
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	subs := s.subs
+	s.subs = nil
+	for _, a := range subs {
+		a.removed = true
+	}
+	s.signal()
+	return subs
+}
