@@ -22,6 +22,33 @@ func (e *env) login() (hub.Session, string) {
 	return res.Session, res.SessionID
 }
 
+// liveEnv is an env with one registered repository, app, and a real
+// device session of ann's.
+type liveEnv struct {
+	*env
+	app  string
+	sess hub.Session
+	id   string // the session's secret id
+}
+
+func newLiveEnv(t *testing.T) *liveEnv {
+	t.Helper()
+	e := newEnv(t)
+	app := e.register(e.repo("/home/ann/app"))
+	sess, id := e.login()
+	return &liveEnv{env: e, app: app, sess: sess, id: id}
+}
+
+// open opens a stream on app for ann's session, failing the test on error.
+func (e *liveEnv) open(subs ...hub.Subscription) *hub.LiveStream {
+	e.t.Helper()
+	s, err := e.OpenLive(e.ctx, e.sess, e.app, false, subs)
+	if err != nil {
+		e.t.Fatalf("open: %v", err)
+	}
+	return s
+}
+
 // next is one turn of a live stream's writer.
 type next struct {
 	envs      []hub.Envelope
@@ -89,9 +116,7 @@ func worktrees() hub.Subscription {
 }
 
 func TestOpeningALiveStreamChecksEverythingFirst(t *testing.T) {
-	e := newEnv(t)
-	e.register(e.repo("/home/ann/app"))
-	sess, _ := e.login()
+	e := newLiveEnv(t)
 	long := string(make([]byte, 4097))
 	doc := func(key string) hub.Subscription {
 		return hub.Subscription{SubKey: hub.SubKey{Topic: hub.TopicDocument, Key: key, Keyed: true}}
@@ -127,7 +152,7 @@ func TestOpeningALiveStreamChecksEverythingFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := e.OpenLive(e.ctx, sess, tt.ws, false, tt.subs)
+			_, err := e.OpenLive(e.ctx, e.sess, tt.ws, false, tt.subs)
 			is.Equal(hub.KindOf(err), tt.kind)   // the contract's status
 			is.Equal(hub.MessageOf(err), tt.msg) // and message
 		})
@@ -137,12 +162,9 @@ func TestOpeningALiveStreamChecksEverythingFirst(t *testing.T) {
 func TestWorktreesTopic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
-		e := newEnv(t)
-		app := e.register(e.repo("/home/ann/app"))
-		sess, _ := e.login()
-		s, err := e.OpenLive(e.ctx, sess, app, false, []hub.Subscription{worktrees()})
-		is.NoErr(err) // open
-		turns := reader(t.Context(), s)
+		e := newLiveEnv(t)
+		app := e.app
+		turns := reader(t.Context(), e.open(worktrees()))
 
 		got := take(t, turns, 2)
 		is.Equal(got[0].Kind, hub.EventData)                           // every attach gets an invalidation
@@ -160,7 +182,7 @@ func TestWorktreesTopic(t *testing.T) {
 		is.Equal(got[0].Kind, hub.EventData) // a registration in the same repository is
 		is.Equal(got[0].WS, app)             // on the stream's workspace
 
-		_, err = e.ForgetWorkspace(e.ctx, nested)
+		_, err := e.ForgetWorkspace(e.ctx, nested)
 		is.NoErr(err)                                      // forget
 		is.Equal(take(t, turns, 1)[0].Kind, hub.EventData) // announced too
 	})
@@ -169,13 +191,10 @@ func TestWorktreesTopic(t *testing.T) {
 func TestRemovedSubscriptionsSendNothingMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
-		e := newEnv(t)
-		app := e.register(e.repo("/home/ann/app"))
-		sess, _ := e.login()
+		e := newLiveEnv(t)
 		// Nothing reads yet, so the attach's envelopes stay queued.
-		s, err := e.OpenLive(e.ctx, sess, app, false, []hub.Subscription{worktrees()})
-		is.NoErr(err) // open
-		err = e.UpdateLiveSubscriptions(e.ctx, sess, s.ID(), hub.SubscriptionChange{Remove: []hub.SubKey{{Topic: hub.TopicWorktrees}}})
+		s := e.open(worktrees())
+		err := e.UpdateLiveSubscriptions(e.ctx, e.sess, s.ID(), hub.SubscriptionChange{Remove: []hub.SubKey{{Topic: hub.TopicWorktrees}}})
 		is.NoErr(err) // remove
 		turns := reader(t.Context(), s)
 		is.True(idle(turns)) // what it had queued is purged
@@ -184,7 +203,7 @@ func TestRemovedSubscriptionsSendNothingMore(t *testing.T) {
 		e.register("/home/ann/app/sub")
 		is.True(idle(turns)) // and nothing new arrives
 
-		err = e.UpdateLiveSubscriptions(e.ctx, sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
+		err = e.UpdateLiveSubscriptions(e.ctx, e.sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
 		is.NoErr(err)                       // added again
 		is.Equal(len(take(t, turns, 2)), 2) // a fresh invalidation and ready
 	})
@@ -192,15 +211,13 @@ func TestRemovedSubscriptionsSendNothingMore(t *testing.T) {
 
 func TestOnlyTheOpeningSessionChangesAStream(t *testing.T) {
 	is := is.New(t)
-	e := newEnv(t)
-	app := e.register(e.repo("/home/ann/app"))
-	mine, _ := e.login()
+	e := newLiveEnv(t)
+	mine := e.sess
 	other, _ := e.login()
-	s, err := e.OpenLive(e.ctx, mine, app, false, nil)
-	is.NoErr(err) // open
+	s := e.open()
 	change := hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}}
 
-	err = e.UpdateLiveSubscriptions(e.ctx, other, s.ID(), change)
+	err := e.UpdateLiveSubscriptions(e.ctx, other, s.ID(), change)
 	is.Equal(hub.KindOf(err), hub.Forbidden)                          // another session of the same user
 	is.Equal(hub.MessageOf(err), "stream belongs to another session") // says so
 	err = e.UpdateLiveSubscriptions(e.ctx, mine, "nope", change)
@@ -214,12 +231,8 @@ func TestOnlyTheOpeningSessionChangesAStream(t *testing.T) {
 func TestKeepalivesAndTheSessionsEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
-		e := newEnv(t)
-		app := e.register(e.repo("/home/ann/app"))
-		sess, id := e.login()
-		s, err := e.OpenLive(e.ctx, sess, app, false, nil)
-		is.NoErr(err) // open
-		turns := reader(t.Context(), s)
+		e := newLiveEnv(t)
+		turns := reader(t.Context(), e.open())
 
 		is.True(idle(turns)) // nothing before the interval
 		e.clock.Advance(hub.KeepaliveInterval - time.Second)
@@ -229,7 +242,7 @@ func TestKeepalivesAndTheSessionsEnd(t *testing.T) {
 		is.True(turn.keepalive)     // a keepalive after 15 s of silence
 		is.Equal(len(turn.envs), 0) // carrying nothing
 
-		is.NoErr(e.Logout(e.ctx, id)) // logout
+		is.NoErr(e.Logout(e.ctx, e.id)) // logout
 		turn = <-turns
 		is.True(errors.Is(turn.err, hub.ErrLiveEnded)) // ends the session's streams
 	})
@@ -238,14 +251,10 @@ func TestKeepalivesAndTheSessionsEnd(t *testing.T) {
 func TestAnExpiredSessionsStreamEndsAtTheNextKeepalive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
-		e := newEnv(t)
-		app := e.register(e.repo("/home/ann/app"))
-		sess, _ := e.login()
-		s, err := e.OpenLive(e.ctx, sess, app, false, nil)
-		is.NoErr(err) // open
-		turns := reader(t.Context(), s)
+		e := newLiveEnv(t)
+		turns := reader(t.Context(), e.open())
 		is.True(idle(turns)) // waiting
-		e.clock.Set(sess.ExpiresAt.Add(time.Second))
+		e.clock.Set(e.sess.ExpiresAt.Add(time.Second))
 		turn := <-turns
 		is.True(errors.Is(turn.err, hub.ErrLiveEnded)) // the keepalive check ends it
 	})
@@ -253,13 +262,11 @@ func TestAnExpiredSessionsStreamEndsAtTheNextKeepalive(t *testing.T) {
 
 func TestAStalledStreamIsEnded(t *testing.T) {
 	is := is.New(t)
-	e := newEnv(t)
-	app := e.register(e.repo("/home/ann/app"))
-	sess, _ := e.login()
-	s, err := e.OpenLive(e.ctx, sess, app, false, []hub.Subscription{worktrees()})
-	is.NoErr(err) // open; nobody reads
+	e := newLiveEnv(t)
+	s := e.open(worktrees()) // nobody reads
+	var err error
 	for i := 0; i < hub.MaxLiveBacklog/64+1; i++ {
-		err = e.UpdateLiveSubscriptions(e.ctx, sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
+		err = e.UpdateLiveSubscriptions(e.ctx, e.sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
 		if err != nil {
 			break
 		}

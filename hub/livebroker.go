@@ -274,14 +274,6 @@ func (h *Hub) invalidateWorktrees(ids ...string) {
 // a store failure counts as active, so a database hiccup does not end
 // every stream.
 func (h *Hub) sessionActive(ctx context.Context, d SessionDigest) bool {
-	var s Session
-	err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		s, err = tx.SessionByDigest(d)
-		return err
-	})
-	if err != nil {
-		return KindOf(err) != NotFound
-	}
-	return s.Active(h.clock.Now())
+	_, err := h.activeSession(ctx, d)
+	return KindOf(err) != Unauthenticated
 }

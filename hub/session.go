@@ -73,6 +73,12 @@ func (h *Hub) Authenticate(ctx context.Context, id string) (Session, error) {
 	if !ok {
 		return Session{}, errNoSession
 	}
+	return h.activeSession(ctx, d)
+}
+
+// activeSession returns the active session with digest d, errNoSession
+// when there is none, or the store's error.
+func (h *Hub) activeSession(ctx context.Context, d SessionDigest) (Session, error) {
 	var s Session
 	err := h.store.View(ctx, func(tx Tx) error {
 		var err error
