@@ -1,10 +1,6 @@
 package hub
 
-import (
-	"net/url"
-	"path"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Topic names what a live subscription follows.
 type Topic string
@@ -134,69 +130,6 @@ func CheckSubKey(k SubKey) error {
 		return Errorf(Invalid, "subscription topic must be document, inventory, conversation, or worktrees")
 	}
 	return nil
-}
-
-// DocumentContext is what a document subscription watches: a
-// LiveDocumentKey parsed.
-type DocumentContext struct {
-	// CompareTarget is "base" or "last-commit".
-	CompareTarget string
-	// DocumentID is the pinned document (an absolute path) in file scope,
-	// "" in folder scope.
-	DocumentID string
-}
-
-// ParseDocumentKey parses a LiveDocumentKey: form-urlencoded
-// `compareTarget` (base | last-commit), `scope` (folder | file) and
-// `documentId` (an absolute path, required with scope=file and refused
-// without it). Empty means the default context. Each parameter may appear
-// once; anything else is Invalid.
-func ParseDocumentKey(key string) (DocumentContext, error) {
-	c := DocumentContext{CompareTarget: "base"}
-	vals, err := url.ParseQuery(key)
-	if err != nil {
-		return c, Errorf(Invalid, "invalid document key")
-	}
-	scope := "folder"
-	for name, vs := range vals {
-		if len(vs) != 1 {
-			return c, Errorf(Invalid, "invalid document key: %s given more than once", name)
-		}
-		v := vs[0]
-		switch name {
-		case "compareTarget":
-			if v != "base" && v != "last-commit" {
-				return c, Errorf(Invalid, "invalid document key: compareTarget must be base or last-commit")
-			}
-			c.CompareTarget = v
-		case "scope":
-			if v != "folder" && v != "file" {
-				return c, Errorf(Invalid, "invalid document key: scope must be folder or file")
-			}
-			scope = v
-		case "documentId":
-			if !path.IsAbs(v) || path.Clean(v) != v {
-				return c, Errorf(Invalid, "invalid document key: documentId must be a clean absolute path")
-			}
-			c.DocumentID = v
-		default:
-			return c, Errorf(Invalid, "invalid document key: unknown parameter %s", name)
-		}
-	}
-	if (scope == "file") != (c.DocumentID != "") {
-		return c, Errorf(Invalid, "invalid document key: documentId goes with scope=file")
-	}
-	return c, nil
-}
-
-// String is the canonical LiveDocumentKey of c.
-func (c DocumentContext) String() string {
-	v := url.Values{"compareTarget": {c.CompareTarget}}
-	if c.DocumentID != "" {
-		v.Set("scope", "file")
-		v.Set("documentId", c.DocumentID)
-	}
-	return v.Encode()
 }
 
 // identity is what makes two subscriptions of a stream the same one. Keys

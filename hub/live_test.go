@@ -142,11 +142,11 @@ func TestOpeningALiveStreamChecksEverythingFirst(t *testing.T) {
 		{"cursor over 1024 bytes", "app", []hub.Subscription{{SubKey: hub.SubKey{Topic: hub.TopicInventory}, Cursor: long[:1025]}}, hub.Invalid,
 			"subscription cursor is too large"},
 		{"document key with an unknown parameter", "app", []hub.Subscription{doc("colour=blue")}, hub.Invalid,
-			"invalid document key: unknown parameter colour"},
+			`invalid document key: unknown parameter "colour"`},
 		{"file scope without a document", "app", []hub.Subscription{doc("scope=file")}, hub.Invalid,
-			"invalid document key: documentId goes with scope=file"},
+			"invalid document key: scope=file requires documentId"},
 		{"relative document", "app", []hub.Subscription{doc("scope=file&documentId=a.md")}, hub.Invalid,
-			"invalid document key: documentId must be a clean absolute path"},
+			"invalid document key: documentId must be an absolute path"},
 		{"17 subscriptions", "app", make([]hub.Subscription, 17), hub.Invalid, "too many subscriptions"},
 	}
 	for _, tt := range tests {
