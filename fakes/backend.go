@@ -362,3 +362,8 @@ type pipeAddr struct{}
 
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "session" }
+
+// OpenFeed is not scripted yet: every feed is NotFound.
+func (s *fakeSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
+	return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+}

@@ -227,6 +227,69 @@ type RunningSession interface {
 	// forced end is still awaited for a bounded time. Stopping an ended
 	// session is a no-op. An error means the end could not be confirmed.
 	Stop(ctx context.Context) error
+	// OpenFeed opens one upstream of the live stream: the frames the
+	// session produces for one topic and key (FeedRequest). It returns
+	// once the session has accepted the feed, or fails within ctx: a feed
+	// the session does not have (an unknown conversation, a topic it does
+	// not serve) is NotFound, anything else (ended, unreachable, refused)
+	// is Unavailable. The feed outlives ctx; Close releases it.
+	OpenFeed(ctx context.Context, req FeedRequest) (Feed, error)
+}
+
+// FeedRequest says which upstream to open.
+type FeedRequest struct {
+	// Topic is TopicDocument, TopicInventory, TopicConversation or
+	// TopicActivity (the Hub's own watch of the session's activity).
+	Topic Topic
+	// Key is the document watch context in its canonical form
+	// (DocumentContext.String) or the conversation id; "" otherwise.
+	Key string
+	// Cursor, for a conversation only, resumes after the event with this
+	// session cursor; "" starts at the head.
+	Cursor string
+}
+
+// Feed is an open upstream. Frames arrive in the order the session
+// produced them.
+//
+// Contract, per topic, of the frames Next returns:
+//   - document: FrameData with a DocumentUpdate, the first a snapshot;
+//   - inventory: FrameData with a ConversationInventoryEvent, the first
+//     sent at once (the opening tick);
+//   - conversation: FrameOpen carrying the head cursor first when opened
+//     without a cursor, then FrameData with a ChatEvent and its cursor, or
+//     one FrameResync with a ChatResyncEvent after which the feed ends;
+//   - activity: FrameData with {"working":bool,"awaiting":bool} at once and
+//     on every change.
+type Feed interface {
+	// Next waits for the next frame. It returns an error once the feed
+	// has ended (io.EOF when the session ended it in order, including
+	// after a FrameResync), when ctx ends (ctx's error) or after Close.
+	// Only one goroutine may call Next.
+	Next(ctx context.Context) (FeedFrame, error)
+	// Close releases the upstream, so the session stops producing it. It
+	// may be called more than once and concurrently with Next.
+	Close()
+}
+
+// FrameKind is what a feed frame carries.
+type FrameKind int
+
+// The kinds of feed frames.
+const (
+	FrameData FrameKind = iota
+	FrameOpen
+	FrameResync
+)
+
+// FeedFrame is one frame of a feed.
+type FeedFrame struct {
+	Kind FrameKind
+	// Cursor is the session's cursor of a conversation event (FrameData)
+	// or head (FrameOpen); "" for other topics.
+	Cursor string
+	// Data is the frame's JSON payload; nil on FrameOpen.
+	Data []byte
 }
 
 // SessionFacts are what a running session reports about itself.

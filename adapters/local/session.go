@@ -156,3 +156,9 @@ func (s *session) Stop(ctx context.Context) error {
 			"session exit could not be confirmed after termination")
 	}
 }
+
+// OpenFeed is not served by this build of the child yet: every feed is
+// NotFound, which the broker reports to subscribers as unavailable.
+func (s *session) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
+	return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+}
