@@ -48,6 +48,8 @@ type state struct {
 	lastJournal int64           // the highest journal ID ever given
 	personal    map[userWorkspace]hub.PersonalState
 	viewed      map[userWorkspace]time.Time
+	finishes    map[string]uint64        // the finish mark of each workspace
+	viewMarks   map[userWorkspace]uint64 // each user's view mark of each workspace
 	settings    map[string]string
 }
 
@@ -64,6 +66,8 @@ func (s *state) clone() *state {
 		lastJournal: s.lastJournal,
 		personal:    maps.Clone(s.personal),
 		viewed:      maps.Clone(s.viewed),
+		finishes:    maps.Clone(s.finishes),
+		viewMarks:   maps.Clone(s.viewMarks),
 		settings:    maps.Clone(s.settings),
 	}
 }
@@ -71,12 +75,14 @@ func (s *state) clone() *state {
 // NewStore returns an empty Store.
 func NewStore() *Store {
 	return &Store{st: &state{
-		users:    map[string]hub.User{},
-		sessions: map[hub.SessionDigest]hub.Session{},
-		usedIDs:  map[string]bool{},
-		personal: map[userWorkspace]hub.PersonalState{},
-		viewed:   map[userWorkspace]time.Time{},
-		settings: map[string]string{},
+		users:     map[string]hub.User{},
+		sessions:  map[hub.SessionDigest]hub.Session{},
+		usedIDs:   map[string]bool{},
+		personal:  map[userWorkspace]hub.PersonalState{},
+		viewed:    map[userWorkspace]time.Time{},
+		finishes:  map[string]uint64{},
+		viewMarks: map[userWorkspace]uint64{},
+		settings:  map[string]string{},
 	}}
 }
 

@@ -83,12 +83,14 @@ func (t *tx) DeleteWorkspace(id string) error {
 		return hub.Errorf(hub.NotFound, "workspace %q not found", id)
 	}
 	t.st.workspaces = slices.Delete(t.st.workspaces, i, i+1)
+	delete(t.st.finishes, id)
 	t.forget(func(k userWorkspace) bool { return k.workspace == id })
 	return nil
 }
 
-// forget deletes the personal state and activity view of every
-// (user, workspace) pair that match selects: the fake's ON DELETE CASCADE.
+// forget deletes the personal state, activity view and activity view mark
+// of every (user, workspace) pair that match selects: the fake's ON DELETE
+// CASCADE.
 func (t *tx) forget(match func(userWorkspace) bool) {
 	for k := range t.st.personal {
 		if match(k) {
@@ -98,6 +100,11 @@ func (t *tx) forget(match func(userWorkspace) bool) {
 	for k := range t.st.viewed {
 		if match(k) {
 			delete(t.st.viewed, k)
+		}
+	}
+	for k := range t.st.viewMarks {
+		if match(k) {
+			delete(t.st.viewMarks, k)
 		}
 	}
 }

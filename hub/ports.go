@@ -45,6 +45,7 @@ type Tx interface {
 	WorkspaceStore
 	JournalStore
 	PersonalStateStore
+	ActivityStore
 	SettingStore
 }
 
@@ -145,6 +146,34 @@ type PersonalStateStore interface {
 	// ActivityViewed returns when user last viewed the workspace's
 	// activity, or the zero time.
 	ActivityViewed(user, workspaceID string) (time.Time, error)
+}
+
+// ActivityStore holds the marks behind the activity topic's per-user
+// `finished` flag: when each workspace was last seen finishing work, and
+// when each user last acknowledged it. Marks are stamps of one counter the
+// Hub keeps, never wall-clock times, so they survive a restart in order.
+// Deleting a user deletes its view marks; deleting a workspace deletes
+// every mark of it.
+type ActivityStore interface {
+	// ActivityMarks returns every stored mark, in no particular order.
+	ActivityMarks() ([]ActivityMark, error)
+	// PutActivityMark stores m, replacing the mark of the same workspace
+	// and user. The workspace, and for a view mark the user, must exist
+	// (NotFound otherwise).
+	PutActivityMark(m ActivityMark) error
+	// DeleteActivityMark removes the mark of the workspace and user (""
+	// for the finish mark); removing an absent mark is not an error.
+	DeleteActivityMark(workspaceID, user string) error
+	// DeleteActivityMarks removes every mark of the workspace.
+	DeleteActivityMarks(workspaceID string) error
+}
+
+// ActivityMark is one stored mark: a workspace's finish (User "") or one
+// user's acknowledgement of it.
+type ActivityMark struct {
+	WorkspaceID string
+	User        string
+	Stamp       uint64
 }
 
 // SettingStore holds Hub-wide settings as text under fixed keys.

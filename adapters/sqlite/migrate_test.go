@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,18 +59,10 @@ func schema(t *testing.T, path string) string {
 func TestUpgradeFrom0001(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	old := filepath.Join(dir, "old.db")
+	old := filepath.Join(t.TempDir(), "old.db")
 
-	first, err := os.ReadFile(filepath.Join("migrations", "0001_users_sessions.sql"))
-	is.NoErr(err) // read migration 0001 as shipped
-	db, err := sql.Open("sqlite", old)
-	is.NoErr(err) // create the old database
-	_, err = db.Exec(string(first))
-	is.NoErr(err) // apply 0001 only
-	_, err = db.Exec(`PRAGMA user_version = 1`)
-	is.NoErr(err) // as 0001's release recorded it
-	_, err = db.Exec(`INSERT INTO users (name, password_hash, created_at) VALUES ('ann', 'h', 1)`)
+	db := oldDatabase(t, old, 1)
+	_, err := db.Exec(`INSERT INTO users (name, password_hash, created_at) VALUES ('ann', 'h', 1)`)
 	is.NoErr(err) // a user from before the upgrade
 	_, err = db.Exec(`INSERT INTO sessions (digest, handle, user_name, device_label, issued_at, expires_at)
 		VALUES (x'01', 'h-1', 'ann', 'laptop', 1, 2)`)
@@ -98,20 +91,101 @@ func TestUpgradeFrom0001(t *testing.T) {
 		return nil
 	}))
 	is.NoErr(s.Close()) // close the upgraded store
+	checkUpgraded(t, old)
+}
 
-	s, err = sqlite.Open(old)
+// TestUpgradeFrom0002 builds a database the way a Wharf that knew
+// migrations up to 0002 left it, with a user, two workspaces and an activity
+// view, and checks that Open adds the activity marks of 0003 with their
+// foreign keys wired to the old users and workspaces tables.
+func TestUpgradeFrom0002(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	old := filepath.Join(t.TempDir(), "old.db")
+
+	db := oldDatabase(t, old, 2)
+	_, err := db.Exec(`INSERT INTO users (name, password_hash, created_at) VALUES ('ann', 'h', 1);
+		INSERT INTO workspace_ids (id) VALUES ('w1'), ('w2');
+		INSERT INTO workspaces (id, path, display_name, backend, auto_start, registered_at)
+			VALUES ('w1', '/srv/w1', 'w1', 'local', 0, 1), ('w2', '/srv/w2', 'w2', 'local', 0, 2);
+		INSERT INTO activity_views (user_name, workspace_id, viewed_at) VALUES ('ann', 'w1', 7)`)
+	is.NoErr(err)        // a user, workspaces and a view from before the upgrade
+	is.NoErr(db.Close()) // close the old database
+
+	s, err := sqlite.Open(old)
+	is.NoErr(err)                                  // the upgrade applies cleanly
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { // the update succeeds
+		at, err := tx.ActivityViewed("ann", "w1")
+		is.NoErr(err)                     // read the old view
+		is.Equal(at.UnixNano(), int64(7)) // old data survives
+		for _, m := range []hub.ActivityMark{
+			{WorkspaceID: "w1", Stamp: 1}, {WorkspaceID: "w1", User: "ann", Stamp: 2},
+			{WorkspaceID: "w2", Stamp: 3}, {WorkspaceID: "w2", User: "ann", Stamp: 4},
+		} {
+			is.NoErr(tx.PutActivityMark(m)) // a mark referencing old rows
+		}
+		return nil
+	}))
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { return tx.DeleteWorkspace("w1") })) // delete an old workspace
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { return tx.DeleteUser("ann") }))     // and the old user
+	is.NoErr(s.View(ctx, func(tx hub.Tx) error {                                       // the view succeeds
+		ms, err := tx.ActivityMarks()
+		is.NoErr(err)                                                   // read the marks left
+		is.Equal(ms, []hub.ActivityMark{{WorkspaceID: "w2", Stamp: 3}}) // the new tables cascade from both old ones
+		return nil
+	}))
+	is.NoErr(s.Close()) // close the upgraded store
+	checkUpgraded(t, old)
+}
+
+// oldDatabase creates a database at path the way a Wharf that knew only the
+// migrations up to upTo left it, applying them as shipped, and returns it
+// open for seeding; the caller closes it.
+func oldDatabase(t *testing.T, path string, upTo int) *sql.DB {
+	is := is.New(t)
+	entries, err := os.ReadDir("migrations")
+	is.NoErr(err) // list the migrations
+	db, err := sql.Open("sqlite", path+"?_pragma=foreign_keys(1)")
+	is.NoErr(err) // create the old database
+	applied := 0
+	for _, e := range entries { // ReadDir sorts by name, so by number
+		num, _, _ := strings.Cut(e.Name(), "_")
+		n, err := strconv.Atoi(num)
+		is.NoErr(err) // every migration starts with its number
+		if n > upTo {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join("migrations", e.Name()))
+		is.NoErr(err) // read the migration as shipped
+		_, err = db.Exec(string(body))
+		is.NoErr(err) // apply it
+		applied++
+	}
+	is.Equal(applied, upTo) // migrations are numbered from 1 without gaps
+	_, err = db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, upTo))
+	is.NoErr(err) // as that release recorded it
+	return db
+}
+
+// checkUpgraded checks that the upgraded database at old reopens without
+// migrating again, has the schema of a new database, records the latest
+// migration, and is intact with no dangling reference.
+func checkUpgraded(t *testing.T, old string) {
+	is := is.New(t)
+	s, err := sqlite.Open(old)
 	is.NoErr(err)       // an upgraded database reopens without migrating again
 	is.NoErr(s.Close()) // close it
 
-	fresh := filepath.Join(dir, "fresh.db")
+	fresh := filepath.Join(t.TempDir(), "fresh.db")
 	s, err = sqlite.Open(fresh)
 	is.NoErr(err)       // a new database for comparison
 	is.NoErr(s.Close()) // close it
 	upgraded := schema(t, old)
-	is.True(strings.Contains(upgraded, "CREATE TABLE personal_states")) // the comparison below sees 0002's tables
-	is.Equal(upgraded, schema(t, fresh))                                // upgraded and new databases have the same schema
+	is.True(strings.Contains(upgraded, "CREATE TABLE personal_states"))     // the comparison below sees 0002's tables
+	is.True(strings.Contains(upgraded, "CREATE TABLE activity_view_marks")) // and 0003's
+	is.Equal(upgraded, schema(t, fresh))                                    // upgraded and new databases have the same schema
 
-	db, err = sql.Open("sqlite", old)
+	db, err := sql.Open("sqlite", old)
 	is.NoErr(err) // inspect the upgraded file
 	defer db.Close()
 	var version int

@@ -243,4 +243,5 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 
 	storeWorkspaces(t, k)
 	storeRecords(t, k)
+	storeActivity(t, k)
 }

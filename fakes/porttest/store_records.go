@@ -297,6 +297,7 @@ func storeRecords(t *testing.T, k storeKit) {
 			journal, err = tx.AddJournal(hub.Journal{Kind: hub.JournalOnboarding, CreatedAt: k.t0})
 			return errors.Join(err, tx.PutSetting("k", "v"))
 		})
+		k.seedMarks(t, s)
 		w1 := k.workspace("w1", 1)
 		w1.DisplayName = "changed"
 		for _, c := range []struct {
@@ -313,6 +314,11 @@ func storeRecords(t *testing.T, k storeKit) {
 			{"PutSetting", func(tx hub.Tx) error { return tx.PutSetting("k", "changed") }},
 			{"DeleteSetting", func(tx hub.Tx) error { return tx.DeleteSetting("k") }},
 			{"DeleteAbsentSetting", func(tx hub.Tx) error { return tx.DeleteSetting("absent") }},
+			{"PutFinishMark", func(tx hub.Tx) error { return tx.PutActivityMark(finish("w1", 99)) }},
+			{"PutViewMark", func(tx hub.Tx) error { return tx.PutActivityMark(viewMark("w1", "ann", 99)) }},
+			{"DeleteActivityMark", func(tx hub.Tx) error { return tx.DeleteActivityMark("w1", "ann") }},
+			{"DeleteAbsentActivityMark", func(tx hub.Tx) error { return tx.DeleteActivityMark("w9", "ann") }},
+			{"DeleteActivityMarks", func(tx hub.Tx) error { return tx.DeleteActivityMarks("w2") }},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				is := is.New(t)
@@ -337,6 +343,9 @@ func storeRecords(t *testing.T, k storeKit) {
 			v, ok, err := tx.Setting("k")
 			is.NoErr(err)           // read the setting
 			is.True(ok && v == "v") // neither replaced nor deleted
+			marks, err := markList(tx)
+			is.NoErr(err)                // list the activity marks
+			is.Equal(marks, seededMarks) // none put, replaced or deleted
 			return nil
 		}))
 	})
