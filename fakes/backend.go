@@ -37,6 +37,7 @@ type Backend struct {
 	hold     chan struct{} // Starts wait for it to close; nil when not held
 	held     int           // Starts waiting on a hold now
 	changed  chan struct{} // closed and replaced whenever held changes
+	feeds    feedScript
 }
 
 // NewBackend returns a Backend with no session running.
@@ -291,6 +292,7 @@ func (s *fakeSession) end() {
 		s.ln.Close()
 		s.srv.Close()
 		<-s.served
+		s.b.endFeedsOf(s)
 		close(s.done)
 	})
 }
@@ -362,8 +364,3 @@ type pipeAddr struct{}
 
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "session" }
-
-// OpenFeed is not scripted yet: every feed is NotFound.
-func (s *fakeSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
-	return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
-}

@@ -295,6 +295,7 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 	}
 	h.facts.sessions.forget(w.ID)
 	h.facts.git.forget(w.Path)
+	h.live.clearActivity(w.ID, true)
 	h.announceWorktrees(ctx, w)
 	return RemoveResult{Path: src, WorkspaceID: w.ID}, nil
 }

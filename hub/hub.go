@@ -11,6 +11,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"runtime"
@@ -93,6 +94,11 @@ type Hub struct {
 	viewGen    atomic.Uint64 // bumped when a listing may have changed
 	listingRev atomic.Uint64
 
+	// bg is the context of the Hub's background work (upstream feeds,
+	// retries); Close cancels it with stopBG and waits for that work.
+	bg     context.Context
+	stopBG context.CancelFunc
+
 	mu       sync.Mutex
 	running  map[string]*liveSession // by workspace id
 	stranded map[int64]JournalKind   // journals left pending; they fence changes until recovery
@@ -121,6 +127,9 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
 		nameLimit: ratelimit.New(cfg.LoginLimits.PerName, cfg.LoginLimits.NameWindow, cfg.LoginLimits.MaxKeys),
 	}
+	h.bg, h.stopBG = context.WithCancel(context.Background())
+	h.live.h = h
+	h.live.marks = newActivityMarks()
 	h.facts.git.changed = h.changed
 	h.facts.sessions.changed = h.changed
 	var err error

@@ -153,6 +153,9 @@ func (h *Hub) Recover(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := h.loadMarks(ctx); err != nil {
+		return fmt.Errorf("load activity marks: %w", err)
+	}
 	for _, j := range js {
 		unresolved, err := h.recoverJournal(ctx, j)
 		if err != nil {

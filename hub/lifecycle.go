@@ -123,6 +123,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 	h.facts.sessions.forget(id)
 	h.watchers.Add(1)
 	go h.watch(id, ls)
+	h.live.sessionStarted(id)
 	return nil
 }
 
@@ -138,6 +139,7 @@ func (h *Hub) watch(id string, ls *liveSession) {
 	}
 	h.mu.Unlock()
 	h.changed()
+	h.live.sessionEnded(id)
 	if !crashed {
 		return
 	}
@@ -258,6 +260,7 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 		return WorkspaceAction{}, Wrap(Internal, err, "failed to forget workspace")
 	}
 	h.facts.sessions.forget(id)
+	h.live.clearActivity(id, true)
 	h.announceWorktrees(ctx, w)
 	return WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
 }
@@ -333,6 +336,8 @@ func (h *Hub) Close() error {
 		err = errors.Join(err, <-errs)
 	}
 	h.watchers.Wait()
+	h.stopBG()
+	h.live.wg.Wait()
 	return err
 }
 

@@ -70,6 +70,10 @@ type Envelope struct {
 	// conversation resync; nil otherwise. Shared between streams: never
 	// modified.
 	Data []byte
+
+	// coalesce marks a document snapshot: a newer one of the same
+	// subscription replaces it while both wait unsent.
+	coalesce bool
 }
 
 // size approximates the bytes an envelope takes on the wire, for the

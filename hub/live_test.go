@@ -111,6 +111,23 @@ func idle(turns <-chan next) bool {
 	}
 }
 
+// silent reports that, once every goroutine of the bubble is blocked, no
+// envelope is waiting: keepalives (which a test that moves the clock far
+// makes due) are taken and ignored.
+func silent(turns <-chan next) bool {
+	for {
+		synctest.Wait()
+		select {
+		case turn := <-turns:
+			if len(turn.envs) > 0 || turn.err != nil {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+}
+
 func worktrees() hub.Subscription {
 	return hub.Subscription{SubKey: hub.SubKey{Topic: hub.TopicWorktrees}}
 }

@@ -13,10 +13,25 @@ import (
 // publishing to it both happen under liveBroker.mu, so a subscriber never
 // misses nor doubles an event published while it joins.
 type liveBroker struct {
+	h         *Hub
 	mu        sync.Mutex
 	streams   map[string]*LiveStream
 	worktrees map[string]map[*attachment]struct{} // by workspace id
+	ups       map[upKey]*upstream
 	closed    bool
+
+	// Activity: the marks behind `finished`, each user's feed, and the
+	// Hub's own watch of every running session (cancelled when it ends).
+	// marksMu is taken before mu and held while a change of marks is
+	// persisted, so the store sees them in the order they were made.
+	marksMu  sync.Mutex
+	marks    *activityMarks
+	activity map[string]*activityFeed // by user
+	watches  map[string]context.CancelFunc
+	// dropping lists streams that overflowed while b.mu was held in the
+	// middle of a fan-out; settleLocked ends them once it is safe.
+	dropping []*LiveStream
+	wg       sync.WaitGroup // upstream readers
 }
 
 // worktreeInventory is the worktrees topic's only payload.
@@ -54,11 +69,12 @@ func (h *Hub) OpenLive(ctx context.Context, caller Session, ws string, activity 
 	}
 	b.streams[s.id] = s
 	for _, sub := range subs {
-		if err := b.attachLocked(s, sub); err != nil {
-			b.dropLocked(s)
-			return nil, err
-		}
+		b.attachLocked(s, sub)
 	}
+	if activity {
+		b.followActivityLocked(s, reg) // after the subscriptions, as clients expect
+	}
+	b.settleLocked()
 	return s, nil
 }
 
@@ -115,49 +131,74 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller Session, strea
 	for _, k := range change.Remove {
 		b.detachLocked(s, k.identity())
 	}
-	var err error
 	for _, sub := range change.Add {
 		b.detachLocked(s, sub.identity())
-		if err = b.attachLocked(s, sub); err != nil {
-			break
-		}
+		b.attachLocked(s, sub)
 	}
+	b.settleLocked()
 	b.mu.Unlock()
 	// A batch taken before the change may hold envelopes of what was
 	// removed: wait until it is written, so none arrives after we answer.
 	s.sendMu.Lock()
 	s.sendMu.Unlock()
-	return err
+	return nil
 }
 
 // attachLocked subscribes s to sub: it queues what the subscriber is owed
 // and registers it, both under b.mu. A stream that overflows while being
-// owed its replay is ended and released.
-func (b *liveBroker) attachLocked(s *LiveStream, sub Subscription) error {
-	a := &attachment{s: s, sub: sub}
-	switch sub.Topic {
-	case TopicWorktrees:
-		s.mu.Lock()
+// owed its replay is ended at the next settleLocked.
+func (b *liveBroker) attachLocked(s *LiveStream, sub Subscription) {
+	a := &attachment{s: s, sub: sub, cursor: sub.Cursor}
+	s.mu.Lock()
+	ended := s.ended
+	if !ended {
 		s.subs[sub.identity()] = a
-		ok := s.pushLocked(a,
-			Envelope{WS: s.ws, Topic: TopicWorktrees, Kind: EventData, Data: worktreeInventory},
-			Envelope{WS: s.ws, Topic: TopicWorktrees, Kind: EventReady})
-		s.mu.Unlock()
-		if !ok {
-			b.dropLocked(s)
-			return nil
-		}
-		if b.worktrees == nil {
-			b.worktrees = map[string]map[*attachment]struct{}{}
-		}
-		if b.worktrees[s.ws] == nil {
-			b.worktrees[s.ws] = map[*attachment]struct{}{}
-		}
-		b.worktrees[s.ws][a] = struct{}{}
-		return nil
-	default:
-		return Errorf(Unavailable, "the %s topic is not served yet", sub.Topic)
 	}
+	s.mu.Unlock()
+	if ended {
+		return
+	}
+	if sub.Topic != TopicWorktrees {
+		b.followLocked(a)
+		return
+	}
+	// The worktrees topic has no upstream: every attach is owed one fresh
+	// invalidation, whatever its cursor.
+	b.deliverLocked(a, a.envelope(EventData, "", worktreeInventory), a.envelope(EventReady, "", nil))
+	if b.worktrees == nil {
+		b.worktrees = map[string]map[*attachment]struct{}{}
+	}
+	if b.worktrees[s.ws] == nil {
+		b.worktrees[s.ws] = map[*attachment]struct{}{}
+	}
+	b.worktrees[s.ws][a] = struct{}{}
+}
+
+// deliverLocked queues envs for a's stream. A stream past its backlog
+// bound is ended by the next settleLocked, not here, because the caller
+// may be iterating what ending it changes. b.mu is held.
+func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
+	b.sendLocked(a.s, a, envs...)
+}
+
+// sendLocked queues envs from a (nil for none) on s; see deliverLocked.
+func (b *liveBroker) sendLocked(s *LiveStream, a *attachment, envs ...Envelope) {
+	s.mu.Lock()
+	ok := s.pushLocked(a, envs...)
+	s.mu.Unlock()
+	if !ok {
+		b.dropping = append(b.dropping, s)
+	}
+}
+
+// settleLocked ends the streams that overflowed. b.mu is held.
+func (b *liveBroker) settleLocked() {
+	for len(b.dropping) > 0 {
+		s := b.dropping[0]
+		b.dropping = b.dropping[1:]
+		b.dropLocked(s)
+	}
+	b.dropping = nil
 }
 
 // detachLocked removes s's subscription id, purging what it queued and not
@@ -191,6 +232,8 @@ func (b *liveBroker) releaseLocked(a *attachment) {
 		if len(set) == 0 {
 			delete(b.worktrees, a.s.ws)
 		}
+	default:
+		b.unfollowLocked(a)
 	}
 }
 
@@ -213,6 +256,7 @@ func (b *liveBroker) forgetLocked(s *LiveStream, subs map[SubKey]*attachment) {
 	if b.streams[s.id] == s {
 		delete(b.streams, s.id)
 	}
+	b.unfollowActivityLocked(s)
 	for _, a := range subs {
 		b.releaseLocked(a)
 	}
@@ -241,10 +285,16 @@ func (h *Hub) endLiveOf(keep func(*LiveStream) bool) {
 
 // closeLive ends every stream and refuses new ones; Hub.Close calls it.
 func (h *Hub) closeLive() {
-	h.live.mu.Lock()
-	h.live.closed = true
-	h.live.mu.Unlock()
+	b := &h.live
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
 	h.endLiveOf(func(*LiveStream) bool { return true })
+	b.mu.Lock()
+	for _, u := range b.ups {
+		b.closeUpstreamLocked(u)
+	}
+	b.mu.Unlock()
 }
 
 // invalidateWorktrees tells every worktrees subscriber of the workspaces
@@ -253,21 +303,12 @@ func (h *Hub) invalidateWorktrees(ids ...string) {
 	b := &h.live
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var overflowed []*LiveStream
 	for _, id := range ids {
 		for a := range b.worktrees[id] {
-			s := a.s
-			s.mu.Lock()
-			ok := s.pushLocked(a, Envelope{WS: s.ws, Topic: TopicWorktrees, Kind: EventData, Data: worktreeInventory})
-			s.mu.Unlock()
-			if !ok {
-				overflowed = append(overflowed, s)
-			}
+			b.deliverLocked(a, a.envelope(EventData, "", worktreeInventory))
 		}
 	}
-	for _, s := range overflowed {
-		b.dropLocked(s)
-	}
+	b.settleLocked()
 }
 
 // sessionActive reports whether the session with digest d is still active;

@@ -32,6 +32,9 @@ type LiveStream struct {
 	user  string
 	ws    string
 	h     *Hub
+	// activity is set under liveBroker.mu when the stream follows its
+	// user's activity feed.
+	activity bool
 
 	// sendMu is held while a batch is written, so a subscription change
 	// can wait for a batch already taken (see remove).
@@ -61,6 +64,18 @@ type attachment struct {
 	// removed is set under s.mu when the subscription is removed or
 	// replaced; nothing more is queued for it.
 	removed bool
+
+	// Guarded by liveBroker.mu:
+	up      *upstream // followed upstream; nil for worktrees or once released
+	cursor  string    // the last cursor sent (or the client's)
+	pending bool      // waiting for the upstream to be live to join it
+	told    bool      // sent `unavailable` in this failure episode
+}
+
+// envelope makes an envelope of a's subscription.
+func (a *attachment) envelope(kind EventKind, cursor string, data []byte) Envelope {
+	return Envelope{WS: a.s.ws, Topic: a.sub.Topic, Key: a.sub.Key, Keyed: a.sub.Keyed,
+		Cursor: cursor, Kind: kind, Data: data}
 }
 
 func newStreamID() string {
@@ -160,11 +175,31 @@ func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 		return false
 	}
 	for _, e := range envs {
+		if e.coalesce && s.coalesceLocked(a, e) {
+			continue
+		}
 		s.queue = append(s.queue, queued{env: e, a: a})
-		s.backlog += e.size()
+		if !e.coalesce {
+			s.backlog += e.size()
+		}
 	}
 	s.signal()
 	return true
+}
+
+// coalesceLocked puts e in the place of the oldest undelivered coalescible
+// envelope of a, reporting whether there was one. A newer document
+// snapshot makes an unsent one worthless, so a stalled reader flooded
+// with snapshots holds one, not all; they do not count toward the
+// backlog for the same reason. s.mu is held.
+func (s *LiveStream) coalesceLocked(a *attachment, e Envelope) bool {
+	for i := range s.queue {
+		if q := &s.queue[i]; q.a == a && q.env.coalesce {
+			q.env = e
+			return true
+		}
+	}
+	return false
 }
 
 // Close ends the stream and releases its subscriptions.

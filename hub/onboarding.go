@@ -330,6 +330,7 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		}
 		return abandon(e)
 	}
+	h.live.registered(w.ID)
 	h.announceWorktrees(ctx, w)
 	h.facts.git.forget(dir)
 	if err := h.closeJournal(ctx, jid, JournalOnboarding); err != nil {

@@ -162,20 +162,12 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller Session, id string,
 }
 
 // AcknowledgeActivity records that the caller has the workspace's activity
-// in view: it clears the workspace's finished mark for that user on every
-// device.
+// in view: it clears the workspace's `finished` for that user on every
+// device. Acknowledging when nothing unseen has finished changes nothing.
 func (h *Hub) AcknowledgeActivity(ctx context.Context, caller Session, id string) error {
-	err := h.update(ctx, func(tx Tx) error {
-		if _, err := tx.Workspace(id); err != nil {
-			return err
-		}
-		return tx.MarkActivityViewed(caller.User, id, h.clock.Now())
-	})
-	switch {
-	case KindOf(err) == NotFound:
-		return Errorf(NotFound, "unknown workspace: %s", id)
-	case err != nil:
-		return Wrap(Internal, err, "activity view could not be recorded")
+	if _, err := h.workspace(ctx, id); err != nil {
+		return err
 	}
+	h.live.acknowledge(caller.User, id)
 	return nil
 }

@@ -75,16 +75,17 @@ func TestAcknowledgeActivity(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	id := e.register(e.repo("/home/ann/a"))
-	is.NoErr(e.AcknowledgeActivity(e.ctx, e.ann, id)) // recorded
-	var at interface{ IsZero() bool }
+	is.NoErr(e.AcknowledgeActivity(e.ctx, e.ann, id)) // answered
+	var marks []hub.ActivityMark
 	is.NoErr(e.store.View(e.ctx, func(tx hub.Tx) error {
-		t, err := tx.ActivityViewed("ann", id)
-		at = t
+		var err error
+		marks, err = tx.ActivityMarks()
 		return err
 	}))
-	is.True(!at.IsZero()) // at the Hub's time
+	is.Equal(len(marks), 0) // with nothing unseen, nothing is recorded
 	err := e.AcknowledgeActivity(e.ctx, e.ann, "nope")
-	is.Equal(hub.KindOf(err), hub.NotFound) // unknown workspace
+	is.Equal(hub.KindOf(err), hub.NotFound)                 // unknown workspace
+	is.Equal(hub.MessageOf(err), "unknown workspace: nope") // says so
 }
 
 func TestWorkspaceDefaults(t *testing.T) {

@@ -81,6 +81,8 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/personal-state", "workspaceGetPersonalState", session, a.handleGetPersonalState},
 		{"PATCH", "/s/{workspaceId}/api/personal-state", "workspacePatchPersonalState", session, a.handlePatchPersonalState},
 		{"POST", "/s/{workspaceId}/api/activity-viewed", "hubAcknowledgeWorkspaceActivity", session, a.handleActivityViewed},
+		{"GET", "/api/hub/live", "hubStreamLive", session, a.handleLive},
+		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", session, a.handleLiveSubscriptions},
 
 		// Outside the contract.
 		{"GET", "/api/openapi.yaml", "", public, a.handleOpenAPI},

@@ -34,8 +34,6 @@ var pending = []string{
 	// Clone jobs
 	"hubCreateCloneJob", "hubProbeCloneJobEvents", "hubStreamCloneJobEvents",
 	"hubSendCloneJobInput", "hubCancelCloneJob",
-	// Live stream
-	"hubStreamLive", "hubUpdateLiveSubscriptions",
 	// Worktrees
 	"hubListWorktrees", "hubFetchWorktreeRefs", "hubCreateWorktree", "hubOpenWorktree",
 	"hubPreflightDeleteWorktree", "hubDeleteWorktree", "hubRegisterWorktree", "hubForgetWorktree",

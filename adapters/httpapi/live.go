@@ -1,0 +1,220 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// liveWriteTimeout bounds one write to a live stream. A client that stops
+// reading without closing the connection is cut off after it; until then
+// its backlog bound in the core keeps its memory in check.
+const liveWriteTimeout = 30 * time.Second
+
+// handleLive opens the caller's live stream (hubStreamLive). Every check
+// happens before the first byte; after it, failures end the stream, which
+// the client answers by reconnecting with its cursors.
+func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error {
+	if c.viaCookie && !sameOrigin(r) {
+		return hub.Errorf(hub.Forbidden, "cross-origin request rejected")
+	}
+	q := r.URL.Query()
+	ws, present := q.Get("ws"), q.Has("ws")
+	if err := hub.CheckLiveWorkspaceID(ws, present); err != nil {
+		return err
+	}
+	var subs []hub.Subscription
+	if raw := q.Get("subs"); q.Has("subs") {
+		var err error
+		if subs, err = parseSubs(raw); err != nil {
+			return err
+		}
+	}
+	s, err := a.hub.OpenLive(r.Context(), c.Session, ws, q.Get("activity") == "1", subs)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if q.Get("reconnect") == "1" {
+		a.log.LogAttrs(r.Context(), slog.LevelDebug, "live stream reopened after a transport error")
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store, no-transform")
+	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold frames back
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	buf := bytes.NewBufferString(": open\n\nevent: hello\ndata: ")
+	hello, _ := json.Marshal(struct {
+		StreamID string `json:"streamId"`
+	}{s.ID()})
+	buf.Write(hello)
+	buf.WriteString("\n\n")
+	if err := flushTo(w, rc, buf); err != nil {
+		return nil // the client went away
+	}
+	for {
+		err := s.Next(r.Context(), func(envs []hub.Envelope, keepalive bool) error {
+			if keepalive {
+				buf.WriteString(": keepalive\n\n")
+			}
+			for _, e := range envs {
+				buf.WriteString("event: live\ndata: ")
+				appendEnvelope(buf, e)
+				buf.WriteString("\n\n")
+			}
+			return flushTo(w, rc, buf)
+		})
+		if err != nil {
+			// Any end is the stream's end; the status line is long gone,
+			// so there is nobody to tell but the log.
+			if !errors.Is(err, hub.ErrLiveEnded) && r.Context().Err() == nil {
+				a.log.LogAttrs(r.Context(), slog.LevelDebug, "live stream ended", slog.String("why", err.Error()))
+			}
+			return nil
+		}
+	}
+}
+
+// flushTo writes buf and flushes it within liveWriteTimeout, then empties
+// buf for reuse (keeping a large one from pinning its memory).
+func flushTo(w http.ResponseWriter, rc *http.ResponseController, buf *bytes.Buffer) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
+	_, err := w.Write(buf.Bytes())
+	if err == nil {
+		err = rc.Flush()
+	}
+	if buf.Cap() > 1<<20 {
+		*buf = bytes.Buffer{}
+	} else {
+		buf.Reset()
+	}
+	return err
+}
+
+// appendEnvelope writes e as LiveEnvelope JSON. Data is already encoded
+// (and compact, one line) JSON shared by many streams, so it is spliced in
+// rather than re-encoded.
+func appendEnvelope(buf *bytes.Buffer, e hub.Envelope) {
+	buf.WriteString(`{"ws":`)
+	appendString(buf, e.WS)
+	buf.WriteString(`,"topic":`)
+	appendString(buf, string(e.Topic))
+	if e.Keyed {
+		buf.WriteString(`,"key":`)
+		appendString(buf, e.Key)
+	}
+	buf.WriteString(`,"cursor":`)
+	appendString(buf, e.Cursor)
+	buf.WriteString(`,"event":{"kind":`)
+	appendString(buf, string(e.Kind))
+	if e.Data != nil {
+		buf.WriteString(`,"data":`)
+		buf.Write(e.Data)
+	}
+	buf.WriteString("}}")
+}
+
+func appendString(buf *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s) // a string always encodes
+	buf.Write(b)
+}
+
+// liveSubscription is one entry of `subs` or of a change's `add`, decoded
+// loosely so each field's problem gets the contract's message.
+type liveSubscription struct {
+	Topic  json.RawMessage `json:"topic"`
+	Key    json.RawMessage `json:"key"`
+	Cursor json.RawMessage `json:"cursor"`
+}
+
+// parseSubs decodes the `subs` query parameter.
+func parseSubs(raw string) ([]hub.Subscription, error) {
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, hub.Errorf(hub.Invalid, "subs must be a JSON array")
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &entries); err != nil || entries == nil {
+		return nil, hub.Errorf(hub.Invalid, "expected an array of subscriptions")
+	}
+	return decodeSubs(entries, true)
+}
+
+// decodeSubs decodes subscription entries; withCursor says whether a
+// cursor may be given (not in a removal).
+func decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subscription, error) {
+	if len(entries) > hub.MaxLiveSubscriptions {
+		return nil, hub.Errorf(hub.Invalid, "too many subscriptions")
+	}
+	subs := make([]hub.Subscription, 0, len(entries))
+	for _, raw := range entries {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil || fields == nil {
+			return nil, hub.Errorf(hub.Invalid, "subscription must be an object")
+		}
+		for name := range fields {
+			if name != "topic" && name != "key" && (name != "cursor" || !withCursor) {
+				return nil, hub.Errorf(hub.Invalid, "subscription contains an unknown field: %s", strconv.Quote(name))
+			}
+		}
+		var sub hub.Subscription
+		var topic string
+		if json.Unmarshal(fields["topic"], &topic) != nil {
+			return nil, hub.Errorf(hub.Invalid, "subscription topic must be document, inventory, conversation, or worktrees")
+		}
+		sub.Topic = hub.Topic(topic)
+		if k, ok := fields["key"]; ok && string(k) != "null" {
+			if json.Unmarshal(k, &sub.Key) != nil {
+				return nil, hub.Errorf(hub.Invalid, "subscription key must be a string")
+			}
+			sub.Keyed = true
+		}
+		if c, ok := fields["cursor"]; ok && string(c) != "null" {
+			if json.Unmarshal(c, &sub.Cursor) != nil {
+				return nil, hub.Errorf(hub.Invalid, "subscription cursor must be a string")
+			}
+		}
+		if err := hub.CheckSubscription(sub); err != nil {
+			return nil, err
+		}
+		subs = append(subs, sub)
+	}
+	return subs, nil
+}
+
+// handleLiveSubscriptions changes a stream's subscriptions
+// (hubUpdateLiveSubscriptions).
+func (a *api) handleLiveSubscriptions(w http.ResponseWriter, r *http.Request, c caller) error {
+	var body struct {
+		Add    []json.RawMessage `json:"add"`
+		Remove []json.RawMessage `json:"remove"`
+	}
+	if err := decodeJSON(r, defaultBodyLimit, false, &body); err != nil {
+		return err
+	}
+	add, err := decodeSubs(body.Add, true)
+	if err != nil {
+		return err
+	}
+	rem, err := decodeSubs(body.Remove, false)
+	if err != nil {
+		return err
+	}
+	change := hub.SubscriptionChange{Add: add}
+	for _, s := range rem {
+		change.Remove = append(change.Remove, s.SubKey)
+	}
+	if err := a.hub.UpdateLiveSubscriptions(r.Context(), c.Session, r.PathValue("streamId"), change); err != nil {
+		return err
+	}
+	writeRawJSON(w, http.StatusOK, []byte(`{"ok":true}`))
+	return nil
+}

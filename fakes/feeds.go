@@ -1,0 +1,344 @@
+package fakes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// FeedOpener decides how a fake session answers OpenFeed: the frames the
+// feed starts with, or the error OpenFeed returns.
+type FeedOpener func(req hub.FeedRequest) ([]hub.FeedFrame, error)
+
+// feedScript is the Backend's record of the feeds its sessions opened and
+// of how they answer. Guarded by Backend.mu.
+type feedScript struct {
+	opened   map[feedKey][]*Feed
+	openers  map[feedKey]FeedOpener // by workspace and topic; Key unused
+	activity map[string]hub.Observation
+	changed  chan struct{} // closed and replaced whenever a feed opens
+}
+
+type feedKey struct {
+	ws    string
+	topic hub.Topic
+	key   string
+}
+
+// Feed is an upstream a fake session opened. The test drives it: Send
+// hands frames to the reader, End ends it. Safe for concurrent use.
+type Feed struct {
+	// Req is what the Hub asked for.
+	Req hub.FeedRequest
+
+	s      *fakeSession
+	mu     sync.Mutex
+	queue  []hub.FeedFrame
+	err    error // the end Next reports once the queue is drained
+	wake   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+// SetFeedOpener makes OpenFeed of workspace ws for topic answer with open
+// from now on; nil restores the default: activity starts with the
+// workspace's activity (SetActivity; quiet by default), inventory with its
+// opening tick, document with an empty snapshot of a new epoch (DocSnapshot
+// rooted at "/"+ws), and a conversation is unknown (NotFound).
+func (b *Backend) SetFeedOpener(ws string, topic hub.Topic, open FeedOpener) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := feedKey{ws: ws, topic: topic}
+	if open == nil {
+		delete(b.feeds.openers, k)
+		return
+	}
+	if b.feeds.openers == nil {
+		b.feeds.openers = map[feedKey]FeedOpener{}
+	}
+	b.feeds.openers[k] = open
+}
+
+// SetActivity makes the sessions of ws report working and awaiting: every
+// open activity feed of ws gets the frame, and later ones start with it.
+func (b *Backend) SetActivity(ws string, working, awaiting bool) {
+	b.mu.Lock()
+	if b.feeds.activity == nil {
+		b.feeds.activity = map[string]hub.Observation{}
+	}
+	b.feeds.activity[ws] = hub.Observation{Running: true, Working: working, Awaiting: awaiting}
+	var open []*Feed
+	for _, f := range b.feeds.opened[feedKey{ws, hub.TopicActivity, ""}] {
+		open = append(open, f)
+	}
+	b.mu.Unlock()
+	frame := activityFrame(working, awaiting)
+	for _, f := range open {
+		f.Send(frame)
+	}
+}
+
+func activityFrame(working, awaiting bool) hub.FeedFrame {
+	return hub.FeedFrame{Kind: hub.FrameData,
+		Data: fmt.Appendf(nil, `{"working":%t,"awaiting":%t}`, working, awaiting)}
+}
+
+// FeedOpens reports how many feeds of ws for topic and key were opened,
+// refused ones not counted.
+func (b *Backend) FeedOpens(ws string, topic hub.Topic, key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.feeds.opened[feedKey{ws, topic, key}])
+}
+
+// WaitFeed waits until the n-th feed (from 1) of ws for topic and key has
+// opened and returns it, or returns ctx's error.
+func (b *Backend) WaitFeed(ctx context.Context, ws string, topic hub.Topic, key string, n int) (*Feed, error) {
+	for {
+		b.mu.Lock()
+		opened := b.feeds.opened[feedKey{ws, topic, key}]
+		if b.feeds.changed == nil {
+			b.feeds.changed = make(chan struct{})
+		}
+		changed := b.feeds.changed
+		b.mu.Unlock()
+		if len(opened) >= n {
+			return opened[n-1], nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// OpenFeed answers as the workspace's opener says (see SetFeedOpener).
+func (s *fakeSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, hub.Wrap(hub.Unavailable, err, "session did not answer")
+	}
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-s.done:
+		return nil, hub.Errorf(hub.Unavailable, "session has ended")
+	default:
+	}
+	open := b.feeds.openers[feedKey{ws: s.id, topic: req.Topic}]
+	if open == nil {
+		open = b.defaultOpener(s)
+	}
+	frames, err := open(req)
+	if err != nil {
+		return nil, err
+	}
+	f := &Feed{Req: req, s: s, queue: slices.Clone(frames), wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	k := feedKey{s.id, req.Topic, req.Key}
+	if b.feeds.opened == nil {
+		b.feeds.opened = map[feedKey][]*Feed{}
+	}
+	b.feeds.opened[k] = append(b.feeds.opened[k], f)
+	if b.feeds.changed != nil {
+		close(b.feeds.changed)
+	}
+	b.feeds.changed = make(chan struct{})
+	return f, nil
+}
+
+// defaultOpener is the opener of a workspace nobody scripted. b.mu is held.
+func (b *Backend) defaultOpener(s *fakeSession) FeedOpener {
+	o := b.feeds.activity[s.id]
+	return func(req hub.FeedRequest) ([]hub.FeedFrame, error) {
+		switch req.Topic {
+		case hub.TopicActivity:
+			return []hub.FeedFrame{activityFrame(o.Working, o.Awaiting)}, nil
+		case hub.TopicInventory:
+			return []hub.FeedFrame{{Kind: hub.FrameData, Data: []byte(`{"type":"conversation.inventory"}`)}}, nil
+		case hub.TopicDocument:
+			c, err := hub.ParseDocumentKey(req.Key)
+			if err != nil {
+				return nil, hub.Errorf(hub.NotFound, "bad document key")
+			}
+			return []hub.FeedFrame{{Kind: hub.FrameData, Data: DocSnapshot("/"+s.id, uuid.NewString(), 0, c)}}, nil
+		case hub.TopicConversation:
+			return nil, hub.Errorf(hub.NotFound, "unknown conversation")
+		}
+		return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+	}
+}
+
+// endFeedsOf ends every feed of the ended session s.
+func (b *Backend) endFeedsOf(s *fakeSession) {
+	b.mu.Lock()
+	var open []*Feed
+	for _, fs := range b.feeds.opened {
+		for _, f := range fs {
+			if f.s == s {
+				open = append(open, f)
+			}
+		}
+	}
+	b.mu.Unlock()
+	for _, f := range open {
+		f.End(hub.Errorf(hub.Unavailable, "session has ended"))
+	}
+}
+
+// Send queues frames for the reader; after End or Close it does nothing.
+func (f *Feed) Send(frames ...hub.FeedFrame) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return
+	}
+	f.queue = append(f.queue, frames...)
+	f.signal()
+}
+
+// End ends the feed: Next returns the frames already sent, then err (nil
+// means io.EOF, an orderly end). Only the first End counts.
+func (f *Feed) End(err error) {
+	if err == nil {
+		err = io.EOF
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.signal()
+}
+
+// Closed is closed once the Hub has closed the feed.
+func (f *Feed) Closed() <-chan struct{} { return f.closed }
+
+// IsClosed reports whether the Hub has closed the feed.
+func (f *Feed) IsClosed() bool {
+	select {
+	case <-f.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+func (f *Feed) signal() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the next frame sent, then the end End gave.
+func (f *Feed) Next(ctx context.Context) (hub.FeedFrame, error) {
+	for {
+		f.mu.Lock()
+		if f.IsClosed() {
+			f.mu.Unlock()
+			return hub.FeedFrame{}, errFeedClosed
+		}
+		if len(f.queue) > 0 {
+			fr := f.queue[0]
+			f.queue = f.queue[1:]
+			f.mu.Unlock()
+			return fr, nil
+		}
+		if f.err != nil {
+			err := f.err
+			f.mu.Unlock()
+			return hub.FeedFrame{}, err
+		}
+		f.mu.Unlock()
+		select {
+		case <-f.wake:
+		case <-f.closed:
+		case <-ctx.Done():
+			return hub.FeedFrame{}, ctx.Err()
+		}
+	}
+}
+
+var errFeedClosed = errors.New("feed closed")
+
+// Close marks the feed closed; Next then fails.
+func (f *Feed) Close() { f.once.Do(func() { close(f.closed) }) }
+
+// Doc is one document of a fake document state: a path relative to the
+// root, and the revision of its last save.
+type Doc struct {
+	Path     string
+	Revision int64
+}
+
+// DocSnapshot encodes a DocumentSnapshot of the root folder with docs, in
+// context c, valid against the contract.
+func DocSnapshot(root, epoch string, revision int64, c hub.DocumentContext, docs ...Doc) []byte {
+	metas := make([]map[string]any, 0, len(docs))
+	for _, d := range docs {
+		metas = append(metas, docMeta(root, d))
+	}
+	return mustJSON(map[string]any{
+		"kind": "snapshot", "epoch": epoch, "revision": revision,
+		"discovery":            map[string]any{"status": "ready", "discovered": len(docs)},
+		"repositoryState":      map[string]any{"generation": 0, "status": "pending"},
+		"workspaceApiRevision": 24,
+		"roots":                []any{map[string]any{"id": root, "label": root, "path": root, "docs": metas, "hiddenCount": 0}},
+		"repositories":         []any{},
+		"compareTarget":        c.CompareTarget, "initialFollow": true,
+		"defaultDocumentId": nil, "changedId": nil, "generatedAt": revision + 1,
+		"build": map[string]any{"version": "test", "branch": "", "commitSha": "", "commitShort": "",
+			"release": false, "identifier": "test", "bundledWebRevision": 0},
+		"scope": scopeOf(c), "unscopedFingerprint": fmt.Sprintf("%s:%d", epoch, revision),
+	})
+}
+
+// DocPatch encodes a DocumentPatch on previous that upserts docs and
+// removes the documents at the relative paths removed.
+func DocPatch(root, epoch string, previous, revision int64, c hub.DocumentContext, upserts []Doc, removed ...string) []byte {
+	metas := make([]map[string]any, 0, len(upserts))
+	var changed any
+	for _, d := range upserts {
+		metas = append(metas, docMeta(root, d))
+		changed = root + "/" + d.Path
+	}
+	rem := make([]map[string]any, 0, len(removed))
+	for _, p := range removed {
+		rem = append(rem, map[string]any{"rootId": root, "id": root + "/" + p})
+	}
+	return mustJSON(map[string]any{
+		"kind": "patch", "epoch": epoch, "previousRevision": previous, "revision": revision,
+		"generatedAt": revision + 1, "scope": scopeOf(c), "compareTarget": c.CompareTarget,
+		"unscopedFingerprint": fmt.Sprintf("%s:%d", epoch, revision),
+		"upserts":             metas, "removals": rem, "changedId": changed,
+	})
+}
+
+func docMeta(root string, d Doc) map[string]any {
+	return map[string]any{"id": root + "/" + d.Path, "name": d.Path, "relativePath": d.Path,
+		"mtimeMs": 1, "rootId": root, "kind": "markdown", "revision": d.Revision}
+}
+
+func scopeOf(c hub.DocumentContext) map[string]any {
+	if c.DocumentID != "" {
+		return map[string]any{"kind": "file", "documentId": c.DocumentID}
+	}
+	return map[string]any{"kind": "folder"}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
