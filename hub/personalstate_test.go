@@ -75,16 +75,16 @@ func TestAcknowledgeActivity(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	id := e.register(e.repo("/home/ann/a"))
-	is.NoErr(e.AcknowledgeActivity(e.ctx, e.ann, id)) // recorded
-	var at interface{ IsZero() bool }
-	is.NoErr(e.store.View(e.ctx, func(tx hub.Tx) error {
-		t, err := tx.ActivityViewed("ann", id)
-		at = t
-		return err
+	is.NoErr(e.AcknowledgeActivity(e.ctx, e.ann, id))    // a registered workspace
+	is.NoErr(e.store.View(e.ctx, func(tx hub.Tx) error { // the view succeeds
+		ms, err := tx.ActivityMarks()
+		is.NoErr(err)        // read the marks
+		is.Equal(len(ms), 0) // no mark recorded
+		return nil
 	}))
-	is.True(!at.IsZero()) // at the Hub's time
 	err := e.AcknowledgeActivity(e.ctx, e.ann, "nope")
-	is.Equal(hub.KindOf(err), hub.NotFound) // unknown workspace
+	is.Equal(hub.KindOf(err), hub.NotFound)                 // unknown workspace
+	is.Equal(hub.MessageOf(err), "unknown workspace: nope") // message
 }
 
 func TestWorkspaceDefaults(t *testing.T) {
