@@ -47,7 +47,6 @@ type state struct {
 	journals    []hub.Journal   // ascending ID
 	lastJournal int64           // the highest journal ID ever given
 	personal    map[userWorkspace]hub.PersonalState
-	viewed      map[userWorkspace]time.Time
 	finishes    map[string]uint64        // the finish mark of each workspace
 	viewMarks   map[userWorkspace]uint64 // each user's view mark of each workspace
 	settings    map[string]string
@@ -65,7 +64,6 @@ func (s *state) clone() *state {
 		journals:    slices.Clone(s.journals),
 		lastJournal: s.lastJournal,
 		personal:    maps.Clone(s.personal),
-		viewed:      maps.Clone(s.viewed),
 		finishes:    maps.Clone(s.finishes),
 		viewMarks:   maps.Clone(s.viewMarks),
 		settings:    maps.Clone(s.settings),
@@ -79,7 +77,6 @@ func NewStore() *Store {
 		sessions:  map[hub.SessionDigest]hub.Session{},
 		usedIDs:   map[string]bool{},
 		personal:  map[userWorkspace]hub.PersonalState{},
-		viewed:    map[userWorkspace]time.Time{},
 		finishes:  map[string]uint64{},
 		viewMarks: map[userWorkspace]uint64{},
 		settings:  map[string]string{},

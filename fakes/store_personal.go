@@ -1,10 +1,6 @@
 package fakes
 
-import (
-	"time"
-
-	"github.com/wharfhub/wharf/hub"
-)
+import "github.com/wharfhub/wharf/hub"
 
 // This file holds the fake store's per-user, per-workspace records and the
 // Hub-wide settings.
@@ -36,23 +32,6 @@ func (t *tx) PutPersonalState(user, workspaceID string, st hub.PersonalState) er
 	}
 	t.st.personal[userWorkspace{user, workspaceID}] = clonePersonalState(st)
 	return nil
-}
-
-func (t *tx) MarkActivityViewed(user, workspaceID string, at time.Time) error {
-	if err := t.write(); err != nil {
-		return err
-	}
-	if err := t.requirePair(user, workspaceID); err != nil {
-		return err
-	}
-	t.st.viewed[userWorkspace{user, workspaceID}] = at
-	return nil
-}
-
-// ActivityViewed answers the zero time for a pair never marked, including a
-// user or workspace that does not exist.
-func (t *tx) ActivityViewed(user, workspaceID string) (time.Time, error) {
-	return t.st.viewed[userWorkspace{user, workspaceID}], nil
 }
 
 func (t *tx) Setting(key string) (string, bool, error) {

@@ -88,18 +88,12 @@ func (t *tx) DeleteWorkspace(id string) error {
 	return nil
 }
 
-// forget deletes the personal state, activity view and activity view mark
-// of every (user, workspace) pair that match selects: the fake's ON DELETE
-// CASCADE.
+// forget deletes the personal state and activity view mark of every
+// (user, workspace) pair that match selects: the fake's ON DELETE CASCADE.
 func (t *tx) forget(match func(userWorkspace) bool) {
 	for k := range t.st.personal {
 		if match(k) {
 			delete(t.st.personal, k)
-		}
-	}
-	for k := range t.st.viewed {
-		if match(k) {
-			delete(t.st.viewed, k)
 		}
 	}
 	for k := range t.st.viewMarks {

@@ -129,23 +129,17 @@ type JournalStore interface {
 	DeleteJournal(id int64) error
 }
 
-// PersonalStateStore holds per-user, per-workspace records: personal state
-// and activity acknowledgements. Writes need the user and the workspace to
-// exist (NotFound otherwise); reads of an absent record, for whatever
-// reason, return the zero value. Deleting a user or a workspace deletes
-// its records.
+// PersonalStateStore holds each user's personal state in each workspace
+// (the activity acknowledgements live in ActivityStore). Writes need the
+// user and the workspace to exist (NotFound otherwise); reads of an absent
+// state, for whatever reason, return the zero value. Deleting a user or a
+// workspace deletes its states.
 type PersonalStateStore interface {
 	// PersonalState returns the stored state of user in workspace, or the
 	// zero PersonalState when none is stored.
 	PersonalState(user, workspaceID string) (PersonalState, error)
 	// PutPersonalState replaces the stored state of user in workspace.
 	PutPersonalState(user, workspaceID string, st PersonalState) error
-	// MarkActivityViewed records that user viewed the workspace's activity
-	// at the given time, replacing an earlier mark.
-	MarkActivityViewed(user, workspaceID string, at time.Time) error
-	// ActivityViewed returns when user last viewed the workspace's
-	// activity, or the zero time.
-	ActivityViewed(user, workspaceID string) (time.Time, error)
 }
 
 // ActivityStore holds the marks behind the activity topic's per-user

@@ -78,16 +78,17 @@ func TestUpgradeFrom0001(t *testing.T) {
 		return nil
 	}))
 	at := time.Unix(1_800_000_000, 1)
+	doc := "README.md"
 	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { // the update succeeds
 		is.NoErr(tx.CreateWorkspace(hub.Workspace{ID: "w1", Path: "/srv/w1", DisplayName: "w1", Backend: "local", RegisteredAt: at})) // new table works
-		is.NoErr(tx.MarkActivityViewed("ann", "w1", at))                                                                              // a new record referencing an old user
+		is.NoErr(tx.PutPersonalState("ann", "w1", hub.PersonalState{DocumentPath: &doc}))                                             // a new record referencing an old user
 		return nil
 	}))
 	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { return tx.DeleteUser("ann") })) // delete the old user
 	is.NoErr(s.View(ctx, func(tx hub.Tx) error {                                   // the view succeeds
-		got, err := tx.ActivityViewed("ann", "w1")
-		is.NoErr(err)         // read the view
-		is.True(got.IsZero()) // the new table cascades from the old one
+		st, err := tx.PersonalState("ann", "w1")
+		is.NoErr(err)                   // read the state
+		is.True(st.DocumentPath == nil) // the new table cascades from the old one
 		return nil
 	}))
 	is.NoErr(s.Close()) // close the upgraded store
@@ -95,9 +96,10 @@ func TestUpgradeFrom0001(t *testing.T) {
 }
 
 // TestUpgradeFrom0002 builds a database the way a Wharf that knew
-// migrations up to 0002 left it, with a user, two workspaces and an activity
-// view, and checks that Open adds the activity marks of 0003 with their
-// foreign keys wired to the old users and workspaces tables.
+// migrations up to 0002 left it, with a user, two workspaces, a personal
+// state and an activity view, and checks that Open drops the activity views
+// and adds the activity marks of 0003 with their foreign keys wired to the
+// old users and workspaces tables, keeping the other data.
 func TestUpgradeFrom0002(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
@@ -108,16 +110,23 @@ func TestUpgradeFrom0002(t *testing.T) {
 		INSERT INTO workspace_ids (id) VALUES ('w1'), ('w2');
 		INSERT INTO workspaces (id, path, display_name, backend, auto_start, registered_at)
 			VALUES ('w1', '/srv/w1', 'w1', 'local', 0, 1), ('w2', '/srv/w2', 'w2', 'local', 0, 2);
+		INSERT INTO personal_states (user_name, workspace_id, document_path) VALUES ('ann', 'w2', 'README.md');
 		INSERT INTO activity_views (user_name, workspace_id, viewed_at) VALUES ('ann', 'w1', 7)`)
-	is.NoErr(err)        // a user, workspaces and a view from before the upgrade
+	is.NoErr(err)        // a user, workspaces, a state and a view from before the upgrade
 	is.NoErr(db.Close()) // close the old database
 
 	s, err := sqlite.Open(old)
 	is.NoErr(err)                                  // the upgrade applies cleanly
 	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { // the update succeeds
-		at, err := tx.ActivityViewed("ann", "w1")
-		is.NoErr(err)                     // read the old view
-		is.Equal(at.UnixNano(), int64(7)) // old data survives
+		ws, err := tx.Workspaces()
+		is.NoErr(err)                                                 // read the old workspaces
+		is.True(len(ws) == 2 && ws[0].ID == "w1" && ws[1].ID == "w2") // old workspaces survive
+		st, err := tx.PersonalState("ann", "w2")
+		is.NoErr(err)                                                      // read the old state
+		is.True(st.DocumentPath != nil && *st.DocumentPath == "README.md") // old state survives
+		ms, err := tx.ActivityMarks()
+		is.NoErr(err)        // read the marks
+		is.Equal(len(ms), 0) // the old view is not carried over as a mark
 		for _, m := range []hub.ActivityMark{
 			{WorkspaceID: "w1", Stamp: 1}, {WorkspaceID: "w1", User: "ann", Stamp: 2},
 			{WorkspaceID: "w2", Stamp: 3}, {WorkspaceID: "w2", User: "ann", Stamp: 4},
@@ -168,8 +177,9 @@ func oldDatabase(t *testing.T, path string, upTo int) *sql.DB {
 }
 
 // checkUpgraded checks that the upgraded database at old reopens without
-// migrating again, has the schema of a new database, records the latest
-// migration, and is intact with no dangling reference.
+// migrating again, has the schema of a new database (without the activity
+// views 0003 dropped), records the latest migration, and is intact with no
+// dangling reference.
 func checkUpgraded(t *testing.T, old string) {
 	is := is.New(t)
 	s, err := sqlite.Open(old)
@@ -183,6 +193,7 @@ func checkUpgraded(t *testing.T, old string) {
 	upgraded := schema(t, old)
 	is.True(strings.Contains(upgraded, "CREATE TABLE personal_states"))     // the comparison below sees 0002's tables
 	is.True(strings.Contains(upgraded, "CREATE TABLE activity_view_marks")) // and 0003's
+	is.True(!strings.Contains(upgraded, "activity_views"))                  // 0003 dropped 0002's activity views, table and index
 	is.Equal(upgraded, schema(t, fresh))                                    // upgraded and new databases have the same schema
 
 	db, err := sql.Open("sqlite", old)

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -79,34 +78,6 @@ func (t *tx) PutPersonalState(user, workspaceID string, st hub.PersonalState) er
 		return pairWriteError(err)
 	}
 	return nil
-}
-
-func (t *tx) MarkActivityViewed(user, workspaceID string, at time.Time) error {
-	if err := t.requirePair(user, workspaceID); err != nil {
-		return err
-	}
-	_, err := t.exec(`INSERT INTO activity_views (user_name, workspace_id, viewed_at) VALUES (?, ?, ?)
-		ON CONFLICT (user_name, workspace_id) DO UPDATE SET viewed_at = excluded.viewed_at`,
-		user, workspaceID, nanos(at))
-	if err != nil {
-		return pairWriteError(err)
-	}
-	return nil
-}
-
-// ActivityViewed answers the zero time for a pair never marked, including a
-// user or workspace that does not exist.
-func (t *tx) ActivityViewed(user, workspaceID string) (time.Time, error) {
-	var at int64
-	err := t.queryRow(`SELECT viewed_at FROM activity_views WHERE user_name = ? AND workspace_id = ?`,
-		user, workspaceID).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, internal(err)
-	}
-	return fromNanos(at), nil
 }
 
 func (t *tx) Setting(key string) (string, bool, error) {

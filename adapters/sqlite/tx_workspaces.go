@@ -102,7 +102,7 @@ func (t *tx) UpdateWorkspace(w hub.Workspace) error {
 }
 
 // DeleteWorkspace relies on ON DELETE CASCADE for the personal states and
-// activity views; workspace_ids keeps the id.
+// activity marks; workspace_ids keeps the id.
 func (t *tx) DeleteWorkspace(id string) error {
 	return t.expectOne(hub.Errorf(hub.NotFound, "workspace %q not found", id), `DELETE FROM workspaces WHERE id = ?`, id)
 }

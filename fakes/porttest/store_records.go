@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/matryer/is"
 
@@ -74,8 +73,8 @@ func (k storeKit) seedPair(t *testing.T, s hub.Store) {
 	})
 }
 
-// storeRecords runs the subtests of personal states, activity views,
-// settings, and of the new records under cascades, rollback and View.
+// storeRecords runs the subtests of personal states, settings, and of the
+// new records under cascades, rollback and View.
 func storeRecords(t *testing.T, k storeKit) {
 	ctx := k.ctx
 	ptr := func(s string) *string { return &s }
@@ -126,41 +125,6 @@ func storeRecords(t *testing.T, k storeKit) {
 		}))
 	})
 
-	t.Run("ActivityViewed", func(t *testing.T) {
-		is := is.New(t)
-		s := k.open(t)
-		k.seedPair(t, s)
-		later, earlier := k.t0.Add(time.Hour+1), k.t0.Add(1)
-		k.update(t, s, func(tx hub.Tx) error {
-			at, err := tx.ActivityViewed("ann", "w1")
-			is.NoErr(err)                                                                 // read before any mark
-			is.True(at.IsZero())                                                          // never marked reads as the zero time
-			is.NoErr(tx.MarkActivityViewed("ann", "w1", later))                           // mark
-			is.Equal(hub.KindOf(tx.MarkActivityViewed("eve", "w1", later)), hub.NotFound) // unknown user
-			is.Equal(hub.KindOf(tx.MarkActivityViewed("ann", "w9", later)), hub.NotFound) // unknown workspace
-			return nil
-		})
-		is.NoErr(s.View(ctx, func(tx hub.Tx) error { // the view succeeds
-			at, err := tx.ActivityViewed("ann", "w1")
-			is.NoErr(err)            // read the mark
-			is.True(at.Equal(later)) // the time round-trips to the nanosecond
-			at, err = tx.ActivityViewed("bob", "w1")
-			is.NoErr(err)        // another user
-			is.True(at.IsZero()) // marks are per user
-			at, err = tx.ActivityViewed("ann", "w2")
-			is.NoErr(err)        // another workspace
-			is.True(at.IsZero()) // and per workspace
-			return nil
-		}))
-		k.update(t, s, func(tx hub.Tx) error { return tx.MarkActivityViewed("ann", "w1", earlier) })
-		is.NoErr(s.View(ctx, func(tx hub.Tx) error { // the view succeeds
-			at, err := tx.ActivityViewed("ann", "w1")
-			is.NoErr(err)              // read the new mark
-			is.True(at.Equal(earlier)) // a mark replaces the earlier one, even with an older time
-			return nil
-		}))
-	})
-
 	t.Run("Settings", func(t *testing.T) {
 		is := is.New(t)
 		s := k.open(t)
@@ -200,20 +164,16 @@ func storeRecords(t *testing.T, k storeKit) {
 			for _, u := range []string{"ann", "bob"} {
 				for _, w := range []string{"w1", "w2"} {
 					is.NoErr(tx.PutPersonalState(u, w, fullPersonalState(t, u))) // state of every pair
-					is.NoErr(tx.MarkActivityViewed(u, w, k.t0))                  // view of every pair
 				}
 			}
 			return nil
 		})
-		// kept reports, per pair, whether its state and its view are both
-		// still stored (false when both are gone; anything else fails).
+		// kept reports, per pair, whether its state is still stored. The
+		// view marks' cascades are storeActivity's ActivityMarksCascade.
 		kept := func(tx hub.Tx, u, w string) bool {
 			st, err := tx.PersonalState(u, w)
 			is.NoErr(err) // read the state
-			at, err := tx.ActivityViewed(u, w)
-			is.NoErr(err)                                    // read the view
-			is.Equal(st == hub.PersonalState{}, at.IsZero()) // state and view go together
-			return !at.IsZero()
+			return st != hub.PersonalState{}
 		}
 		k.update(t, s, func(tx hub.Tx) error { return tx.DeleteWorkspace("w1") })
 		is.NoErr(s.View(ctx, func(tx hub.Tx) error { // the view succeeds
@@ -239,7 +199,7 @@ func storeRecords(t *testing.T, k storeKit) {
 			var err error
 			journal, err = tx.AddJournal(hub.Journal{Kind: hub.JournalOnboarding, Data: []byte("j"), CreatedAt: k.t0})
 			return errors.Join(err, tx.PutSetting("k", "v"), tx.PutPersonalState("ann", "w1", fullPersonalState(t, "ann")),
-				tx.MarkActivityViewed("ann", "w1", k.t0))
+				tx.PutActivityMark(viewMark("w1", "ann", 1)))
 		})
 		boom := errors.New("boom")
 		err := s.Update(ctx, func(tx hub.Tx) error {
@@ -254,7 +214,7 @@ func storeRecords(t *testing.T, k storeKit) {
 			is.NoErr(tx.PutSetting("k", "changed"))                                 // replace a setting
 			is.NoErr(tx.PutSetting("k2", "new"))                                    // add one
 			is.NoErr(tx.PutPersonalState("bob", "w2", fullPersonalState(t, "bob"))) // put a state
-			is.NoErr(tx.MarkActivityViewed("bob", "w2", k.t0))                      // mark a view
+			is.NoErr(tx.PutActivityMark(viewMark("w2", "bob", 2)))                  // put a view mark
 			return boom
 		})
 		is.Equal(err, boom)                          // fn's error comes back unchanged
@@ -281,9 +241,9 @@ func storeRecords(t *testing.T, k storeKit) {
 			st, err = tx.PersonalState("bob", "w2")
 			is.NoErr(err)                                 // read bob's state of w2
 			is.Equal(show(st), show(hub.PersonalState{})) // not put
-			at, err := tx.ActivityViewed("bob", "w2")
-			is.NoErr(err)        // read bob's view of w2
-			is.True(at.IsZero()) // not marked
+			marks, err := markList(tx)
+			is.NoErr(err)               // list the activity marks
+			is.Equal(marks, "w1/ann=1") // ann's view mark of w1 not cascaded away, bob's of w2 not put
 			return nil
 		}))
 	})
@@ -309,7 +269,6 @@ func storeRecords(t *testing.T, k storeKit) {
 			{"DeleteWorkspace", func(tx hub.Tx) error { return tx.DeleteWorkspace("w2") }},
 			{"AddJournal", func(tx hub.Tx) error { _, err := tx.AddJournal(hub.Journal{Kind: hub.JournalOnboarding}); return err }},
 			{"PutPersonalState", func(tx hub.Tx) error { return tx.PutPersonalState("ann", "w1", fullPersonalState(t, "ann")) }},
-			{"MarkActivityViewed", func(tx hub.Tx) error { return tx.MarkActivityViewed("ann", "w1", k.t0) }},
 			{"DeleteJournal", func(tx hub.Tx) error { return tx.DeleteJournal(journal) }},
 			{"PutSetting", func(tx hub.Tx) error { return tx.PutSetting("k", "changed") }},
 			{"DeleteSetting", func(tx hub.Tx) error { return tx.DeleteSetting("k") }},
@@ -337,9 +296,6 @@ func storeRecords(t *testing.T, k storeKit) {
 			st, err := tx.PersonalState("ann", "w1")
 			is.NoErr(err)                                 // read a state
 			is.Equal(show(st), show(hub.PersonalState{})) // none put
-			at, err := tx.ActivityViewed("ann", "w1")
-			is.NoErr(err)        // read a view
-			is.True(at.IsZero()) // none marked
 			v, ok, err := tx.Setting("k")
 			is.NoErr(err)           // read the setting
 			is.True(ok && v == "v") // neither replaced nor deleted
