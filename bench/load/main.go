@@ -18,6 +18,17 @@
 //	         registered workspaces, beside a raw SQLite write baseline
 //	W11      -w11-cycles start/stop cycles of a real `wharf session` child
 //	state50  W1 against that Wharf with 50 workspaces, 10 of them running
+//	W3       1,000 live streams with activity=1, 10 activity changes/s
+//	W7       W3 with one of the streams reading 1 KB/s
+//	W4       W3 with 5,000 streams
+//	W5       200 live streams changing their subscriptions 5 times a second
+//	W6       1,000 live streams dropped and reconnected with their cursors
+//	W12      1,000 idle live streams: keepalives only
+//
+// The live workloads drive a third Wharf whose sessions are fakes.Backend's
+// (so the benchmark can make them report activity and send ticks), and a
+// minimal SSE fan-out server, the live probe, that writes envelopes of the
+// same shape to as many streams.
 //
 // The workspace workloads build ./cmd/wharf once into a temp dir, so the
 // benchmark must run from the module root. Every figure is judged against a
@@ -68,10 +79,15 @@ type config struct {
 	skipDiagnosis bool
 	workloads     map[string]bool // the -workloads selected
 	w11Cycles     int
+	liveWindow    time.Duration // W3, W4 and W7's window of activity changes
+	w12Idle       time.Duration // W12's idle windows
 }
 
 // allWorkloads are the names -workloads accepts, in the order they run.
-var allWorkloads = []string{"w1", "w2", "w10", "w9", "w11", "state50"}
+var allWorkloads = []string{"w1", "w2", "w10", "w9", "w11", "state50", "w3", "w7", "w4", "w5", "w6", "w12"}
+
+// liveWorkloads are the workloads of the live stream.
+var liveWorkloads = []string{"w3", "w7", "w4", "w5", "w6", "w12"}
 
 // has reports whether workload name was selected.
 func (c config) has(name string) bool { return c.workloads[name] }
@@ -121,6 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.skipDiagnosis, "no-diagnosis", false, "skip the diagnostic runs that attribute Wharf's cost")
 	wls := fs.String("workloads", strings.Join(allWorkloads, ","), "comma-separated `list` of workloads to run, of: "+strings.Join(allWorkloads, ", "))
 	fs.IntVar(&c.w11Cycles, "w11-cycles", 50, "W11 measured start/stop cycles (after one warm-up cycle)")
+	fs.DurationVar(&c.liveWindow, "live-window", 20*time.Second, "W3, W4 and W7: how long the activity changes go on")
+	fs.DurationVar(&c.w12Idle, "w12-idle", 30*time.Second, "W12: each idle window (with no stream, then with the streams, 1 s longer)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -139,6 +157,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	switch {
+	case c.liveWindow < time.Second || c.liveWindow > 5*time.Minute:
+		return c, errors.New("-live-window must be in 1s..5m")
+	case c.w12Idle < 5*time.Second || c.w12Idle > 10*time.Minute:
+		return c, errors.New("-w12-idle must be in 5s..10m")
 	case c.w11Cycles < 1 || c.w11Cycles > 1000:
 		return c, errors.New("-w11-cycles must be in 1..1000")
 	case c.rounds < 1 || c.rounds > 20:
@@ -209,7 +231,7 @@ func (c config) budget() time.Duration {
 	if !c.skipDiagnosis && c.hasAny("w9", "state50") {
 		d += time.Duration(2*len(c.conns)+8) * perRun // the W9 diagnosis (paced runs twice as long) and the what-if runs
 	}
-	return d
+	return d + c.liveBudget()
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -244,6 +266,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.hasAny("w9", "w11", "state50") {
 		if err := runWorkspaceHub(ctx, cfg, rep, progress); err != nil {
+			return err
+		}
+	}
+	if cfg.hasAny(liveWorkloads...) {
+		if err := runLiveHub(ctx, cfg, rep, progress); err != nil {
 			return err
 		}
 	}

@@ -40,10 +40,11 @@ type report struct {
 	W11         *w11Result
 	State50     *state50Result
 	WhatIf      *ttlDiag // the long-FactsTTL diagnosis; nil when not run
-	WSFSType    string   // file system of the workspace folders
-	LoadStart   string   // /proc/loadavg when the run began
-	LoadEnd     string   // and when it ended
-	Others      float64  // share of the machine's CPU other processes used during the whole run; NaN if unknown
+	Live        *liveReport
+	WSFSType    string  // file system of the workspace folders
+	LoadStart   string  // /proc/loadavg when the run began
+	LoadEnd     string  // and when it ended
+	Others      float64 // share of the machine's CPU other processes used during the whole run; NaN if unknown
 }
 
 func pct(x float64) string {
@@ -100,6 +101,9 @@ func (r *report) verdicts() []verdict {
 		vs = append(vs, rowVerdicts("state50 W1", s.Rows, workloads[0], r.Cfg.maxOthers)...)
 		vs = append(vs, verdict{"state50 answer", fmt.Sprintf("%d workspaces, %d running; %s", stateWorkspaces, s.Running, s.endFigure()),
 			fmt.Sprintf("%d running; unchanged during the runs", stateRunning), s.Running == stateRunning && s.SameAtEnd})
+	}
+	if r.Live != nil {
+		vs = append(vs, r.Live.verdicts()...)
 	}
 	return vs
 }
@@ -204,7 +208,7 @@ func (r *report) markdown() string {
 		"`adapters/osfs`, `adapters/gitexec` and `adapters/local` in a fresh 0700 temp dir, `httpapi.NewHandler`, " +
 		"`http.Server` configured as in `cmd/wharf/serve.go`, default argon2id cost), each on its own `127.0.0.1:0` listener. " +
 		"W1, W2 and W10 use a Wharf with no workspace; W9, W11 and the 50-workspace state use a second one whose sessions " +
-		"run `wharf session` from `./cmd/wharf`, built once at the start.\n")
+		"run `wharf session` from `./cmd/wharf`, built once at the start; the live workloads (W3–W7, W12) a third, described in their section.\n")
 	if len(r.StateBody) > 0 {
 		p("- The W1/W2 probe answers the exact bytes of Wharf's state answer, captured from Wharf once before the runs (%d B: `%s`).\n",
 			len(r.StateBody), strings.TrimSpace(string(r.StateBody)))
@@ -243,6 +247,9 @@ func (r *report) markdown() string {
 		r.w10Section(&b)
 	}
 	r.workspaceSections(&b)
+	if r.Live != nil {
+		r.Live.markdown(&b)
+	}
 	r.diagnosis(&b)
 	r.reading(&b)
 	return b.String()

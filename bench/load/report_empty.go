@@ -170,6 +170,9 @@ func (r *report) reading(b *mdWriter) {
 		p("\n\n")
 	}
 	r.workspaceReading(b)
+	if r.Live != nil {
+		r.Live.reading(b, m.NumCPU)
+	}
 	if !math.IsNaN(r.Others) && r.Others > 0.05 {
 		p("Other processes used %s of the machine's CPU during this run (see “other procs” per run), so some figures carry "+
 			"outside noise; the per-round ratios show how much.\n\n", pct(r.Others))

@@ -53,3 +53,19 @@ func machineBusy() (time.Duration, bool) {
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond, true
 }
+
+// raiseNoFile raises the soft limit of open descriptors to want, or to the
+// hard limit when that is lower, and returns the soft and hard limits now.
+func raiseNoFile(want uint64) (soft, hard uint64, err error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, 0, err
+	}
+	if rl.Cur < want && rl.Cur < rl.Max {
+		rl.Cur = min(want, rl.Max)
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			return rl.Cur, rl.Max, err
+		}
+	}
+	return rl.Cur, rl.Max, nil
+}

@@ -138,20 +138,28 @@ func startWharf(ctx context.Context, child []string, factsTTL time.Duration) (*w
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions"), Command: child})
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	return openWharf(ctx, dir, backend, factsTTL, nil)
+}
+
+// openWharf is startWharf with the backend given: it takes over dir (a
+// fresh temp dir, removed by close), and serves the API through wrap when
+// wrap is not nil (the live workloads' tap).
+func openWharf(ctx context.Context, dir string, backend hub.Backend, factsTTL time.Duration, wrap func(http.Handler) http.Handler) (*wharf, error) {
 	w := &wharf{dir: dir}
 	fail := func(err error) (*wharf, error) {
 		w.close()
 		return nil, err
 	}
-	if w.store, err = sqlite.Open(filepath.Join(dir, "wharf.db")); err != nil {
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return fail(err)
 	}
-	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions"), Command: child})
-	if err != nil {
+	var err error
+	if w.store, err = sqlite.Open(filepath.Join(dir, "wharf.db")); err != nil {
 		return fail(err)
 	}
 	w.hub, err = hub.New(hub.Config{Version: "bench", Password: hub.DefaultPasswordParams, LoginLimits: benchLoginLimits, FactsTTL: factsTTL},
@@ -162,7 +170,11 @@ func startWharf(ctx context.Context, child []string, factsTTL time.Duration) (*w
 	if err := w.hub.AddUser(ctx, benchUser, benchPassword); err != nil {
 		return fail(err)
 	}
-	if w.server, err = startServer(httpapi.NewHandler(w.hub, httpapi.Options{})); err != nil {
+	var h http.Handler = httpapi.NewHandler(w.hub, httpapi.Options{})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	if w.server, err = startServer(h); err != nil {
 		return fail(err)
 	}
 	return w, nil

@@ -67,7 +67,8 @@ func TestParseWorkloads(t *testing.T) {
 		{"one", "w9", []string{"w9"}, false},
 		{"several, any case and spacing", " W1, state50 ,w11", []string{"state50", "w1", "w11"}, false},
 		{"repeat is harmless", "w2,w2", []string{"w2"}, false},
-		{"unknown", "w3", nil, true},
+		{"unknown", "w8", nil, true},
+		{"live ones", "w12,W3", []string{"w12", "w3"}, false},
 		{"empty", "", nil, true},
 		{"empty item", "w1,,w2", nil, true},
 	} {
@@ -101,7 +102,7 @@ func TestParseFlagsWorkloadsAndCycles(t *testing.T) {
 	is.NoErr(err)                           // a subset parses
 	is.True(c.hasAny("w9") && !c.has("w1")) // only the named ones run
 	is.True(c.budget() < defaultBudget(t))  // a subset gets a smaller deadline
-	for _, args := range [][]string{{"-workloads", "w4"}, {"-w11-cycles", "0"}, {"-w11-cycles", "1001"}} {
+	for _, args := range [][]string{{"-workloads", "w8"}, {"-w11-cycles", "0"}, {"-live-window", "0s"}, {"-w12-idle", "1s"}, {"-w11-cycles", "1001"}} {
 		_, err := parseFlags(args, discard{})
 		is.True(err != nil) // out-of-range values are refused
 	}
