@@ -212,7 +212,7 @@ func TestInventoryTicksCollapse(t *testing.T) {
 
 		behind := reader(t.Context(), e.open(inventorySub(old)))
 		got = take(t, behind, 2)
-		is.Equal(kinds(got), "data ready")                                                    // a cursor behind gets one tick
+		is.Equal(kinds(got), "data ready")                                                      // a cursor behind gets one tick
 		is.Equal(string(got[0].Data), `{"type":"conversation.inventory","catalogs":{"a":"3"}}`) // the latest
 		at := reader(t.Context(), e.open(inventorySub(head)))
 		is.Equal(kinds(take(t, at, 1)), "ready") // a cursor at the head gets ready only
