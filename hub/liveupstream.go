@@ -245,6 +245,13 @@ func (b *liveBroker) scheduleRetryLocked(u *upstream) {
 	}
 	d := u.delay
 	u.delay = min(2*u.delay, upstreamRetryMax)
+	b.retryAfterLocked(u, d)
+}
+
+// retryAfterLocked arms u's retry d from now, replacing an armed one.
+// b.mu is held.
+func (b *liveBroker) retryAfterLocked(u *upstream, d time.Duration) {
+	b.stopRetryLocked(u)
 	u.retry = b.h.clock.AfterFunc(d, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -276,15 +283,7 @@ func (b *liveBroker) joinFailedLocked(u *upstream, a *attachment) {
 		b.openLocked(u)
 		return
 	}
-	b.stopRetryLocked(u)
-	u.retry = b.h.clock.AfterFunc(wait, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if u.state == upFailed && len(u.subs) > 0 {
-			b.openLocked(u)
-			b.settleLocked()
-		}
-	})
+	b.retryAfterLocked(u, wait)
 }
 
 // liveLocked marks u live and attaches every subscriber waiting for it,
