@@ -106,7 +106,7 @@ func TestLiveStreamEndToEnd(t *testing.T) {
 	is.Equal(status, http.StatusOK) // stop the session
 	until("unavailable", signal("document", "unavailable"))
 	status, _ = postJSON(ctx, t, c, h.url+"api/hub/sessions/"+reg.ID+"/start", token, nil, nil)
-	is.Equal(status, http.StatusOK) // start it again
+	is.Equal(status, http.StatusOK)            // start it again
 	until("a fresh snapshot", doc("snapshot")) // of the new child, which may still be indexing
 	until("ready again", signal("document", "ready"))
 	until("the saved file, indexed again", func(e envelope) bool {
