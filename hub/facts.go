@@ -27,6 +27,9 @@ type memo[T any] struct {
 	// changed, when set, is called after a looked-up value is published or
 	// a key forgotten, so listings built from older values are not reused.
 	changed func()
+	// background counts the refreshes running behind a stale answer;
+	// Hub.Close waits for them.
+	background sync.WaitGroup
 }
 
 type cell[T any] struct {
@@ -58,7 +61,7 @@ func (m *memo[T]) get(ctx context.Context, key string, now time.Time, ttl time.D
 		if c.wait == nil && (now.Sub(c.at) >= ttl || now.Before(c.at)) {
 			wait := make(chan struct{})
 			c.wait = wait
-			go m.refresh(c, wait, now, fetch)
+			m.background.Go(func() { m.refresh(c, wait, now, fetch) })
 		}
 		m.mu.Unlock()
 		return v, err
@@ -110,7 +113,8 @@ func (h *Hub) folder(ctx context.Context, dir string) folderFacts {
 		if !h.isDir(dir) {
 			return folderFacts{missing: true}, nil
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FactsTimeout)
+		// The lookup may outlive the request that started it, not the Hub.
+		ctx, cancel := context.WithTimeout(h.bg, h.cfg.FactsTimeout)
 		defer cancel()
 		repo, err := h.git.Inspect(ctx, dir)
 		if err != nil {
@@ -124,7 +128,7 @@ func (h *Hub) folder(ctx context.Context, dir string) folderFacts {
 // sessionFacts returns a running session's facts, cached.
 func (h *Hub) sessionFacts(ctx context.Context, id string, ls *liveSession) (SessionFacts, error) {
 	return h.facts.sessions.get(ctx, id, h.clock.Now(), h.cfg.FactsTTL, func() (SessionFacts, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FactsTimeout)
+		ctx, cancel := context.WithTimeout(h.bg, h.cfg.FactsTimeout)
 		defer cancel()
 		return ls.rs.Facts(ctx)
 	})

@@ -338,6 +338,8 @@ func (h *Hub) Close() error {
 	h.watchers.Wait()
 	h.stopBG()
 	h.live.wg.Wait()
+	h.facts.git.background.Wait()
+	h.facts.sessions.background.Wait()
 	return err
 }
 

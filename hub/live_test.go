@@ -80,7 +80,8 @@ func reader(ctx context.Context, s *hub.LiveStream) <-chan next {
 	return out
 }
 
-// take collects envelopes from turns until n have arrived.
+// take collects envelopes from turns until n have arrived, checking each
+// against the contract.
 func take(t *testing.T, turns <-chan next, n int) []hub.Envelope {
 	t.Helper()
 	var got []hub.Envelope
@@ -91,12 +92,65 @@ func take(t *testing.T, turns <-chan next, n int) []hub.Envelope {
 			if !ok || turn.err != nil {
 				t.Fatalf("stream ended after %d envelopes: %v", len(got), turn.err)
 			}
+			for _, e := range turn.envs {
+				if msg := checkEnvelope(e); msg != "" {
+					t.Errorf("envelope %+v breaks the contract: %s", e, msg)
+				}
+			}
 			got = append(got, turn.envs...)
 		case <-deadline:
 			t.Fatalf("only %d of %d envelopes arrived", len(got), n)
 		}
 	}
 	return got
+}
+
+// payloadSchema names the schema of each topic's data (and of a
+// conversation resync's).
+var payloadSchema = map[hub.Topic]string{
+	hub.TopicDocument:     "DocumentUpdate",
+	hub.TopicInventory:    "ConversationInventoryEvent",
+	hub.TopicConversation: "ChatEvent",
+	hub.TopicActivity:     "WorkspaceActivity",
+	hub.TopicWorktrees:    "WorktreeInventoryEvent",
+}
+
+// checkEnvelope says how e breaks the contract's LiveEnvelope rules, or "".
+func checkEnvelope(e hub.Envelope) string {
+	schema, ok := payloadSchema[e.Topic]
+	switch {
+	case !ok:
+		return "unknown topic"
+	case e.WS == "":
+		return "no ws"
+	case e.Keyed != (e.Topic == hub.TopicConversation || e.Topic == hub.TopicDocument && e.Keyed):
+		return "a key where the topic takes none, or none where it needs one"
+	case e.Topic == hub.TopicWorktrees && e.Cursor != "":
+		return "a worktrees cursor"
+	}
+	switch e.Kind {
+	case hub.EventData:
+		if err := hub.CheckSchema(schema, e.Data); err != nil {
+			return err.Error()
+		}
+	case hub.EventResync:
+		if e.Data == nil {
+			return ""
+		}
+		if e.Topic != hub.TopicConversation {
+			return "resync data outside the conversation topic"
+		}
+		if err := hub.CheckSchema("ChatResyncEvent", e.Data); err != nil {
+			return err.Error()
+		}
+	case hub.EventReady, hub.EventUnavailable:
+		if e.Data != nil {
+			return "a signal with data"
+		}
+	default:
+		return "unknown kind"
+	}
+	return ""
 }
 
 // idle reports that no turn is waiting once every goroutine of the bubble

@@ -101,16 +101,22 @@ func TestActivityFinishedFlag(t *testing.T) {
 	})
 }
 
+// finishWork starts app and has it work and go quiet, with no stream
+// open: a finish nobody has seen.
+func (e *liveEnv) finishWork() {
+	e.startApp()
+	synctest.Wait()
+	e.backend.SetActivity(e.app, true, false)
+	synctest.Wait()
+	e.backend.SetActivity(e.app, false, false)
+	synctest.Wait()
+}
+
 func TestActivityMarksSurviveARestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
 		e := newLiveEnv(t)
-		e.startApp()
-		synctest.Wait()
-		e.backend.SetActivity(e.app, true, false)
-		synctest.Wait()
-		e.backend.SetActivity(e.app, false, false)
-		synctest.Wait() // finished with no stream open
+		e.finishWork()
 
 		turns := e.activityOf(t, e.sess)
 		is.Equal(activity(t, turns, e.app), "r--f") // the first feed after sees it
@@ -125,12 +131,7 @@ func TestAnUnreachableChildReadsNotRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
 		e := newLiveEnv(t)
-		e.startApp()
-		synctest.Wait()
-		e.backend.SetActivity(e.app, true, false)
-		synctest.Wait()
-		e.backend.SetActivity(e.app, false, false)
-		synctest.Wait()
+		e.finishWork()
 		turns := e.activityOf(t, e.sess)
 		is.Equal(activity(t, turns, e.app), "r--f") // finished
 

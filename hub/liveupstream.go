@@ -245,6 +245,13 @@ func (b *liveBroker) scheduleRetryLocked(u *upstream) {
 	}
 	d := u.delay
 	u.delay = min(2*u.delay, upstreamRetryMax)
+	b.retryAfterLocked(u, d)
+}
+
+// retryAfterLocked arms u's retry d from now, replacing an armed one.
+// b.mu is held.
+func (b *liveBroker) retryAfterLocked(u *upstream, d time.Duration) {
+	b.stopRetryLocked(u)
 	u.retry = b.h.clock.AfterFunc(d, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -276,15 +283,7 @@ func (b *liveBroker) joinFailedLocked(u *upstream, a *attachment) {
 		b.openLocked(u)
 		return
 	}
-	b.stopRetryLocked(u)
-	u.retry = b.h.clock.AfterFunc(wait, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if u.state == upFailed && len(u.subs) > 0 {
-			b.openLocked(u)
-			b.settleLocked()
-		}
-	})
+	b.retryAfterLocked(u, wait)
 }
 
 // liveLocked marks u live and attaches every subscriber waiting for it,
@@ -337,59 +336,6 @@ func (b *liveBroker) closeUpstreamLocked(u *upstream) {
 	if b.ups[u.k] == u {
 		delete(b.ups, u.k)
 	}
-}
-
-// sessionStarted reopens at once the failed upstreams of ws that still
-// have subscribers.
-// It also starts the Hub's own watch of the session's activity.
-func (b *liveBroker) sessionStarted(ws string) {
-	ls := b.h.session(ws)
-	if ls == nil {
-		return
-	}
-	// Running, nothing heard yet: said before the watch starts, so a
-	// stream opened right after the start sees the session as running.
-	b.observe(ws, Observation{Running: true})
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return
-	}
-	for k, u := range b.ups {
-		if k.ws == ws && u.state == upFailed && len(u.subs) > 0 {
-			b.openLocked(u)
-		}
-	}
-	b.settleLocked()
-	if stop := b.watches[ws]; stop != nil {
-		stop()
-	}
-	ctx, cancel := context.WithCancel(b.h.bg)
-	if b.watches == nil {
-		b.watches = map[string]context.CancelFunc{}
-	}
-	b.watches[ws] = cancel
-	b.wg.Add(1)
-	go b.watchActivity(ctx, ws, ls.rs)
-}
-
-// sessionEnded fails the upstreams of ws at once, rather than waiting for
-// their feeds to notice, ends the watch of its activity and clears its
-// activity marks.
-func (b *liveBroker) sessionEnded(ws string) {
-	b.mu.Lock()
-	for k, u := range b.ups {
-		if k.ws == ws && (u.state == upLive || u.state == upOpening) {
-			b.failLocked(u, u.gen, Errorf(Unavailable, "the workspace session ended"))
-		}
-	}
-	b.settleLocked()
-	if stop := b.watches[ws]; stop != nil {
-		stop()
-		delete(b.watches, ws)
-	}
-	b.mu.Unlock()
-	b.clearActivity(ws, false)
 }
 
 // normalizeFrame checks that a frame's payload is JSON and makes it one

@@ -205,15 +205,15 @@ func TestInventoryTicksCollapse(t *testing.T) {
 		old := got[0].Cursor
 
 		f := e.feed(hub.TopicInventory, "", 1)
-		f.Send(hub.FeedFrame{Data: []byte(`{"type":"conversation.inventory","catalogs":{"a":2}}`)})
-		f.Send(hub.FeedFrame{Data: []byte(`{"type":"conversation.inventory","catalogs":{"a":3}}`)})
+		f.Send(hub.FeedFrame{Data: []byte(`{"type":"conversation.inventory","catalogs":{"a":"2"}}`)})
+		f.Send(hub.FeedFrame{Data: []byte(`{"type":"conversation.inventory","catalogs":{"a":"3"}}`)})
 		got = take(t, first, 2)
 		head := got[1].Cursor
 
 		behind := reader(t.Context(), e.open(inventorySub(old)))
 		got = take(t, behind, 2)
-		is.Equal(kinds(got), "data ready")                                                    // a cursor behind gets one tick
-		is.Equal(string(got[0].Data), `{"type":"conversation.inventory","catalogs":{"a":3}}`) // the latest
+		is.Equal(kinds(got), "data ready")                                                      // a cursor behind gets one tick
+		is.Equal(string(got[0].Data), `{"type":"conversation.inventory","catalogs":{"a":"3"}}`) // the latest
 		at := reader(t.Context(), e.open(inventorySub(head)))
 		is.Equal(kinds(take(t, at, 1)), "ready") // a cursor at the head gets ready only
 	})
@@ -234,7 +234,7 @@ func TestConversationReplay(t *testing.T) {
 		is.Equal(kinds(take(t, first, 1)), "ready") // a fresh conversation is ready at once
 		f := e.feed(hub.TopicConversation, "claude:1", 1)
 		for _, c := range []string{"c1", "c2", "c3"} {
-			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: []byte(`{"type":"conversation.updated","n":"` + c + `"}`)})
+			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
 		}
 		got := take(t, first, 3)
 		is.Equal(got[2].Cursor, "c3") // events carry the child's cursors
@@ -250,7 +250,7 @@ func TestConversationReplay(t *testing.T) {
 		is.Equal(kinds(got), "resync") // a cursor that cannot be replayed is resynced
 		is.True(got[0].Data == nil)    // without data: the Hub says so, not the workspace
 
-		f.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: []byte(`{"type":"conversation.resync","reason":"conversation-rewritten"}`)})
+		f.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: []byte(`{"generation":"g2","sequence":0,"conversationId":"claude:1","type":"resync","reason":"conversation-rewritten"}`)})
 		got = take(t, first, 1)
 		is.Equal(kinds(got), "resync")                                           // the workspace's resync
 		is.True(strings.Contains(string(got[0].Data), "conversation-rewritten")) // carries its event
@@ -268,9 +268,10 @@ func TestConversationLogIsByteBounded(t *testing.T) {
 		turns := reader(t.Context(), e.open(conversationSub("claude:1", "")))
 		take(t, turns, 1)
 		f := e.feed(hub.TopicConversation, "claude:1", 1)
-		big := `{"type":"conversation.updated","pad":"` + strings.Repeat("x", 64<<10) + `"}`
 		for i := range 6 {
-			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: "c" + string(rune('0'+i)), Data: []byte(big)})
+			c := "c" + string(rune('0'+i))
+			big := `{"generation":"g1","sequence":1,"conversationId":"claude:1","type":"item.text_delta","itemId":"i1","delta":"` + strings.Repeat("x", 64<<10) + `"}`
+			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: []byte(big)})
 		}
 		take(t, turns, 6)
 		is.Equal(kinds(take(t, reader(t.Context(), e.open(conversationSub("claude:1", "c0"))), 1)), "resync")          // evicted: past 256 KiB
@@ -309,4 +310,9 @@ func TestAStalledReaderHoldsOneSnapshot(t *testing.T) {
 		is.True(strings.Contains(string(got[0].Data), `"revision":40`)) // the newest
 		is.True(silent(turns))                                          // and nothing else
 	})
+}
+
+// chatEvent is a valid ChatEvent for the cursor c.
+func chatEvent(c string) []byte {
+	return []byte(`{"generation":"g1","sequence":1,"conversationId":"claude:1","type":"item.remove","itemId":"` + c + `"}`)
 }

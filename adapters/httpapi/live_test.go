@@ -325,7 +325,7 @@ func TestLiveKeepalive(t *testing.T) {
 	// The stream arms its keepalive timer once its writer waits, which
 	// the test cannot observe; moving the clock until one arrives, a
 	// bounded number of times, is the deterministic equivalent.
-	for range 200 {
+	for range 500 {
 		s.clock.Advance(hub.KeepaliveInterval)
 		select {
 		case f := <-l.frames:

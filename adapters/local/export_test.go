@@ -1,6 +1,8 @@
 package local
 
 import (
+	"context"
+	"net/http"
 	"os"
 
 	"github.com/wharfhub/wharf/hub"
@@ -29,3 +31,10 @@ func (b *Backend) Live() int64 { return b.live.Load() }
 // OnSpawn makes b report the pid of every child it spawns; set it before
 // the first Start.
 func (b *Backend) OnSpawn(f func(pid int)) { b.spawned = f }
+
+// OpenFeedVia opens a feed as a session does, through c (whose every
+// connection reaches the session), with done standing for the session's
+// end and maxEvent bounding one event's data.
+func OpenFeedVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxEvent int, req hub.FeedRequest) (hub.Feed, error) {
+	return feedSource{client: c, done: done, maxEvent: maxEvent}.open(ctx, req)
+}

@@ -10,6 +10,10 @@
 // always waits for it, so no child is left a zombie, and every exit, asked
 // for or not, kills the child's group and removes its socket. The child's
 // stderr goes to the logger only, never into an error a client sees.
+//
+// Facts, feeds and forwarded requests all reach the child over its socket.
+// A feed (OpenFeed) is one GET of the child's Server-Sent Events endpoint
+// for its topic, held open for the feed's life and read into frames.
 package local
 
 import (

@@ -209,7 +209,12 @@ func TestBackend(t *testing.T) {
 	t.Parallel()
 	porttest.Backend(t, func(t *testing.T) (hub.Backend, string) {
 		b, _ := newBackend(t, modeServe, local.Options{})
-		return b, t.TempDir()
+		// A small folder keeps the document feed's indexing quick.
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# alpha\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return b, dir
 	})
 }
 

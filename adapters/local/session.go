@@ -38,7 +38,8 @@ type session struct {
 	outDone chan struct{} // closed when stdout is fully read
 	errDone chan struct{} // closed when stderr is fully read
 	tail    tail          // the end of stderr, for logs
-	client  *http.Client  // facts calls over the socket
+	client  *http.Client  // facts and feed requests over the socket
+	feeds   feedSource
 
 	mu       sync.Mutex
 	exited   bool // the child has exited: its pid must not be signalled any more
@@ -60,13 +61,15 @@ func newSession(b *Backend, id, sock string, cmd *exec.Cmd, p *pipes) *session {
 	s.client = &http.Client{
 		Transport: &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return s.Dial(ctx) },
-			// One fresh connection per call: facts are asked rarely, and no
-			// idle connection then outlives the session or holds a descriptor.
+			// One fresh connection per call: facts are asked rarely, a feed
+			// holds its connection for its life, and no idle connection then
+			// outlives the session or holds a descriptor.
 			DisableKeepAlives:      true,
 			MaxResponseHeaderBytes: 64 << 10,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	s.feeds = feedSource{client: s.client, done: s.done, maxEvent: maxEventBytes}
 	return s
 }
 
@@ -157,8 +160,8 @@ func (s *session) Stop(ctx context.Context) error {
 	}
 }
 
-// OpenFeed is not served by this build of the child yet: every feed is
-// NotFound, which the broker reports to subscribers as unavailable.
+// OpenFeed opens the feed over the session's socket: a GET of the child's
+// feed endpoint, read as Server-Sent Events (see feedSource and feed).
 func (s *session) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
-	return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+	return s.feeds.open(ctx, req)
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // Revision is the workspace API revision this child speaks. It versions the
@@ -31,14 +32,33 @@ type Info struct {
 	WorkspaceAPIRevision int    `json:"workspaceApiRevision"`
 }
 
+// HandlerOptions configure NewHandler. The zero value serves every
+// endpoint but the document feed, with the default keepalive.
+type HandlerOptions struct {
+	// Documents serves DocumentFeedPath: the workspace folder's
+	// docfeed.Feed.Handler (Main starts the feed on first use). nil
+	// leaves the path unserved (404), as any unknown path.
+	Documents http.Handler
+	// KeepAlive is the interval of the ": keepalive" comments of the
+	// activity and inventory feeds; the document feed has its own
+	// (docfeed.Options.KeepAlive). Default DefaultKeepAlive.
+	KeepAlive time.Duration
+}
+
 // NewHandler returns the child's HTTP handler for the workspace id. Routes
 // match the exact, already decoded path and the GET method only; anything
 // else is a JSON 404, so the Hub's verbatim forwarding never meets a
-// redirect or a plain-text error. Every answer carries Cache-Control:
-// no-store.
-func NewHandler(workspaceID string) http.Handler {
+// redirect or a plain-text error. Every JSON answer carries Cache-Control:
+// no-store; feeds answer text/event-stream (see the package comment).
+// Feeds stream until the client goes away or the request's context ends:
+// a server that must stop ends them through its BaseContext, since a
+// stream never goes idle for Shutdown to close it.
+func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
 	base := "/s/" + workspaceID + "/"
-	return &handler{routes: map[string]http.HandlerFunc{
+	routes := map[string]http.HandlerFunc{
 		FactsPath: func(w http.ResponseWriter, _ *http.Request) {
 			// No terminal support exists yet, so the list is honestly empty.
 			writeJSON(w, http.StatusOK, Facts{WorkspaceAPIRevision: Revision, Shells: []Shell{}})
@@ -46,10 +66,17 @@ func NewHandler(workspaceID string) http.Handler {
 		base + "api/session": func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, Info{WorkspaceID: workspaceID, WorkspaceAPIRevision: Revision})
 		},
-	}}
+		ActivityFeedPath:     serveActivity(opts.KeepAlive),
+		InventoryFeedPath:    serveInventory(opts.KeepAlive),
+		ConversationFeedPath: serveConversation,
+	}
+	if opts.Documents != nil {
+		routes[DocumentFeedPath] = opts.Documents.ServeHTTP
+	}
+	return &handler{routes: routes}
 }
 
-// handler routes by exact path. The live-stream work adds its feeds here.
+// handler routes by exact path.
 type handler struct {
 	routes map[string]http.HandlerFunc
 }

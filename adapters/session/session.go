@@ -21,7 +21,7 @@
 // stdout; diagnostics go to stderr, which the Hub logs and never shows to
 // clients. The Hub then confirms readiness with one GET FactsPath.
 //
-// Endpoints, all GET, all answered with JSON and Cache-Control: no-store:
+// Endpoints, all GET; the JSON ones answer with Cache-Control: no-store:
 //
 //	/_wharf/facts          {"workspaceApiRevision":24,"shells":[...]}   (Facts)
 //	/s/{ID}/api/session    {"workspaceId":ID,"workspaceApiRevision":24} (Info)
@@ -30,10 +30,35 @@
 // serves that base path itself; /_wharf/ is never forwarded. Any other
 // path or method answers 404 {"error":"not found"}.
 //
+// Feeds: the upstreams of the Hub's live stream, one request per feed,
+// each answered 200 with Content-Type text/event-stream and Cache-Control
+// no-cache, then flushed at once so the Hub knows the feed is accepted.
+// Frames are `event: NAME` and one `data: JSON` line, ended by a blank
+// line; a ": keepalive" comment follows every 15 s of quiet. A stream ends
+// when the Hub closes it or the child stops (ending it in order):
+//
+//	/_wharf/feeds/document?key=KEY      event: state     DocumentSnapshot first, then DocumentPatch
+//	/_wharf/feeds/activity              event: activity  {"working":false,"awaiting":false} at once and on every change
+//	/_wharf/feeds/inventory             event: inventory {"type":"conversation.inventory"} at once (the opening tick)
+//	/_wharf/feeds/conversation?id=ID[&cursor=C]
+//
+// KEY is a LiveDocumentKey (the Hub sends the canonical spelling); a bad
+// one answers 400, and the document feed answers 503 when it cannot run
+// (package docfeed documents the frames). The document feed indexes and
+// watches the folder from its first request until the child stops, so a
+// workspace nobody reads documents of costs nothing, and readiness never
+// waits for indexing. No agent runs in this build: activity never works
+// nor awaits, the inventory is empty, and every conversation answers 404
+// {"error":"unknown conversation"} (400 without exactly one id). The
+// conversation feed, once agents exist, sends `event: open` {"cursor":C}
+// first when opened without a cursor, then `event: chat` frames with `id:
+// CURSOR`, or one `event: resync` after which it ends.
+//
 // Stop: SIGTERM (which the wharf command turns into the end of Main's
-// ctx) makes the child shut its server down gracefully within a short
-// bound, remove the socket and exit 0. EOF on stdin means the Hub is gone, even killed with
-// SIGKILL, and ends the child the same way. The Hub kills the whole process
+// ctx) makes the child end its feed streams, stop the document feed, shut
+// its server down gracefully within a short bound, remove the socket and
+// exit 0. EOF on stdin means the Hub is gone, even killed with SIGKILL,
+// and ends the child the same way. The Hub kills the whole process
 // group when the grace runs out, so anything the child started goes too.
 package session
 
@@ -49,8 +74,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/wharfhub/wharf/adapters/session/docfeed"
 )
 
 // ErrUsage marks an error in Main's arguments; the command exits 2 for it.
@@ -81,6 +109,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// the write just fails.
 	signal.Ignore(syscall.SIGPIPE)
 	log := slog.New(slog.NewTextHandler(stderr, nil)).With("workspace", cfg.workspaceID)
+	// docfeed needs an absolute root; the Hub passes one, a person may not.
+	if abs, err := filepath.Abs(cfg.path); err == nil {
+		cfg.path = abs
+	}
 	if err := enterFolder(cfg.path); err != nil {
 		return err
 	}
@@ -89,8 +121,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	defer ln.remove()
+	docs := newDocuments(docfeed.New(cfg.path, docfeed.Options{
+		WorkspaceAPIRevision: Revision,
+		KeepAlive:            DefaultKeepAlive,
+		Logger:               log.With("feed", "document"),
+	}), log)
+	// Every request's context derives from streams: ending it ends the
+	// feeds, which never go idle for Shutdown to close them.
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
 	srv := &http.Server{
-		Handler:           NewHandler(cfg.workspaceID),
+		Handler:           NewHandler(cfg.workspaceID, HandlerOptions{Documents: docs}),
+		BaseContext:       func(net.Listener) context.Context { return streams },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -102,16 +144,24 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	log.Debug("session ready", "path", cfg.path)
 
+	var failed error
 	select {
 	case <-ctx.Done():
 		log.Info("stopping: asked to terminate")
 	case <-hubGone(stdin):
 		log.Info("stopping: stdin closed, the Hub is gone")
 	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
+		failed = fmt.Errorf("serve: %w", err)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	// Feeds end first, in order (the Hub reads the end of each stream),
+	// then the document feed stops with everything it started.
+	endStreams()
+	docs.stop(sctx)
+	if failed != nil {
+		return failed
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		// Requests still running after the grace are cut off; the exit
 		// stays clean because nothing is left to lose.

@@ -24,7 +24,7 @@ import (
 
 func TestHandler(t *testing.T) {
 	t.Parallel()
-	h := session.NewHandler("alpha")
+	h := session.NewHandler("alpha", session.HandlerOptions{})
 	for _, tc := range []struct {
 		name, method, path string
 		status             int

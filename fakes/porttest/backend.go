@@ -171,6 +171,8 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 		wg.Wait()
 	})
 
+	feeds(t, newBackend, start)
+
 	t.Run("CancelledContext", func(t *testing.T) {
 		is := is.New(t)
 		b, dir := newBackend(t)

@@ -1,0 +1,301 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The child's feed endpoints (see adapters/session).
+const (
+	documentFeedPath     = "/_wharf/feeds/document"
+	activityFeedPath     = "/_wharf/feeds/activity"
+	inventoryFeedPath    = "/_wharf/feeds/inventory"
+	conversationFeedPath = "/_wharf/feeds/conversation"
+)
+
+// errFeedClosed is what Next returns once Close was called.
+var errFeedClosed = hub.Errorf(hub.Unavailable, "the feed is closed")
+
+// errSessionEnded ends the feeds of a session that has ended.
+var errSessionEnded = hub.Errorf(hub.Unavailable, "session has ended")
+
+// feedSource opens feeds of one session.
+type feedSource struct {
+	client   *http.Client    // every connection reaches the session; no overall timeout
+	done     <-chan struct{} // closed once the session has ended
+	maxEvent int             // bound of one event's data
+}
+
+// feedPath is the child's endpoint of req; a topic the child does not
+// serve is NotFound.
+func feedPath(req hub.FeedRequest) (string, error) {
+	switch req.Topic {
+	case hub.TopicDocument:
+		return documentFeedPath + "?key=" + url.QueryEscape(req.Key), nil
+	case hub.TopicActivity:
+		return activityFeedPath, nil
+	case hub.TopicInventory:
+		return inventoryFeedPath, nil
+	case hub.TopicConversation:
+		q := url.Values{"id": {req.Key}}
+		if req.Cursor != "" {
+			q.Set("cursor", req.Cursor)
+		}
+		return conversationFeedPath + "?" + q.Encode(), nil
+	}
+	return "", hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+}
+
+// open sends the feed's request and returns once the child has answered
+// it with the headers of an event stream, or fails within ctx. The request
+// itself does not end with ctx: it lasts until the feed is closed, fails,
+// or the session ends.
+func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
+	path, err := feedPath(req)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-src.done:
+		return nil, errSessionEnded
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
+	}
+	fctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, cancel) // opening is bounded by ctx
+	hreq, err := http.NewRequestWithContext(fctx, http.MethodGet, "http://session"+path, nil)
+	if err != nil {
+		stop()
+		cancel()
+		return nil, hub.Wrap(hub.Internal, err, "session feed request")
+	}
+	hreq.Header.Set("Accept", "text/event-stream")
+	resp, err := src.client.Do(hreq)
+	if !stop() {
+		// ctx ended while opening: the feed was cancelled with it.
+		if resp != nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, hub.Wrap(hub.Unavailable, ctx.Err(), "session feed could not be opened")
+	}
+	if err != nil {
+		cancel()
+		// The URL names the conversation; the cause keeps only what failed.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		if hub.KindOf(err) == hub.Unavailable {
+			return nil, err // the session ended or is unreachable: Dial says so
+		}
+		return nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
+	}
+	if err := acceptFeed(resp, req.Topic); err != nil {
+		resp.Body.Close() // the connection is never reused: nothing to drain
+		cancel()
+		return nil, err
+	}
+	f := &feed{
+		frames: make(chan hub.FeedFrame),
+		ended:  make(chan struct{}),
+		closed: make(chan struct{}),
+		cancel: cancel,
+	}
+	go f.read(resp.Body, req.Topic, src.maxEvent, src.done)
+	return f, nil
+}
+
+// acceptFeed checks the child's answer: 200 with an event stream opens the
+// feed, 404 is a feed the session does not have, anything else is
+// Unavailable. Public messages never quote the child.
+func acceptFeed(resp *http.Response, topic hub.Topic) error {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		if topic == hub.TopicConversation {
+			return hub.Errorf(hub.NotFound, "unknown conversation")
+		}
+		return hub.Errorf(hub.NotFound, "the session does not serve the %s feed", topic)
+	default:
+		return hub.Wrap(hub.Unavailable, fmt.Errorf("feed answered %s", resp.Status),
+			"session refused the feed")
+	}
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "text/event-stream" {
+		return hub.Wrap(hub.Unavailable, errors.New("feed answered without an event stream"),
+			"session refused the feed")
+	}
+	return nil
+}
+
+// feed is an open hub.Feed: a goroutine reads the child's events into
+// frames, one at a time, so a Hub that stops calling Next stops reading
+// and the child's writes block, rather than frames piling up here.
+type feed struct {
+	frames    chan hub.FeedFrame // unbuffered: the reader hands each frame over
+	ended     chan struct{}      // closed once the reader has returned; err is set then
+	err       error
+	closed    chan struct{}
+	closeOnce sync.Once
+	cancel    context.CancelFunc // ends the request
+}
+
+// Next returns the next frame, the feed's end (io.EOF in order, another
+// error on failure), ctx's error when ctx ends first (the feed stays
+// open), or errFeedClosed after Close.
+func (f *feed) Next(ctx context.Context) (hub.FeedFrame, error) {
+	select {
+	case <-f.closed:
+		return hub.FeedFrame{}, errFeedClosed
+	default:
+	}
+	select {
+	case fr := <-f.frames:
+		return fr, nil
+	case <-f.ended:
+		// The reader hands a frame over before it can end, so none is lost.
+		select {
+		case <-f.closed:
+			return hub.FeedFrame{}, errFeedClosed
+		default:
+			return hub.FeedFrame{}, f.err
+		}
+	case <-f.closed:
+		return hub.FeedFrame{}, errFeedClosed
+	case <-ctx.Done():
+		return hub.FeedFrame{}, ctx.Err()
+	}
+}
+
+// Close cancels the request, so the child's stream ends and it stops
+// producing the feed. It does not wait for the reader, which ends at once.
+func (f *feed) Close() {
+	f.closeOnce.Do(func() {
+		close(f.closed)
+		f.cancel()
+	})
+}
+
+// read turns the body's events into frames until the stream ends, fails,
+// the feed is closed or the session ends, then releases the request.
+func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-chan struct{}) {
+	defer close(f.ended)
+	defer body.Close()
+	defer f.cancel()
+	// A session that ends cuts its streams; cancelling makes that prompt
+	// even when the connection lingers.
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go func() {
+		select {
+		case <-done:
+			f.cancel()
+		case <-stopWatch:
+		}
+	}()
+
+	events := newEventReader(body, maxEvent)
+	for {
+		ev, err := events.next()
+		if err != nil {
+			f.err = f.failure(err, done)
+			return
+		}
+		fr, ok, last, err := frameOf(topic, ev)
+		if err != nil {
+			f.err = hub.Wrap(hub.Unavailable, err, "session feed broke its protocol")
+			return
+		}
+		if !ok {
+			continue
+		}
+		select {
+		case f.frames <- fr:
+		case <-f.closed:
+			f.err = errFeedClosed
+			return
+		}
+		if last {
+			f.err = io.EOF
+			return
+		}
+	}
+}
+
+// failure is the feed's error for the reader's err.
+func (f *feed) failure(err error, done <-chan struct{}) error {
+	select {
+	case <-f.closed:
+		return errFeedClosed
+	default:
+	}
+	select {
+	case <-done:
+		if !errors.Is(err, io.EOF) {
+			return errSessionEnded
+		}
+	default:
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		return io.EOF
+	case errors.Is(err, errEventTooLarge):
+		return hub.Wrap(hub.Unavailable, err, "session feed sent an event too large")
+	}
+	return hub.Wrap(hub.Unavailable, err, "session feed failed")
+}
+
+// dataEvent names the one event of each topic but conversation; its data
+// is the topic's frame.
+var dataEvent = map[hub.Topic]string{
+	hub.TopicDocument:  "state",
+	hub.TopicActivity:  "activity",
+	hub.TopicInventory: "inventory",
+}
+
+// frameOf maps one event of topic's stream to a frame. ok is false for an
+// event the topic does not define (skipped, so the child may add events);
+// last marks the frame after which the feed ends (a resync). A defined
+// event that is malformed is an error; data must be JSON, since it is
+// relayed to clients as it is.
+func frameOf(topic hub.Topic, ev sseEvent) (fr hub.FeedFrame, ok, last bool, err error) {
+	switch {
+	case topic != hub.TopicConversation:
+		if ev.name != dataEvent[topic] {
+			return fr, false, false, nil
+		}
+		fr = hub.FeedFrame{Kind: hub.FrameData, Data: ev.data}
+	case ev.name == "open":
+		var head struct {
+			Cursor *string `json:"cursor"`
+		}
+		if json.Unmarshal(ev.data, &head) != nil || head.Cursor == nil {
+			return fr, false, false, errors.New("conversation open event without a cursor")
+		}
+		return hub.FeedFrame{Kind: hub.FrameOpen, Cursor: *head.Cursor}, true, false, nil
+	case ev.name == "chat":
+		if ev.id == "" {
+			return fr, false, false, errors.New("chat event without an id")
+		}
+		fr = hub.FeedFrame{Kind: hub.FrameData, Cursor: ev.id, Data: ev.data}
+	case ev.name == "resync":
+		fr, last = hub.FeedFrame{Kind: hub.FrameResync, Data: ev.data}, true
+	default:
+		return fr, false, false, nil
+	}
+	if !json.Valid(fr.Data) {
+		return hub.FeedFrame{}, false, false, fmt.Errorf("%s event data is not JSON", ev.name)
+	}
+	return fr, true, last, nil
+}

@@ -1,0 +1,157 @@
+package porttest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// feeds runs the RunningSession.OpenFeed part of the Backend contract.
+// Every wait is bounded by a context with a deadline, and a Next that
+// returns the deadline's error counts as one that hung: an ended feed
+// must say so on its own.
+func feeds(t *testing.T, newBackend func(t *testing.T) (hub.Backend, string),
+	start func(t *testing.T, b hub.Backend, id, dir string) hub.RunningSession) {
+	activity := hub.FeedRequest{Topic: hub.TopicActivity}
+
+	t.Run("ActivityFeedStartsIdle", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		fr := firstFrame(t, openFeed(t, rs, activity))
+		is.Equal(fr.Kind, hub.FrameData)                                                      // data at once
+		is.Equal(jsonObject(t, fr.Data), map[string]any{"working": false, "awaiting": false}) // exactly: no agent works nor awaits
+	})
+
+	t.Run("InventoryFeedOpensWithATick", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		fr := firstFrame(t, openFeed(t, rs, hub.FeedRequest{Topic: hub.TopicInventory}))
+		is.Equal(fr.Kind, hub.FrameData)                                                   // data at once
+		is.Equal(jsonObject(t, fr.Data), map[string]any{"type": "conversation.inventory"}) // the opening tick
+	})
+
+	t.Run("DocumentFeedStartsWithASnapshot", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		key := hub.DocumentContext{CompareTarget: "base"}.String()
+		fr := firstFrame(t, openFeed(t, rs, hub.FeedRequest{Topic: hub.TopicDocument, Key: key}))
+		is.Equal(fr.Kind, hub.FrameData) // data first
+		var snap struct {
+			Kind  string `json:"kind"`
+			Epoch string `json:"epoch"`
+		}
+		is.NoErr(json.Unmarshal(fr.Data, &snap)) // a JSON DocumentUpdate
+		is.Equal(snap.Kind, "snapshot")          // a snapshot
+		is.True(snap.Epoch != "")                // of an epoch
+	})
+
+	t.Run("UnknownConversationIsNotFound", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+		defer cancel()
+		f, err := rs.OpenFeed(ctx, hub.FeedRequest{Topic: hub.TopicConversation, Key: "no-such-conversation"})
+		is.True(f == nil)                       // no feed
+		is.Equal(hub.KindOf(err), hub.NotFound) // a conversation the session does not have
+		is.True(hub.MessageOf(err) != "")       // with a public reason
+		f, err = rs.OpenFeed(ctx, hub.FeedRequest{Topic: hub.TopicWorktrees})
+		is.True(f == nil)                       // no feed
+		is.Equal(hub.KindOf(err), hub.NotFound) // nor of a topic the session does not serve
+	})
+
+	t.Run("NextEndsWithItsContext", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		f := openFeed(t, rs, activity)
+		firstFrame(t, f)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := f.Next(ctx)
+		is.True(errors.Is(err, context.Canceled)) // the ctx's error, the feed left open
+	})
+
+	t.Run("CloseEndsTheFeed", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		f := openFeed(t, rs, activity)
+		firstFrame(t, f)
+		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+		defer cancel()
+		waiting := make(chan error, 1)
+		go func() {
+			_, err := f.Next(ctx) // nothing more comes: it waits
+			waiting <- err
+		}()
+		f.Close()
+		f.Close() // twice is harmless
+		err := <-waiting
+		is.True(err != nil && !errors.Is(err, context.DeadlineExceeded)) // Close ends a waiting Next at once
+		_, err = f.Next(ctx)
+		is.True(err != nil && !errors.Is(err, context.DeadlineExceeded)) // and every later one
+	})
+
+	t.Run("StopEndsOpenFeeds", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		f := openFeed(t, rs, activity)
+		firstFrame(t, f)
+		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+		defer cancel()
+		is.NoErr(rs.Stop(ctx)) // stop the session
+		_, err := f.Next(ctx)
+		is.True(err != nil && !errors.Is(err, context.DeadlineExceeded)) // the open feed ends, promptly
+		g, err := rs.OpenFeed(ctx, activity)
+		is.True(g == nil)                          // an ended session opens no feed
+		is.Equal(hub.KindOf(err), hub.Unavailable) // it is unavailable
+	})
+}
+
+// openFeed opens req on rs within backendTimeout, failing the test
+// otherwise, and closes the feed at the end of the test.
+func openFeed(t *testing.T, rs hub.RunningSession, req hub.FeedRequest) hub.Feed {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+	defer cancel()
+	f, err := rs.OpenFeed(ctx, req)
+	if err != nil {
+		t.Fatalf("open the %s feed: %v", req.Topic, err)
+	}
+	t.Cleanup(f.Close)
+	return f
+}
+
+// firstFrame returns f's next frame within backendTimeout, failing the
+// test otherwise.
+func firstFrame(t *testing.T, f hub.Feed) hub.FeedFrame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+	defer cancel()
+	fr, err := f.Next(ctx)
+	if err != nil {
+		t.Fatalf("first frame: %v", err)
+	}
+	return fr
+}
+
+// jsonObject decodes a frame's JSON object, failing the test when it is
+// not one.
+func jsonObject(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("frame data is not a JSON object: %v", err)
+	}
+	return v
+}
