@@ -24,6 +24,8 @@
 //	W5       200 live streams changing their subscriptions 5 times a second
 //	W6       1,000 live streams dropped and reconnected with their cursors
 //	W12      1,000 idle live streams: keepalives only
+//	D1       the document topic of a real `wharf session` child on a
+//	         50,000-file Git repository, through the Hub's live stream
 //
 // The live workloads drive a third Wharf whose sessions are fakes.Backend's
 // (so the benchmark can make them report activity and send ticks), and a
@@ -84,7 +86,7 @@ type config struct {
 }
 
 // allWorkloads are the names -workloads accepts, in the order they run.
-var allWorkloads = []string{"w1", "w2", "w10", "w9", "w11", "state50", "w3", "w7", "w4", "w5", "w6", "w12"}
+var allWorkloads = []string{"w1", "w2", "w10", "w9", "w11", "state50", "w3", "w7", "w4", "w5", "w6", "w12", "d1"}
 
 // liveWorkloads are the workloads of the live stream.
 var liveWorkloads = []string{"w3", "w7", "w4", "w5", "w6", "w12"}
@@ -231,6 +233,9 @@ func (c config) budget() time.Duration {
 	if !c.skipDiagnosis && c.hasAny("w9", "state50") {
 		d += time.Duration(2*len(c.conns)+8) * perRun // the W9 diagnosis (paced runs twice as long) and the what-if runs
 	}
+	if c.has("d1") {
+		d += buildTimeout + d1Limit
+	}
 	return d + c.liveBudget()
 }
 
@@ -271,6 +276,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.hasAny(liveWorkloads...) {
 		if err := runLiveHub(ctx, cfg, rep, progress); err != nil {
+			return err
+		}
+	}
+	if cfg.has("d1") {
+		if err := runD1(ctx, rep, progress); err != nil {
 			return err
 		}
 	}

@@ -41,6 +41,7 @@ type report struct {
 	State50     *state50Result
 	WhatIf      *ttlDiag // the long-FactsTTL diagnosis; nil when not run
 	Live        *liveReport
+	D1          *d1Result
 	WSFSType    string  // file system of the workspace folders
 	LoadStart   string  // /proc/loadavg when the run began
 	LoadEnd     string  // and when it ended
@@ -104,6 +105,9 @@ func (r *report) verdicts() []verdict {
 	}
 	if r.Live != nil {
 		vs = append(vs, r.Live.verdicts()...)
+	}
+	if r.D1 != nil {
+		vs = append(vs, r.D1.verdicts()...)
 	}
 	return vs
 }
@@ -249,6 +253,9 @@ func (r *report) markdown() string {
 	r.workspaceSections(&b)
 	if r.Live != nil {
 		r.Live.markdown(&b)
+	}
+	if r.D1 != nil {
+		r.D1.markdown(&b)
 	}
 	r.diagnosis(&b)
 	r.reading(&b)

@@ -1,7 +1,13 @@
 package main
 
-// This file writes the W5, W6 and W12 sections and what the live figures
-// say.
+import (
+	"fmt"
+
+	"github.com/wharfhub/wharf/adapters/session/docfeed"
+)
+
+// This file writes the W5, W6 and W12 sections, what the live figures
+// say, and D1.
 
 func (l *liveReport) w5w6w12Sections(b *mdWriter) {
 	p := b.p
@@ -82,4 +88,47 @@ func (l *liveReport) reading(b *mdWriter, ncpu int) {
 			ms(pr.Lat.P50), 100*float64(pr.Lat.P50)/float64(w3MaxP50), ms(w.Lat.P50-pr.Lat.P50))
 	}
 	p(" `-cpuprofile` attributes the difference.\n\n")
+}
+
+func (r *d1Result) verdicts() []verdict {
+	w, f := r.Wharf, r.Feed
+	complete := fmt.Sprintf("%s from the stream's opening (first document data after %s, `ready` after %s)%s; the child's feed "+
+		"in-process: %s (%.2f × it)", secs(w.Complete), ms(w.FirstData), ms(w.Ready), errNote(w.Err), secs(f.Complete),
+		ratio(float64(w.Complete), float64(f.Complete)))
+	saves := fmt.Sprintf("%s over %d saves (p50 %s, max %s); the child's feed in-process: p99 %s (%.2f × it)%s", ms(w.Saves.P99), w.Saves.N,
+		ms(w.Saves.P50), ms(w.Saves.Max), ms(f.Saves.P99), ratio(float64(w.Saves.P99), float64(f.Saves.P99)), errNote(f.Err))
+	return []verdict{
+		{fmt.Sprintf("D1 first complete document snapshot, %d files", r.Files), complete, "≤ " + secs(d1MaxComplete) + " (absolute)",
+			w.Err == "" && w.Complete > 0 && w.Complete <= d1MaxComplete},
+		{"D1 save → patch p99", saves, "≤ " + ms(d1MaxSaveP99) + " (absolute)",
+			w.Err == "" && w.Saves.N >= 20 && w.Saves.P99 <= d1MaxSaveP99},
+	}
+}
+
+func (r *d1Result) markdown(b *mdWriter) {
+	p := b.p
+	p("## D1: the document topic of a real workspace child\n\n")
+	p("A committed Git repository of %d files is generated in a temp dir (100 per directory; markdown, text and binary, as "+
+		"`docfeed`'s own benchmark makes it; %s to write and commit). The baseline is the child's document feed, `docfeed.New` "+
+		"and `Subscribe` in this process, on that repository. Then a Wharf whose local backend runs the freshly built `wharf "+
+		"session` registers and starts the repository, and a live stream subscribes to its document topic (default context): "+
+		"the Hub opens the child's `/_wharf/feeds/document`, which starts indexing the folder, and relays it. **Complete** is "+
+		"the time from the subscription (the stream's dial) to the first update whose discovery is `ready` (every file "+
+		"listed). Then %d saves, %s apart, each rewriting a different markdown file: the time from the write to the patch "+
+		"upserting that file (`relativePath`) on the stream (the feed waits for %s of quiet before it publishes).\n\n",
+		r.Files, secs(r.Generate), d1Saves, ms(d1SaveGap), ms(docfeed.DefaultQuiet))
+	p("| side | first document data | `ready` | complete | save → patch p50 | p90 | p99 | max | saves |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, x := range []struct {
+		name string
+		r    d1Run
+	}{{"`docfeed` in-process (baseline)", r.Feed}, {"Wharf: child + Hub + live stream", r.Wharf}} {
+		ready := "—"
+		if x.r.Ready > 0 {
+			ready = ms(x.r.Ready)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %d%s |\n", x.name, ms(x.r.FirstData), ready, secs(x.r.Complete),
+			ms(x.r.Saves.P50), ms(x.r.Saves.P90), ms(x.r.Saves.P99), ms(x.r.Saves.Max), x.r.Saves.N, errNote(x.r.Err))
+	}
+	p("\nA second stream opened after that got the Hub's materialized snapshot (%s) after %s.%s\n\n",
+		kb(float64(r.JoinerBytes)), ms(r.Joiner), errNote(r.Err))
 }
