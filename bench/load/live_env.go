@@ -241,7 +241,7 @@ func startProbeTarget(ws string) (liveTarget, *server, error) {
 	if err != nil {
 		return liveTarget{}, nil, err
 	}
-	return liveTarget{name: "probe", hostPort: srv.hostPort, header: http.Header{}, ws: ws,
+	return liveTarget{name: "probe", hostPort: srv.hostPort, header: http.Header{}, ws: ws, summaries: 1,
 		activity: p.publishActivity,
 		tick:     func(_ string, data []byte) bool { p.publishInventory(data); return true },
 		tap:      tap}, srv, nil

@@ -23,17 +23,19 @@ import (
 // appending it to every follower's queue. It knows the activity topic
 // (every stream with activity=1) and the inventory topic (subscribed in
 // `subs` or by POST), with the join a reconnect needs (the latest tick
-// unless the cursor is the head, then `ready`); nothing else: no
+// unless the cursor is the head, then `ready`) and the activity summary a
+// stream opens with; nothing else: no
 // authentication, keepalive, backlog bound, broker or store.
 type sseProbe struct {
-	ws     string
-	epoch  string
-	mu     sync.Mutex
-	byID   map[string]*probeStream
-	actSeq int64
-	invSeq int64
-	latest []byte // the latest inventory tick
-	nextID atomic.Int64
+	ws      string
+	epoch   string
+	mu      sync.Mutex
+	byID    map[string]*probeStream
+	actSeq  int64
+	working bool // the last activity published
+	invSeq  int64
+	latest  []byte // the latest inventory tick
+	nextID  atomic.Int64
 }
 
 type probeStream struct {
@@ -131,6 +133,11 @@ func (p *sseProbe) serveLive(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.byID[s.id] = s
+	if s.activity {
+		// The summary, as Wharf opens activity with one per workspace:
+		// the current value at the current cursor.
+		s.push(probeItem{env: envelopeBytes(p.ws, "activity", p.epoch+"."+strconv.FormatInt(p.actSeq, 10), "data", activityData(p.working))})
+	}
 	for _, sub := range subs {
 		if sub.Topic == "inventory" {
 			p.joinLocked(s, sub.Cursor)
@@ -220,6 +227,7 @@ func (p *sseProbe) publishActivity(working bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.actSeq++
+	p.working = working
 	env := envelopeBytes(p.ws, "activity", p.epoch+"."+strconv.FormatInt(p.actSeq, 10), "data", activityData(working))
 	for _, s := range p.byID {
 		if s.activity {

@@ -91,7 +91,8 @@ func runLiveHub(ctx context.Context, cfg config, rep *report, progress func(stri
 		settle(ctx, 5*time.Second)
 		progress("%s: %d streams, %d changes/s for %s against %s", label, o.streams, o.rate, o.window, t.name)
 		r := runFanout(ctx, t, o)
-		progress("  p50 %s, p99 %s, %d received, %d lost%s", ms(r.Lat.P50), ms(r.Lat.P99), r.Received, r.Lost, errSuffix(r.Err))
+		progress("  p50 %s, p99 %s, %d received, %d lost, %d unexpected%s", ms(r.Lat.P50), ms(r.Lat.P99), r.Received, r.Lost,
+			r.Unexpected, errSuffix(r.Err))
 		return r
 	}
 	if cfg.has("w3") {
