@@ -346,3 +346,55 @@ func TestAStalledStreamIsEnded(t *testing.T) {
 	err = s.Next(e.ctx, func([]hub.Envelope, bool) error { return nil })
 	is.True(errors.Is(err, hub.ErrLiveEnded)) // and its writer learns it
 }
+
+func TestAChangeDoesNotWaitOnAStuckWriter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		s := e.open(worktrees())
+		stuck, release := make(chan struct{}), make(chan struct{})
+		go s.Next(t.Context(), func([]hub.Envelope, bool) error {
+			close(stuck)
+			<-release // a client that stopped reading
+			return nil
+		})
+		<-stuck
+		defer close(release)
+		answered := make(chan error, 1)
+		go func() {
+			answered <- e.UpdateLiveSubscriptions(e.ctx, e.sess, s.ID(), hub.SubscriptionChange{Remove: []hub.SubKey{{Topic: hub.TopicWorktrees}}})
+		}()
+		synctest.Wait()
+		select {
+		case err := <-answered:
+			t.Fatalf("answered %v while the batch was still being written", err)
+		default:
+		}
+		e.clock.Advance(5 * time.Second)
+		err := <-answered
+		is.Equal(hub.KindOf(err), hub.NotFound) // a stuck writer's stream is ended: reconnect
+		select {
+		case <-s.Done():
+		default:
+			t.Fatal("the stream is still open")
+		}
+	})
+}
+
+func TestKeepalivesFollowTheLastWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		turns := reader(t.Context(), e.open(worktrees()))
+		take(t, turns, 2)
+		e.clock.Advance(10 * time.Second)
+		e.dir("/home/ann/app/sub")
+		e.register("/home/ann/app/sub")
+		take(t, turns, 1) // traffic 10 s in
+		e.clock.Advance(hub.KeepaliveInterval - time.Second)
+		is.True(idle(turns)) // no keepalive 14 s after it, though 24 s after the open
+		e.clock.Advance(time.Second)
+		turn := <-turns
+		is.True(turn.keepalive) // one 15 s after the last write
+	})
+}

@@ -56,8 +56,7 @@ func (h *Hub) OpenLive(ctx context.Context, caller Session, ws string, activity 
 	if !slices.ContainsFunc(reg, func(w Workspace) bool { return w.ID == ws }) {
 		return nil, Errorf(NotFound, "unknown workspace")
 	}
-	s := &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
-		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1)}
+	s := newLiveStream(h, caller, ws)
 	b := &h.live
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -139,8 +138,14 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller Session, strea
 	b.mu.Unlock()
 	// A batch taken before the change may hold envelopes of what was
 	// removed: wait until it is written, so none arrives after we answer.
-	s.sendMu.Lock()
-	s.sendMu.Unlock()
+	// A stream whose writer is stuck is ended instead: "unknown stream"
+	// tells the client to reconnect, which it would have to anyway.
+	if !s.waitWriter(ctx) {
+		if err := ctx.Err(); err != nil {
+			return Wrap(Unavailable, err, "request cancelled")
+		}
+		return Errorf(NotFound, "unknown stream")
+	}
 	return nil
 }
 

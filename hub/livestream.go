@@ -36,19 +36,37 @@ type LiveStream struct {
 	// user's activity feed.
 	activity bool
 
-	// sendMu is held while a batch is written, so a subscription change
-	// can wait for a batch already taken (see remove).
-	sendMu sync.Mutex
+	// sending holds a token while a batch is written, so a subscription
+	// change can wait, for a bounded time, for a batch already taken
+	// (see waitWriter).
+	sending chan struct{}
+	done    chan struct{} // closed when the stream ends
 
-	mu      sync.Mutex
-	queue   []queued
-	backlog int
-	subs    map[SubKey]*attachment // by SubKey.identity
-	ended   bool
-	due     bool  // a keepalive is due
-	idle    Timer // armed while the writer waits on an empty queue
-	wake    chan struct{}
+	mu       sync.Mutex
+	queue    []queued
+	backlog  int
+	subs     map[SubKey]*attachment // by SubKey.identity
+	ended    bool
+	due      bool      // a keepalive is due
+	idle     Timer     // the keepalive timer; one at a time, re-armed lazily
+	lastSent time.Time // when the writer last took a batch
+	wake     chan struct{}
 }
+
+// maxWriterWait bounds how long a subscription change waits for a batch
+// being written. A writer blocked longer is stuck on a client that does
+// not read; its stream is ended rather than the change left hanging.
+const maxWriterWait = 5 * time.Second
+
+func newLiveStream(h *Hub, caller Session, ws string) *LiveStream {
+	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
+		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1),
+		sending: make(chan struct{}, 1), done: make(chan struct{}), lastSent: h.clock.Now()}
+}
+
+// Done is closed once the stream has ended, so a transport can abandon a
+// write the client is not reading.
+func (s *LiveStream) Done() <-chan struct{} { return s.done }
 
 // queued is an envelope waiting to be written, with the attachment that
 // produced it (nil for none), so a removal can purge it.
@@ -104,12 +122,7 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 			break // with s.mu held
 		}
 		if s.idle == nil {
-			s.idle = s.h.clock.AfterFunc(KeepaliveInterval, func() {
-				s.mu.Lock()
-				s.due = true
-				s.mu.Unlock()
-				s.signal()
-			})
+			s.armIdleLocked(KeepaliveInterval - s.h.clock.Now().Sub(s.lastSent))
 		}
 		s.mu.Unlock()
 		select {
@@ -119,11 +132,9 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 			return ctx.Err()
 		}
 	}
-	// s.mu is held.
-	if s.idle != nil {
-		s.idle.Stop()
-		s.idle = nil
-	}
+	// s.mu is held. The keepalive timer stays armed: it checks the
+	// silence when it fires, so a busy stream costs no timer per batch.
+	s.lastSent = s.h.clock.Now()
 	keepalive := s.due && len(s.queue) == 0
 	s.due = false
 	s.mu.Unlock()
@@ -132,8 +143,8 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 		return ErrLiveEnded
 	}
 
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
+	s.sending <- struct{}{}
+	defer func() { <-s.sending }()
 	s.mu.Lock()
 	batch := make([]Envelope, 0, len(s.queue))
 	for _, q := range s.queue {
@@ -151,6 +162,50 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 		return err
 	}
 	return nil
+}
+
+// armIdleLocked arms the keepalive timer to fire after d. When it fires
+// it makes a keepalive due if the stream has been silent for
+// KeepaliveInterval, and otherwise re-arms itself for the rest. s.mu is
+// held.
+func (s *LiveStream) armIdleLocked(d time.Duration) {
+	s.idle = s.h.clock.AfterFunc(d, func() {
+		s.mu.Lock()
+		if s.ended {
+			s.mu.Unlock()
+			return
+		}
+		s.idle = nil
+		if rest := KeepaliveInterval - s.h.clock.Now().Sub(s.lastSent); rest > 0 {
+			s.armIdleLocked(rest)
+			s.mu.Unlock()
+			return
+		}
+		s.due = true
+		s.mu.Unlock()
+		s.signal()
+	})
+}
+
+// waitWriter waits until no batch is being written, and reports false
+// when that took longer than maxWriterWait (the stream is then ended) or
+// ctx ended first.
+func (s *LiveStream) waitWriter(ctx context.Context) bool {
+	expired := make(chan struct{})
+	t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
+	defer t.Stop()
+	select {
+	case s.sending <- struct{}{}:
+		<-s.sending
+		return true
+	case <-s.done:
+		return false
+	case <-expired:
+		s.end()
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // signal wakes the writer without blocking.
@@ -229,6 +284,7 @@ func (s *LiveStream) endLocked() map[SubKey]*attachment {
 	for _, a := range subs {
 		a.removed = true
 	}
+	close(s.done)
 	s.signal()
 	return subs
 }

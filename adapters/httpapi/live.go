@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
@@ -50,14 +51,27 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 	h.Set("Cache-Control", "no-store, no-transform")
 	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold frames back
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	out := &liveWriter{w: w, rc: http.NewResponseController(w), s: s}
+	// A stream the Hub ends (its client stalled, its session ended) must
+	// not keep a write blocked until the deadline: cut it short.
+	stop := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() {
+		select {
+		case <-s.Done():
+			_ = out.rc.SetWriteDeadline(time.Now())
+		case <-stop:
+		}
+	})
+	defer watcher.Wait()
+	defer close(stop)
 	buf := bytes.NewBufferString(": open\n\nevent: hello\ndata: ")
 	hello, _ := json.Marshal(struct {
 		StreamID string `json:"streamId"`
 	}{s.ID()})
 	buf.Write(hello)
 	buf.WriteString("\n\n")
-	if err := flushTo(w, rc, buf); err != nil {
+	if err := out.flush(buf); err != nil {
 		return nil // the client went away
 	}
 	for {
@@ -70,7 +84,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 				appendEnvelope(buf, e)
 				buf.WriteString("\n\n")
 			}
-			return flushTo(w, rc, buf)
+			return out.flush(buf)
 		})
 		if err != nil {
 			// Any end is the stream's end; the status line is long gone,
@@ -83,13 +97,32 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 	}
 }
 
-// flushTo writes buf and flushes it within liveWriteTimeout, then empties
-// buf for reuse (keeping a large one from pinning its memory).
-func flushTo(w http.ResponseWriter, rc *http.ResponseController, buf *bytes.Buffer) error {
-	_ = rc.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
-	_, err := w.Write(buf.Bytes())
+// liveWriter writes a stream's frames under a write deadline.
+type liveWriter struct {
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	s        *hub.LiveStream
+	deadline time.Time
+}
+
+// flush writes buf and flushes it within liveWriteTimeout, then empties
+// buf for reuse (keeping a large one from pinning its memory). The
+// deadline is moved only once half of it is used up: setting it costs a
+// timer update per write, which a busy stream would pay per envelope.
+func (o *liveWriter) flush(buf *bytes.Buffer) error {
+	if now := time.Now(); o.deadline.Sub(now) < liveWriteTimeout/2 {
+		o.deadline = now.Add(liveWriteTimeout)
+		_ = o.rc.SetWriteDeadline(o.deadline)
+	}
+	// After the deadline is set, so the watcher's cut cannot be undone.
+	select {
+	case <-o.s.Done():
+		return hub.ErrLiveEnded
+	default:
+	}
+	_, err := o.w.Write(buf.Bytes())
 	if err == nil {
-		err = rc.Flush()
+		err = o.rc.Flush()
 	}
 	if buf.Cap() > 1<<20 {
 		*buf = bytes.Buffer{}
@@ -122,9 +155,20 @@ func appendEnvelope(buf *bytes.Buffer, e hub.Envelope) {
 	buf.WriteString("}}")
 }
 
+// appendString writes s as a JSON string. Ids, topics and cursors are
+// almost always plain ASCII that needs no escaping, written as is; the
+// rest goes through the encoder.
 func appendString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always encodes
-	buf.Write(b)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always encodes
+			buf.Write(b)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
 }
 
 // liveSubscription is one entry of `subs` or of a change's `add`, decoded
