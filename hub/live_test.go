@@ -398,3 +398,35 @@ func TestKeepalivesFollowTheLastWrite(t *testing.T) {
 		is.True(turn.keepalive) // one 15 s after the last write
 	})
 }
+
+func TestARefusedChangeChangesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		var docs []hub.Subscription
+		for i := range hub.MaxLiveSubscriptions {
+			docs = append(docs, hub.Subscription{SubKey: hub.SubKey{Topic: hub.TopicDocument, Keyed: true,
+				Key: "scope=file&documentId=/home/ann/app/" + string(rune('a'+i)) + ".md"}})
+		}
+		s := e.open(docs...)
+		turns := reader(t.Context(), s)
+		take(t, turns, hub.MaxLiveSubscriptions) // unavailable each: app is stopped
+
+		change := hub.SubscriptionChange{Remove: []hub.SubKey{docs[0].SubKey}, Add: []hub.Subscription{worktrees(), worktrees()}}
+		change.Add[1].SubKey = hub.SubKey{Topic: hub.TopicInventory}
+		err := e.UpdateLiveSubscriptions(e.ctx, e.sess, s.ID(), change)
+		is.Equal(hub.KindOf(err), hub.Invalid)                 // 17 would remain
+		is.Equal(hub.MessageOf(err), "too many subscriptions") // says so
+		is.True(silent(turns))                                 // nothing was added
+
+		_, err = e.StartWorkspace(e.ctx, e.app)
+		is.NoErr(err)
+		data := 0
+		for _, env := range take(t, turns, 2*hub.MaxLiveSubscriptions) {
+			if env.Kind == hub.EventData {
+				data++
+			}
+		}
+		is.Equal(data, hub.MaxLiveSubscriptions) // and nothing was removed: every document gets its snapshot
+	})
+}

@@ -336,3 +336,40 @@ func TestLiveKeepalive(t *testing.T) {
 	}
 	t.Fatal("no keepalive")
 }
+
+func TestLiveSubscriptionChangesRefused(t *testing.T) {
+	s := newServer(t, hub.Config{}, nil)
+	s.repo(t, "/home/ann/app")
+	auth := bearer(s.login(t, "ann", annPassword))
+	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)
+	l := s.openLive(t, subsQuery("app", `[{"topic":"worktrees"}]`), auth...)
+	l.envelopes(2)
+	tests := []struct {
+		name, body, msg string
+	}{
+		{"not JSON", `{"add":`, "invalid JSON body"},
+		{"not an object", `[]`, "request must be a JSON object"},
+		{"unknown field", `{"add":[],"colour":1}`, `request contains an unknown field: "colour"`},
+		{"add not an array", `{"add":{"topic":"inventory"}}`, "add must be an array"},
+		{"17 additions", `{"add":[` + strings.Repeat(`{"topic":"inventory"},`, 16) + `{"topic":"inventory"}]}`, "too many subscriptions"},
+		{"entry not an object", `{"add":[1]}`, "subscription must be an object"},
+		{"unknown topic", `{"add":[{"topic":"weather"}]}`, "subscription topic must be document, inventory, conversation, or worktrees"},
+		{"activity added", `{"add":[{"topic":"activity"}]}`, "subscription topic must be document, inventory, conversation, or worktrees"},
+		{"conversation without key", `{"add":[{"topic":"conversation"}]}`, "conversation subscription needs a key"},
+		{"bad document key", `{"add":[{"topic":"document","key":"scope=file"}]}`, "invalid document key: scope=file requires documentId"},
+		{"cursor in a removal", `{"remove":[{"topic":"inventory","cursor":"x"}]}`, `subscription contains an unknown field: "cursor"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			is := is.New(t)
+			r := s.do(t, "POST", "/api/hub/live/"+l.id+"/subscriptions", tt.body, auth...)
+			is.Equal(r.status, http.StatusBadRequest) // refused
+			is.Equal(r.errorText(t), tt.msg)          // with the reason
+		})
+	}
+	is := is.New(t)
+	r := s.do(t, "POST", "/api/hub/live/"+l.id+"/subscriptions", `{"add":[{"topic":"worktrees"}]}`, auth...)
+	is.Equal(r.status, http.StatusOK) // the stream is unaffected
+	got := l.envelopes(2)
+	is.Equal(got[0].Topic+" "+got[1].Topic, "worktrees worktrees") // and only the valid change reached it
+}
