@@ -40,7 +40,10 @@ type LiveStream struct {
 	// change can wait, for a bounded time, for a batch already taken
 	// (see waitWriter).
 	sending chan struct{}
-	done    chan struct{} // closed when the stream ends
+	// life ends when the stream does (end cancels it), so a transport
+	// can react with context.AfterFunc rather than a goroutine per stream.
+	life    context.Context
+	endLife context.CancelFunc
 
 	mu       sync.Mutex
 	queue    []queued
@@ -59,14 +62,18 @@ type LiveStream struct {
 const maxWriterWait = 5 * time.Second
 
 func newLiveStream(h *Hub, caller Session, ws string) *LiveStream {
+	life, endLife := context.WithCancel(context.Background())
 	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
 		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1),
-		sending: make(chan struct{}, 1), done: make(chan struct{}), lastSent: h.clock.Now()}
+		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now()}
 }
 
-// Done is closed once the stream has ended, so a transport can abandon a
-// write the client is not reading.
-func (s *LiveStream) Done() <-chan struct{} { return s.done }
+// Context is cancelled once the stream has ended, so a transport can
+// abandon a write the client is not reading.
+func (s *LiveStream) Context() context.Context { return s.life }
+
+// Done is closed once the stream has ended.
+func (s *LiveStream) Done() <-chan struct{} { return s.life.Done() }
 
 // queued is an envelope waiting to be written, with the attachment that
 // produced it (nil for none), so a removal can purge it.
@@ -198,7 +205,7 @@ func (s *LiveStream) waitWriter(ctx context.Context) bool {
 	case s.sending <- struct{}{}:
 		<-s.sending
 		return true
-	case <-s.done:
+	case <-s.Done():
 		return false
 	case <-expired:
 		s.end()
@@ -284,7 +291,7 @@ func (s *LiveStream) endLocked() map[SubKey]*attachment {
 	for _, a := range subs {
 		a.removed = true
 	}
-	close(s.done)
+	s.endLife()
 	s.signal()
 	return subs
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -53,18 +54,23 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 	w.WriteHeader(http.StatusOK)
 	out := &liveWriter{w: w, rc: http.NewResponseController(w), s: s}
 	// A stream the Hub ends (its client stalled, its session ended) must
-	// not keep a write blocked until the deadline: cut it short.
-	stop := make(chan struct{})
-	var watcher sync.WaitGroup
-	watcher.Go(func() {
-		select {
-		case <-s.Done():
+	// not keep a write blocked until the deadline: cut it short. A
+	// callback, not a goroutine per stream; the lock keeps it from
+	// touching the response once the handler has returned.
+	var cut sync.Mutex
+	returned := false
+	context.AfterFunc(s.Context(), func() {
+		cut.Lock()
+		defer cut.Unlock()
+		if !returned {
 			_ = out.rc.SetWriteDeadline(time.Now())
-		case <-stop:
 		}
 	})
-	defer watcher.Wait()
-	defer close(stop)
+	defer func() {
+		cut.Lock()
+		returned = true
+		cut.Unlock()
+	}()
 	buf := bytes.NewBufferString(": open\n\nevent: hello\ndata: ")
 	hello, _ := json.Marshal(struct {
 		StreamID string `json:"streamId"`
