@@ -259,7 +259,7 @@ func (s *slowResult) handlerFigure() string {
 	if s.HandlerEnded < 0 {
 		return "its handler had not returned when the benchmark closed its socket"
 	}
-	return fmt.Sprintf("its handler returned %s into the window (the 30 s deadline of the write it was blocked in)", secs(s.HandlerEnded))
+	return fmt.Sprintf("its handler returned %s into the window (server side; the Hub's end is seen later, by the first 404 of a once-a-second probe)", secs(s.HandlerEnded))
 }
 
 func upperFirst(s string) string {
