@@ -29,9 +29,9 @@ type Backend struct {
 	Dirs func(path string) bool
 
 	mu       sync.Mutex
-	running  map[string]*fakeSession
+	running  map[string]*workspaceSession
 	starts   map[string]int
-	facts    map[string]hub.SessionFacts
+	facts    map[string]hub.WorkspaceSessionFacts
 	factsErr map[string]error
 	failNext error
 	hold     chan struct{} // Starts wait for it to close; nil when not held
@@ -43,8 +43,8 @@ type Backend struct {
 // NewBackend returns a Backend with no session running.
 func NewBackend() *Backend {
 	return &Backend{
-		running: map[string]*fakeSession{}, starts: map[string]int{},
-		facts: map[string]hub.SessionFacts{}, factsErr: map[string]error{},
+		running: map[string]*workspaceSession{}, starts: map[string]int{},
+		facts: map[string]hub.WorkspaceSessionFacts{}, factsErr: map[string]error{},
 		changed: make(chan struct{}),
 	}
 }
@@ -55,7 +55,7 @@ func (b *Backend) Name() string { return "local" }
 // Start counts the call, waits while the backend is held (or until ctx
 // ends: ctx's error), then fails with a scripted or real reason or returns
 // a running session.
-func (b *Backend) Start(ctx context.Context, spec hub.SessionSpec) (hub.RunningSession, error) {
+func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
 	b.mu.Lock()
 	b.starts[spec.WorkspaceID]++
 	gate := b.hold
@@ -93,7 +93,7 @@ func (b *Backend) Start(ctx context.Context, spec hub.SessionSpec) (hub.RunningS
 	if _, ok := b.running[spec.WorkspaceID]; ok {
 		return nil, hub.Errorf(hub.Conflict, "the session of this workspace is already running")
 	}
-	s := newFakeSession(b, spec.WorkspaceID)
+	s := newWorkspaceSession(b, spec.WorkspaceID)
 	b.running[spec.WorkspaceID] = s
 	return s, nil
 }
@@ -181,7 +181,7 @@ func (b *Backend) Crash(id string) {
 
 // SetFacts sets what sessions of id report, from now on (the default is
 // revision 24 with no shells).
-func (b *Backend) SetFacts(id string, f hub.SessionFacts) {
+func (b *Backend) SetFacts(id string, f hub.WorkspaceSessionFacts) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f.Shells = slices.Clone(f.Shells)
@@ -202,7 +202,7 @@ func (b *Backend) FailFacts(id string, err error) {
 
 // factsOf returns the facts of id's sessions, and the FailFacts error
 // (the facts are filled in either way).
-func (b *Backend) factsOf(id string) (hub.SessionFacts, error) {
+func (b *Backend) factsOf(id string) (hub.WorkspaceSessionFacts, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f, ok := b.facts[id]
@@ -216,9 +216,9 @@ func (b *Backend) factsOf(id string) (hub.SessionFacts, error) {
 	return f, b.factsErr[id]
 }
 
-// fakeSession is one fake running session. Its HTTP server runs from Start
+// workspaceSession is one fake running session. Its HTTP server runs from Start
 // to end and serves the connections Dial hands it.
-type fakeSession struct {
+type workspaceSession struct {
 	b      *Backend
 	id     string
 	ln     *pipeListener
@@ -228,8 +228,8 @@ type fakeSession struct {
 	done   chan struct{}
 }
 
-func newFakeSession(b *Backend, id string) *fakeSession {
-	s := &fakeSession{b: b, id: id, ln: newPipeListener(), served: make(chan struct{}), done: make(chan struct{})}
+func newWorkspaceSession(b *Backend, id string) *workspaceSession {
+	s := &workspaceSession{b: b, id: id, ln: newPipeListener(), served: make(chan struct{}), done: make(chan struct{})}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP)}
 	go func() {
 		defer close(s.served)
@@ -238,24 +238,24 @@ func newFakeSession(b *Backend, id string) *fakeSession {
 	return s
 }
 
-func (s *fakeSession) Facts(ctx context.Context) (hub.SessionFacts, error) {
+func (s *workspaceSession) Facts(ctx context.Context) (hub.WorkspaceSessionFacts, error) {
 	if err := ctx.Err(); err != nil {
-		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable, err, "session did not answer")
+		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable, err, "session did not answer")
 	}
 	select {
 	case <-s.done:
-		return hub.SessionFacts{}, hub.Errorf(hub.Unavailable, "session has ended")
+		return hub.WorkspaceSessionFacts{}, hub.Errorf(hub.Unavailable, "session has ended")
 	default:
 	}
 	f, err := s.b.factsOf(s.id)
 	if err != nil {
-		return hub.SessionFacts{}, err
+		return hub.WorkspaceSessionFacts{}, err
 	}
 	return f, nil
 }
 
 // Dial hands one end of a net.Pipe to the session's server.
-func (s *fakeSession) Dial(ctx context.Context) (net.Conn, error) {
+func (s *workspaceSession) Dial(ctx context.Context) (net.Conn, error) {
 	client, server := net.Pipe()
 	select {
 	case s.ln.conns <- server:
@@ -271,10 +271,10 @@ func (s *fakeSession) Dial(ctx context.Context) (net.Conn, error) {
 	}
 }
 
-func (s *fakeSession) Done() <-chan struct{} { return s.done }
+func (s *workspaceSession) Done() <-chan struct{} { return s.done }
 
 // Stop ends the session at once; it never fails.
-func (s *fakeSession) Stop(context.Context) error {
+func (s *workspaceSession) Stop(context.Context) error {
 	s.end()
 	return nil
 }
@@ -282,7 +282,7 @@ func (s *fakeSession) Stop(context.Context) error {
 // end frees the workspace for a new Start, closes the server and its
 // connections, waits for Serve to return, and closes done: once Done is
 // closed, nothing of the session is left.
-func (s *fakeSession) end() {
+func (s *workspaceSession) end() {
 	s.once.Do(func() {
 		s.b.mu.Lock()
 		if s.b.running[s.id] == s {
@@ -299,7 +299,7 @@ func (s *fakeSession) end() {
 
 // serveHTTP speaks the child's protocol: facts, the session endpoint under
 // /s/{id}/, and a JSON 404 for anything else, all uncached.
-func (s *fakeSession) serveHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *workspaceSession) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	var body any

@@ -37,7 +37,7 @@ func bounded(t *testing.T) context.Context {
 }
 
 func TestBackendScripting(t *testing.T) {
-	spec := hub.SessionSpec{WorkspaceID: "alpha", Path: dir}
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: dir}
 
 	t.Run("FailNextStart fails one start", func(t *testing.T) {
 		is := is.New(t)
@@ -125,7 +125,7 @@ func TestBackendScripting(t *testing.T) {
 		rs, err := b.Start(bounded(t), spec)
 		is.NoErr(err)
 		shells := []hub.Shell{{Attached: true, Label: "zsh"}}
-		b.SetFacts("alpha", hub.SessionFacts{WorkspaceAPIRevision: 25, Shells: shells})
+		b.SetFacts("alpha", hub.WorkspaceSessionFacts{WorkspaceAPIRevision: 25, Shells: shells})
 		shells[0].Label = "changed" // the fake keeps its own copy
 		f, err := rs.Facts(bounded(t))
 		is.NoErr(err)

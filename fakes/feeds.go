@@ -39,7 +39,7 @@ type Feed struct {
 	// Req is what the Hub asked for.
 	Req hub.FeedRequest
 
-	s      *fakeSession
+	s      *workspaceSession
 	mu     sync.Mutex
 	queue  []hub.FeedFrame
 	err    error // the end Next reports once the queue is drained
@@ -122,7 +122,7 @@ func (b *Backend) WaitFeed(ctx context.Context, ws string, topic hub.Topic, key 
 }
 
 // OpenFeed answers as the workspace's opener says (see SetFeedOpener).
-func (s *fakeSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
+func (s *workspaceSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err, "session did not answer")
 	}
@@ -156,7 +156,7 @@ func (s *fakeSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Fe
 }
 
 // defaultOpener is the opener of a workspace nobody scripted. b.mu is held.
-func (b *Backend) defaultOpener(s *fakeSession) FeedOpener {
+func (b *Backend) defaultOpener(s *workspaceSession) FeedOpener {
 	o := b.feeds.activity[s.id]
 	return func(req hub.FeedRequest) ([]hub.FeedFrame, error) {
 		switch req.Topic {
@@ -178,7 +178,7 @@ func (b *Backend) defaultOpener(s *fakeSession) FeedOpener {
 }
 
 // endFeedsOf ends every feed of the ended session s.
-func (b *Backend) endFeedsOf(s *fakeSession) {
+func (b *Backend) endFeedsOf(s *workspaceSession) {
 	b.mu.Lock()
 	var open []*Feed
 	for _, fs := range b.feeds.opened {

@@ -40,7 +40,7 @@ type Store struct {
 // data) are copied on the way in and on the way out instead.
 type state struct {
 	users    map[string]hub.User
-	sessions map[hub.SessionDigest]hub.Session
+	sessions map[hub.DeviceSessionDigest]hub.DeviceSession
 
 	workspaces  []hub.Workspace // in registration order
 	usedIDs     map[string]bool // every workspace id ever created
@@ -74,7 +74,7 @@ func (s *state) clone() *state {
 func NewStore() *Store {
 	return &Store{st: &state{
 		users:     map[string]hub.User{},
-		sessions:  map[hub.SessionDigest]hub.Session{},
+		sessions:  map[hub.DeviceSessionDigest]hub.DeviceSession{},
 		usedIDs:   map[string]bool{},
 		personal:  map[userWorkspace]hub.PersonalState{},
 		finishes:  map[string]uint64{},
@@ -207,11 +207,11 @@ func (t *tx) DeleteUser(name string) error {
 	}
 	delete(t.st.users, name)
 	t.forget(func(k userWorkspace) bool { return k.user == name })
-	_, err := t.DeleteSessionsOfUser(name)
+	_, err := t.DeleteDeviceSessionsOfUser(name)
 	return err
 }
 
-func (t *tx) CreateSession(s hub.Session) error {
+func (t *tx) CreateDeviceSession(s hub.DeviceSession) error {
 	if err := t.write(); err != nil {
 		return err
 	}
@@ -230,16 +230,16 @@ func (t *tx) CreateSession(s hub.Session) error {
 	return nil
 }
 
-func (t *tx) SessionByDigest(d hub.SessionDigest) (hub.Session, error) {
+func (t *tx) DeviceSessionByDigest(d hub.DeviceSessionDigest) (hub.DeviceSession, error) {
 	s, ok := t.st.sessions[d]
 	if !ok {
-		return hub.Session{}, hub.Errorf(hub.NotFound, "session not found")
+		return hub.DeviceSession{}, hub.Errorf(hub.NotFound, "session not found")
 	}
 	return s, nil
 }
 
-func (t *tx) SessionsOfUser(name string) ([]hub.Session, error) {
-	var ss []hub.Session
+func (t *tx) DeviceSessionsOfUser(name string) ([]hub.DeviceSession, error) {
+	var ss []hub.DeviceSession
 	for _, s := range t.st.sessions {
 		if s.User == name {
 			ss = append(ss, s)
@@ -254,7 +254,7 @@ func (t *tx) SessionsOfUser(name string) ([]hub.Session, error) {
 	return ss, nil
 }
 
-func (t *tx) RevokeSession(d hub.SessionDigest, at time.Time) error {
+func (t *tx) RevokeDeviceSession(d hub.DeviceSessionDigest, at time.Time) error {
 	if err := t.write(); err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (t *tx) RevokeSession(d hub.SessionDigest, at time.Time) error {
 	return nil
 }
 
-func (t *tx) DeleteSessionsOfUser(name string) (int, error) {
+func (t *tx) DeleteDeviceSessionsOfUser(name string) (int, error) {
 	if err := t.write(); err != nil {
 		return 0, err
 	}
@@ -283,7 +283,7 @@ func (t *tx) DeleteSessionsOfUser(name string) (int, error) {
 	return n, nil
 }
 
-func (t *tx) DeleteExpiredSessions(now time.Time) (int, error) {
+func (t *tx) DeleteExpiredDeviceSessions(now time.Time) (int, error) {
 	if err := t.write(); err != nil {
 		return 0, err
 	}

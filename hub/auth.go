@@ -30,7 +30,7 @@ type LoginRequest struct {
 // which the caller hands to the client once and never keeps.
 type LoginResult struct {
 	SessionID string
-	Session   Session
+	Session   DeviceSession
 }
 
 var (
@@ -83,17 +83,17 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 	h.addrLimit.Succeed(req.ClientAddr)
 	h.nameLimit.Succeed(req.Name)
 
-	id, handle, err := newSessionSecrets()
+	id, handle, err := newDeviceSessionSecrets()
 	if err != nil {
 		return LoginResult{}, Wrap(Internal, err, "session could not be created")
 	}
 	d, _ := digestOf(id)
-	s := Session{Digest: d, Handle: handle, User: req.Name, DeviceLabel: label, IssuedAt: now, ExpiresAt: now.Add(h.cfg.SessionLifetime)}
+	s := DeviceSession{Digest: d, Handle: handle, User: req.Name, DeviceLabel: label, IssuedAt: now, ExpiresAt: now.Add(h.cfg.DeviceSessionLifetime)}
 	err = h.update(ctx, func(tx Tx) error {
-		if _, err := tx.DeleteExpiredSessions(now); err != nil {
+		if _, err := tx.DeleteExpiredDeviceSessions(now); err != nil {
 			return err
 		}
-		return tx.CreateSession(s)
+		return tx.CreateDeviceSession(s)
 	})
 	if KindOf(err) == NotFound { // the user was removed meanwhile
 		return LoginResult{}, errInvalidCredentials

@@ -63,7 +63,7 @@ func TestNewRequiresPorts(t *testing.T) {
 func TestLoginAndAuthenticate(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	th := newTestHub(t, hub.Config{SessionLifetime: time.Hour})
+	th := newTestHub(t, hub.Config{DeviceSessionLifetime: time.Hour})
 	th.mustAddUser(t, "ann", "correct horse")
 
 	r, err := th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "correct horse", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/140.0", ClientAddr: "a"})
@@ -121,7 +121,7 @@ func TestLoginRefusals(t *testing.T) {
 			_, err := th.Login(context.Background(), tc.req)
 			is.Equal(hub.KindOf(err), tc.kind)   // kind
 			is.Equal(hub.MessageOf(err), tc.msg) // message
-			list, err := th.DeviceSessions(context.Background(), hub.Session{User: "ann"})
+			list, err := th.DeviceSessions(context.Background(), hub.DeviceSession{User: "ann"})
 			is.NoErr(err)
 			is.Equal(len(list), 0) // no session was created
 		})

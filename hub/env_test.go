@@ -23,7 +23,7 @@ type env struct {
 	fs      *fakes.FS
 	git     *fakes.Git
 	backend *fakes.Backend
-	ann     hub.Session
+	ann     hub.DeviceSession
 }
 
 const home = "/home/ann"
@@ -63,12 +63,12 @@ func (e *env) restart() {
 }
 
 // user adds a Hub user and returns a session value for it.
-func (e *env) user(name string) hub.Session {
+func (e *env) user(name string) hub.DeviceSession {
 	e.t.Helper()
 	if err := e.Hub.AddUser(e.ctx, name, "correct horse battery"); err != nil {
 		e.t.Fatal(err)
 	}
-	return hub.Session{User: name}
+	return hub.DeviceSession{User: name}
 }
 
 // dir makes a directory (and its ancestors) on the fake disk.

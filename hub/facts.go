@@ -11,8 +11,8 @@ import (
 // session's own facts (a call to the child). Entries live for
 // Config.FactsTTL; concurrent misses of one entry share one lookup.
 type factsCache struct {
-	git      memo[folderFacts]  // by folder path
-	sessions memo[SessionFacts] // by workspace id
+	git               memo[folderFacts]           // by folder path
+	workspaceSessions memo[WorkspaceSessionFacts] // by workspace id
 }
 
 // folderFacts are what a listing shows about a workspace's folder.
@@ -125,9 +125,9 @@ func (h *Hub) folder(ctx context.Context, dir string) folderFacts {
 	return f
 }
 
-// sessionFacts returns a running session's facts, cached.
-func (h *Hub) sessionFacts(ctx context.Context, id string, ls *liveSession) (SessionFacts, error) {
-	return h.facts.sessions.get(ctx, id, h.clock.Now(), h.cfg.FactsTTL, func() (SessionFacts, error) {
+// workspaceSessionFacts returns a running session's facts, cached.
+func (h *Hub) workspaceSessionFacts(ctx context.Context, id string, ls *runningWorkspace) (WorkspaceSessionFacts, error) {
+	return h.facts.workspaceSessions.get(ctx, id, h.clock.Now(), h.cfg.FactsTTL, func() (WorkspaceSessionFacts, error) {
 		ctx, cancel := context.WithTimeout(h.bg, h.cfg.FactsTimeout)
 		defer cancel()
 		return ls.rs.Facts(ctx)

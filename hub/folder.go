@@ -122,7 +122,7 @@ func (h *Hub) lockAffected(ctx context.Context, root string, exact, stop bool) (
 			unlock() // registered meanwhile: not ours to decide
 			return nil, nil, Errorf(Conflict, "folder operation conflicts with a registered workspace path")
 		}
-		if h.session(w.ID) != nil {
+		if h.workspaceSession(w.ID) != nil {
 			running = append(running, w.ID)
 		}
 	}
@@ -293,7 +293,7 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 		h.strand(jid, JournalFolderRemove, err)
 		return RemoveResult{}, Wrap(Internal, err, "registered folder removal requires recovery")
 	}
-	h.facts.sessions.forget(w.ID)
+	h.facts.workspaceSessions.forget(w.ID)
 	h.facts.git.forget(w.Path)
 	h.live.clearActivity(w.ID, true)
 	h.announceWorktrees(ctx, w)

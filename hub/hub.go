@@ -33,9 +33,9 @@ const (
 type Config struct {
 	// Version is the product version reported in Hub state; default "devel".
 	Version string
-	// SessionLifetime is the absolute lifetime of a device session; it never
+	// DeviceSessionLifetime is the absolute lifetime of a device session; it never
 	// slides. Default 30 days.
-	SessionLifetime time.Duration
+	DeviceSessionLifetime time.Duration
 	// Password sets the cost of new password hashes; default
 	// DefaultPasswordParams.
 	Password PasswordParams
@@ -100,8 +100,8 @@ type Hub struct {
 	stopBG context.CancelFunc
 
 	mu       sync.Mutex
-	running  map[string]*liveSession // by workspace id
-	stranded map[int64]JournalKind   // journals left pending; they fence changes until recovery
+	running  map[string]*runningWorkspace // by workspace id
+	stranded map[int64]JournalKind        // journals left pending; they fence changes until recovery
 	closed   bool
 	watchers sync.WaitGroup // session watchers, waited for by Close
 }
@@ -120,7 +120,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		fs:        p.FS,
 		git:       p.Git,
 		backend:   p.Backend,
-		running:   map[string]*liveSession{},
+		running:   map[string]*runningWorkspace{},
 		stranded:  map[int64]JournalKind{},
 		log:       cfg.Logger,
 		kdf:       make(chan struct{}, cfg.KDFConcurrency),
@@ -131,7 +131,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 	h.live.h = h
 	h.live.marks = newActivityMarks()
 	h.facts.git.changed = h.changed
-	h.facts.sessions.changed = h.changed
+	h.facts.workspaceSessions.changed = h.changed
 	var err error
 	if h.dummyHash, err = unmatchableHash(cfg.Password); err != nil {
 		return nil, err
@@ -143,8 +143,8 @@ func withDefaults(cfg Config) Config {
 	if cfg.Version == "" {
 		cfg.Version = "devel"
 	}
-	if cfg.SessionLifetime <= 0 {
-		cfg.SessionLifetime = 30 * 24 * time.Hour
+	if cfg.DeviceSessionLifetime <= 0 {
+		cfg.DeviceSessionLifetime = 30 * 24 * time.Hour
 	}
 	if cfg.Password == (PasswordParams{}) {
 		cfg.Password = DefaultPasswordParams
@@ -189,5 +189,5 @@ func (h *Hub) Clock() Clock { return h.clock }
 // read it to see how much work the limiter let through.
 func (h *Hub) PasswordVerifications() uint64 { return h.verified.Load() }
 
-// SessionLifetime reports the absolute lifetime of new device sessions.
-func (h *Hub) SessionLifetime() time.Duration { return h.cfg.SessionLifetime }
+// DeviceSessionLifetime reports the absolute lifetime of new device sessions.
+func (h *Hub) DeviceSessionLifetime() time.Duration { return h.cfg.DeviceSessionLifetime }

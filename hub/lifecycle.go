@@ -8,9 +8,9 @@ import (
 	"net"
 )
 
-// liveSession is a running workspace session as the Hub tracks it.
-type liveSession struct {
-	rs       RunningSession
+// runningWorkspace is a running workspace session as the Hub tracks it.
+type runningWorkspace struct {
+	rs       WorkspaceSession
 	stopping bool // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
 }
 
@@ -42,10 +42,10 @@ func (h *Hub) workspace(ctx context.Context, id string) (Workspace, error) {
 	return w, err
 }
 
-// session returns the running session of a workspace, or nil. A session
+// workspaceSession returns the running workspaceSession of a workspace, or nil. A workspaceSession
 // whose child has ended is not running, even before its watcher has
 // cleaned up.
-func (h *Hub) session(id string) *liveSession {
+func (h *Hub) workspaceSession(id string) *runningWorkspace {
 	h.mu.Lock()
 	ls := h.running[id]
 	h.mu.Unlock()
@@ -61,7 +61,7 @@ func (h *Hub) session(id string) *liveSession {
 }
 
 // Running reports whether the workspace's session runs.
-func (h *Hub) Running(id string) bool { return h.session(id) != nil }
+func (h *Hub) Running(id string) bool { return h.workspaceSession(id) != nil }
 
 // StartWorkspace starts the workspace's session. Concurrent starts of one
 // workspace join: the later ones wait for the first and find it running.
@@ -86,7 +86,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 	if err := h.fence(fenceStart); err != nil {
 		return err
 	}
-	if h.session(id) != nil {
+	if h.workspaceSession(id) != nil {
 		return nil
 	}
 	h.mu.Lock()
@@ -98,7 +98,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 	// An impatient client must not abort a start halfway; the backend
 	// bounds its own wait.
 	ctx = context.WithoutCancel(ctx)
-	rs, err := h.backend.Start(ctx, SessionSpec{WorkspaceID: id, Path: w.Path})
+	rs, err := h.backend.Start(ctx, WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path})
 	if err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session failed to start",
 			slog.String("workspace", id), slog.Any("err", err))
@@ -115,21 +115,21 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		}
 		return Wrap(Internal, err, "workspace state could not be persisted")
 	}
-	ls := &liveSession{rs: rs}
+	ls := &runningWorkspace{rs: rs}
 	h.mu.Lock()
 	h.running[id] = ls
 	h.mu.Unlock()
 	h.changed()
-	h.facts.sessions.forget(id)
+	h.facts.workspaceSessions.forget(id)
 	h.watchers.Add(1)
 	go h.watch(id, ls)
-	h.live.sessionStarted(id)
+	h.live.workspaceSessionStarted(id)
 	return nil
 }
 
 // watch notices a session that ends on its own and records the workspace
 // as stopped, so it is not started again when the Hub restarts.
-func (h *Hub) watch(id string, ls *liveSession) {
+func (h *Hub) watch(id string, ls *runningWorkspace) {
 	defer h.watchers.Done()
 	<-ls.rs.Done()
 	h.mu.Lock()
@@ -139,7 +139,7 @@ func (h *Hub) watch(id string, ls *liveSession) {
 	}
 	h.mu.Unlock()
 	h.changed()
-	h.live.sessionEnded(id)
+	h.live.workspaceSessionEnded(id)
 	if !crashed {
 		return
 	}
@@ -150,7 +150,7 @@ func (h *Hub) watch(id string, ls *liveSession) {
 		return
 	}
 	defer unlock()
-	if h.session(id) != nil {
+	if h.workspaceSession(id) != nil {
 		return // started again meanwhile
 	}
 	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
@@ -219,7 +219,7 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 	}
 	h.mu.Unlock()
 	h.changed()
-	h.facts.sessions.forget(id)
+	h.facts.workspaceSessions.forget(id)
 	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
 		// The session is stopped, which is what was asked; the record
 		// only decides whether a Hub restart starts it again.
@@ -241,7 +241,7 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 	if err != nil {
 		return WorkspaceAction{}, err
 	}
-	if h.session(id) != nil {
+	if h.workspaceSession(id) != nil {
 		return WorkspaceAction{}, Errorf(Conflict, "stop the session for '%s' before forgetting it", id)
 	}
 	if err := h.fence(fenceWorkspace); err != nil {
@@ -259,7 +259,7 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 	case err != nil:
 		return WorkspaceAction{}, Wrap(Internal, err, "failed to forget workspace")
 	}
-	h.facts.sessions.forget(id)
+	h.facts.workspaceSessions.forget(id)
 	h.live.clearActivity(id, true)
 	h.announceWorktrees(ctx, w)
 	return WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
@@ -315,7 +315,7 @@ func (h *Hub) Close() error {
 	h.closeLive()
 	h.mu.Lock()
 	h.closed = true
-	var all []*liveSession
+	var all []*runningWorkspace
 	for _, ls := range h.running {
 		select {
 		case <-ls.rs.Done():
@@ -339,14 +339,14 @@ func (h *Hub) Close() error {
 	h.stopBG()
 	h.live.wg.Wait()
 	h.facts.git.background.Wait()
-	h.facts.sessions.background.Wait()
+	h.facts.workspaceSessions.background.Wait()
 	return err
 }
 
 // CheckRunning returns nil when the workspace's session runs, NotFound for
 // an unknown workspace and Unavailable for a stopped one.
 func (h *Hub) CheckRunning(ctx context.Context, id string) error {
-	if h.session(id) != nil {
+	if h.workspaceSession(id) != nil {
 		return nil
 	}
 	if _, err := h.workspace(ctx, id); err != nil {
@@ -355,11 +355,11 @@ func (h *Hub) CheckRunning(ctx context.Context, id string) error {
 	return Errorf(Unavailable, "workspace %s is not running", id)
 }
 
-// DialSession opens a connection to the running session of a workspace,
+// DialWorkspaceSession opens a connection to the running session of a workspace,
 // for the transport that forwards /s/{workspaceId}/ requests to it. A
 // workspace that is not running is Unavailable.
-func (h *Hub) DialSession(ctx context.Context, id string) (net.Conn, error) {
-	ls := h.session(id)
+func (h *Hub) DialWorkspaceSession(ctx context.Context, id string) (net.Conn, error) {
+	ls := h.workspaceSession(id)
 	if ls == nil {
 		return nil, h.CheckRunning(ctx, id)
 	}

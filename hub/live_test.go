@@ -13,7 +13,7 @@ import (
 
 // login opens a real device session for ann, so keepalive checks and
 // logout find it in the store.
-func (e *env) login() (hub.Session, string) {
+func (e *env) login() (hub.DeviceSession, string) {
 	e.t.Helper()
 	res, err := e.Login(e.ctx, hub.LoginRequest{Name: "ann", Password: "correct horse battery", ClientAddr: "127.0.0.1"})
 	if err != nil {
@@ -27,7 +27,7 @@ func (e *env) login() (hub.Session, string) {
 type liveEnv struct {
 	*env
 	app  string
-	sess hub.Session
+	sess hub.DeviceSession
 	id   string // the session's secret id
 }
 

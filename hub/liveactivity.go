@@ -167,7 +167,7 @@ func (b *liveBroker) persistMarks(fn func(Tx) error) {
 // ends (the session stopped). A session that stops answering reads as not
 // running, with its marks kept, and is asked again with backoff; one
 // without an activity feed reads as running with nothing known.
-func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs RunningSession) {
+func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs WorkspaceSession) {
 	defer b.wg.Done()
 	delay := upstreamRetryMin
 	for {

@@ -18,7 +18,7 @@ type envReader struct {
 }
 
 // activityOf opens an activity stream for caller.
-func (e *liveEnv) activityOf(t *testing.T, caller hub.Session) *envReader {
+func (e *liveEnv) activityOf(t *testing.T, caller hub.DeviceSession) *envReader {
 	t.Helper()
 	s, err := e.OpenLive(e.ctx, caller, e.app, true, nil)
 	if err != nil {

@@ -41,7 +41,7 @@ var worktreeInventory = []byte(`{"type":"worktree.inventory"}`)
 // subscriptions subs (checked, de-duplicated with the last entry winning).
 // activity turns the activity topic on. An unknown workspace is NotFound
 // ("unknown workspace"); an invalid subscription is Invalid.
-func (h *Hub) OpenLive(ctx context.Context, caller Session, ws string, activity bool, subs []Subscription) (*LiveStream, error) {
+func (h *Hub) OpenLive(ctx context.Context, caller DeviceSession, ws string, activity bool, subs []Subscription) (*LiveStream, error) {
 	if err := CheckLiveWorkspaceID(ws, true); err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (h *Hub) OpenLive(ctx context.Context, caller Session, ws string, activity 
 // streamID: removals first, then additions, an addition of a subscribed
 // topic and key replacing it from the new cursor. Once it returns, no
 // envelope of a removed or replaced subscription is written any more.
-func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller Session, streamID string, change SubscriptionChange) error {
+func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller DeviceSession, streamID string, change SubscriptionChange) error {
 	if len(change.Add) > MaxLiveSubscriptions || len(change.Remove) > MaxLiveSubscriptions {
 		return Errorf(Invalid, "too many subscriptions")
 	}
@@ -316,10 +316,10 @@ func (h *Hub) invalidateWorktrees(ids ...string) {
 	b.settleLocked()
 }
 
-// sessionActive reports whether the session with digest d is still active;
+// deviceSessionActive reports whether the session with digest d is still active;
 // a store failure counts as active, so a database hiccup does not end
 // every stream.
-func (h *Hub) sessionActive(ctx context.Context, d SessionDigest) bool {
-	_, err := h.activeSession(ctx, d)
+func (h *Hub) deviceSessionActive(ctx context.Context, d DeviceSessionDigest) bool {
+	_, err := h.activeDeviceSession(ctx, d)
 	return KindOf(err) != Unauthenticated
 }

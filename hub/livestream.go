@@ -28,7 +28,7 @@ var ErrLiveEnded = errors.New("live stream ended")
 // ever blocking; the stream's single writer takes them with Next.
 type LiveStream struct {
 	id    string
-	owner SessionDigest
+	owner DeviceSessionDigest
 	user  string
 	ws    string
 	h     *Hub
@@ -61,7 +61,7 @@ type LiveStream struct {
 // not read; its stream is ended rather than the change left hanging.
 const maxWriterWait = 5 * time.Second
 
-func newLiveStream(h *Hub, caller Session, ws string) *LiveStream {
+func newLiveStream(h *Hub, caller DeviceSession, ws string) *LiveStream {
 	life, endLife := context.WithCancel(context.Background())
 	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
 		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1),
@@ -145,7 +145,7 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 	keepalive := s.due && len(s.queue) == 0
 	s.due = false
 	s.mu.Unlock()
-	if keepalive && !s.h.sessionActive(ctx, s.owner) {
+	if keepalive && !s.h.deviceSessionActive(ctx, s.owner) {
 		s.end()
 		return ErrLiveEnded
 	}

@@ -121,7 +121,7 @@ func (b *liveBroker) openLocked(u *upstream) {
 		u.head = u.epoch + ".0"
 	}
 	u.doc, u.latest = docState{}, nil
-	ls := b.h.session(u.k.ws)
+	ls := b.h.workspaceSession(u.k.ws)
 	if ls == nil || b.closed {
 		b.failLocked(u, gen, Errorf(Unavailable, "the workspace is not running"))
 		return
@@ -138,7 +138,7 @@ func (b *liveBroker) openLocked(u *upstream) {
 
 // run opens the feed of attempt gen and relays its frames until it ends or
 // the attempt is superseded.
-func (b *liveBroker) run(u *upstream, gen uint64, rs RunningSession, ctx context.Context, req FeedRequest) {
+func (b *liveBroker) run(u *upstream, gen uint64, rs WorkspaceSession, ctx context.Context, req FeedRequest) {
 	defer b.wg.Done()
 	octx, cancel := context.WithTimeout(ctx, upstreamOpenTimeout)
 	feed, err := rs.OpenFeed(octx, req)
@@ -240,7 +240,7 @@ func (b *liveBroker) tellUnavailableLocked(u *upstream, a *attachment) {
 // once otherwise. b.mu is held.
 func (b *liveBroker) scheduleRetryLocked(u *upstream) {
 	b.stopRetryLocked(u)
-	if len(u.subs) == 0 || b.closed || b.h.session(u.k.ws) == nil {
+	if len(u.subs) == 0 || b.closed || b.h.workspaceSession(u.k.ws) == nil {
 		return
 	}
 	d := u.delay
@@ -275,7 +275,7 @@ func (b *liveBroker) stopRetryLocked(u *upstream) {
 // b.mu is held.
 func (b *liveBroker) joinFailedLocked(u *upstream, a *attachment) {
 	b.tellUnavailableLocked(u, a)
-	if b.h.session(u.k.ws) == nil {
+	if b.h.workspaceSession(u.k.ws) == nil {
 		return
 	}
 	wait := u.lastTry.Add(upstreamRetryMin).Sub(b.h.clock.Now())

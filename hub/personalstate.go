@@ -112,7 +112,7 @@ func lowerUUID(s string) bool {
 }
 
 // PersonalState returns the caller's state in a workspace, running or not.
-func (h *Hub) PersonalState(ctx context.Context, caller Session, id string) (PersonalState, error) {
+func (h *Hub) PersonalState(ctx context.Context, caller DeviceSession, id string) (PersonalState, error) {
 	var st PersonalState
 	err := h.store.View(ctx, func(tx Tx) error {
 		if _, err := tx.Workspace(id); err != nil {
@@ -131,7 +131,7 @@ func (h *Hub) PersonalState(ctx context.Context, caller Session, id string) (Per
 // PatchPersonalState applies p to the caller's state in a workspace and
 // returns the whole state. The read and the write are one transaction, so
 // concurrent patches of different fields both survive.
-func (h *Hub) PatchPersonalState(ctx context.Context, caller Session, id string, p PersonalStatePatch) (PersonalState, error) {
+func (h *Hub) PatchPersonalState(ctx context.Context, caller DeviceSession, id string, p PersonalStatePatch) (PersonalState, error) {
 	if err := p.Validate(); err != nil {
 		return PersonalState{}, err
 	}
@@ -164,7 +164,7 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller Session, id string,
 // AcknowledgeActivity records that the caller has the workspace's activity
 // in view: it clears the workspace's `finished` for that user on every
 // device. Acknowledging when nothing unseen has finished changes nothing.
-func (h *Hub) AcknowledgeActivity(ctx context.Context, caller Session, id string) error {
+func (h *Hub) AcknowledgeActivity(ctx context.Context, caller DeviceSession, id string) error {
 	if _, err := h.workspace(ctx, id); err != nil {
 		return err
 	}

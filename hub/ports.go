@@ -41,7 +41,7 @@ type Store interface {
 // role interfaces, one per family of records.
 type Tx interface {
 	UserStore
-	SessionStore
+	DeviceSessionStore
 	WorkspaceStore
 	JournalStore
 	PersonalStateStore
@@ -69,28 +69,28 @@ type UserStore interface {
 	DeleteUser(name string) error
 }
 
-// SessionStore holds device sessions. A session is found by the SHA-256
+// DeviceSessionStore holds device sessions. A session is found by the SHA-256
 // digest of its secret id; the secret itself is never stored.
-type SessionStore interface {
-	// CreateSession adds s. Its user must exist (NotFound otherwise); a
+type DeviceSessionStore interface {
+	// CreateDeviceSession adds s. Its user must exist (NotFound otherwise); a
 	// session with the same digest or handle is a Conflict error.
-	CreateSession(s Session) error
-	// SessionByDigest returns the session with this digest, revoked and
+	CreateDeviceSession(s DeviceSession) error
+	// DeviceSessionByDigest returns the session with this digest, revoked and
 	// expired ones included, or a NotFound error.
-	SessionByDigest(d SessionDigest) (Session, error)
-	// SessionsOfUser returns every stored session of the named user, revoked
+	DeviceSessionByDigest(d DeviceSessionDigest) (DeviceSession, error)
+	// DeviceSessionsOfUser returns every stored session of the named user, revoked
 	// and expired ones included, newest IssuedAt first.
-	SessionsOfUser(name string) ([]Session, error)
-	// RevokeSession marks the session revoked at the given time. Revoking an
+	DeviceSessionsOfUser(name string) ([]DeviceSession, error)
+	// RevokeDeviceSession marks the session revoked at the given time. Revoking an
 	// already revoked session keeps its first revocation time. NotFound if no
 	// session has this digest.
-	RevokeSession(d SessionDigest, at time.Time) error
-	// DeleteSessionsOfUser removes every session of the named user and
+	RevokeDeviceSession(d DeviceSessionDigest, at time.Time) error
+	// DeleteDeviceSessionsOfUser removes every session of the named user and
 	// reports how many were removed.
-	DeleteSessionsOfUser(name string) (int, error)
-	// DeleteExpiredSessions removes every session whose ExpiresAt is at or
+	DeleteDeviceSessionsOfUser(name string) (int, error)
+	// DeleteExpiredDeviceSessions removes every session whose ExpiresAt is at or
 	// before now and reports how many were removed.
-	DeleteExpiredSessions(now time.Time) (int, error)
+	DeleteExpiredDeviceSessions(now time.Time) (int, error)
 }
 
 // WorkspaceStore is the workspace registry. Returned values are copies owned
@@ -223,21 +223,21 @@ type Backend interface {
 	// workspace whose session still runs is a Conflict error (the core never
 	// does). When ctx ends first the error satisfies errors.Is(err,
 	// ctx.Err()).
-	Start(ctx context.Context, spec SessionSpec) (RunningSession, error)
+	Start(ctx context.Context, spec WorkspaceSessionSpec) (WorkspaceSession, error)
 }
 
-// SessionSpec says what session to start.
-type SessionSpec struct {
+// WorkspaceSessionSpec says what session to start.
+type WorkspaceSessionSpec struct {
 	WorkspaceID string
 	Path        string // the workspace folder, absolute and canonical
 }
 
-// RunningSession is one started session. Methods are safe for concurrent
+// WorkspaceSession is one started session. Methods are safe for concurrent
 // use.
-type RunningSession interface {
+type WorkspaceSession interface {
 	// Facts asks the session for its current facts. A session that does
 	// not answer within ctx returns an Unavailable error.
-	Facts(ctx context.Context) (SessionFacts, error)
+	Facts(ctx context.Context) (WorkspaceSessionFacts, error)
 	// Dial opens a connection to the session's internal HTTP endpoint, to
 	// which the Hub forwards /s/{workspaceId}/ requests. An ended or
 	// unreachable session is an Unavailable error.
@@ -315,8 +315,8 @@ type FeedFrame struct {
 	Data []byte
 }
 
-// SessionFacts are what a running session reports about itself.
-type SessionFacts struct {
+// WorkspaceSessionFacts are what a running session reports about itself.
+type WorkspaceSessionFacts struct {
 	WorkspaceAPIRevision int
 	Shells               []Shell
 }

@@ -47,11 +47,11 @@ func TestStateNeverKeepsARegistryReadThatRacedAWrite(t *testing.T) {
 		_, err := h.SetDisplayName(ctx, a.ID, "Renamed")
 		is.NoErr(err) // rename during the read
 	}
-	st, err := h.State(ctx, hub.Session{User: "ann"})
+	st, err := h.State(ctx, hub.DeviceSession{User: "ann"})
 	is.NoErr(err)                                 // racing state
 	is.Equal(st.Workspaces[0].DisplayName, "app") // the racing read saw the old name
 
-	st, err = h.State(ctx, hub.Session{User: "ann"})
+	st, err = h.State(ctx, hub.DeviceSession{User: "ann"})
 	is.NoErr(err)                                     // next state
 	is.Equal(st.Workspaces[0].DisplayName, "Renamed") // the stale read was not kept
 }

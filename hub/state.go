@@ -18,7 +18,7 @@ type HubState struct {
 
 // State returns the Hub's state as the caller sees it. Every Hub user sees
 // every workspace: the contract has no per-user registry.
-func (h *Hub) State(ctx context.Context, caller Session) (HubState, error) {
+func (h *Hub) State(ctx context.Context, caller DeviceSession) (HubState, error) {
 	// Snapshots answer without a transaction: this is the Hub's most
 	// frequent request.
 	l, err := h.listing(ctx)

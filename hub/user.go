@@ -89,7 +89,7 @@ func (h *Hub) SetPassword(ctx context.Context, name, password string) error {
 		if err := tx.SetPasswordHash(name, hash); err != nil {
 			return err
 		}
-		_, err := tx.DeleteSessionsOfUser(name)
+		_, err := tx.DeleteDeviceSessionsOfUser(name)
 		return err
 	})
 	if err == nil {

@@ -55,9 +55,9 @@ func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
 	if f.repo.TopLevel != "" {
 		v.RepositoryID, v.Branch = repositoryID(f.repo.CommonDir), f.repo.Branch
 	}
-	if ls := h.session(w.ID); ls != nil {
+	if ls := h.workspaceSession(w.ID); ls != nil {
 		v.Running = true
-		if f, err := h.sessionFacts(ctx, w.ID, ls); err == nil {
+		if f, err := h.workspaceSessionFacts(ctx, w.ID, ls); err == nil {
 			v.WorkspaceAPIRevision = f.WorkspaceAPIRevision
 			v.Shells = f.Shells
 			if v.Shells == nil {

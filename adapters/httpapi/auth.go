@@ -35,10 +35,10 @@ func CookieName(r *http.Request) string {
 	return CookiePrefix + "_hub_" + port
 }
 
-// sessionCookie returns the value of this port's session cookie, or "".
+// deviceSessionCookie returns the value of this port's session cookie, or "".
 // A cookie under another port's name, or a bare name at a non-default port,
 // is ignored.
-func sessionCookie(r *http.Request) string {
+func deviceSessionCookie(r *http.Request) string {
 	name := CookieName(r)
 	for _, c := range r.Cookies() {
 		if c.Name == name && c.Value != "" {
@@ -48,12 +48,12 @@ func sessionCookie(r *http.Request) string {
 	return ""
 }
 
-func setSessionCookie(w http.ResponseWriter, r *http.Request, id string, maxAge int) {
+func setDeviceSessionCookie(w http.ResponseWriter, r *http.Request, id string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: id, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
 }
 
-func clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+func clearDeviceSessionCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
 }
@@ -70,16 +70,16 @@ func bearerToken(r *http.Request) (string, bool) {
 
 // authenticate resolves the request's session. A bearer credential wins
 // over the cookie, and a bad bearer never falls back to the cookie.
-func (a *api) authenticate(r *http.Request) (s hub.Session, viaCookie bool, err error) {
+func (a *api) authenticate(r *http.Request) (s hub.DeviceSession, viaCookie bool, err error) {
 	if token, ok := bearerToken(r); ok {
 		s, err = a.hub.Authenticate(r.Context(), token)
 		return s, false, err
 	}
-	if id := sessionCookie(r); id != "" {
+	if id := deviceSessionCookie(r); id != "" {
 		s, err = a.hub.Authenticate(r.Context(), id)
 		return s, true, err
 	}
-	return hub.Session{}, false, hub.Errorf(hub.Unauthenticated, "authentication required")
+	return hub.DeviceSession{}, false, hub.Errorf(hub.Unauthenticated, "authentication required")
 }
 
 // sameOrigin is the spec's same-origin check: it fails when Sec-Fetch-Site

@@ -38,7 +38,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 			return err
 		}
 	}
-	s, err := a.hub.OpenLive(r.Context(), c.Session, ws, q.Get("activity") == "1", subs)
+	s, err := a.hub.OpenLive(r.Context(), c.DeviceSession, ws, q.Get("activity") == "1", subs)
 	if err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func (a *api) handleLiveSubscriptions(w http.ResponseWriter, r *http.Request, c 
 	for _, s := range rem {
 		change.Remove = append(change.Remove, s.SubKey)
 	}
-	if err := a.hub.UpdateLiveSubscriptions(r.Context(), c.Session, r.PathValue("streamId"), change); err != nil {
+	if err := a.hub.UpdateLiveSubscriptions(r.Context(), c.DeviceSession, r.PathValue("streamId"), change); err != nil {
 		return err
 	}
 	writeRawJSON(w, http.StatusOK, []byte(`{"ok":true}`))

@@ -27,7 +27,7 @@ func (a *api) newProxy() *httputil.ReverseProxy {
 			if err != nil {
 				host = addr
 			}
-			return a.hub.DialSession(ctx, strings.TrimSuffix(host, sessionHostSuffix))
+			return a.hub.DialWorkspaceSession(ctx, strings.TrimSuffix(host, sessionHostSuffix))
 		},
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       30 * time.Second,

@@ -37,13 +37,13 @@ const anyMethod = "*"
 type access int
 
 const (
-	public  access = iota // no session needed
-	session               // bearer or cookie; cookie requests that change state must be same-origin
+	public        access = iota // no session needed
+	authenticated               // bearer or cookie; cookie requests that change state must be same-origin
 )
 
 // caller is the authenticated party of a request.
 type caller struct {
-	hub.Session
+	hub.DeviceSession
 	viaCookie bool
 }
 
@@ -62,27 +62,27 @@ func (a *api) routes() []route {
 	return []route{
 		{"POST", "/login", "hubLogin", public, a.handleLogin},
 		{"POST", "/logout", "hubLogout", public, a.handleLogout},
-		{"GET", "/api/hub/sessions", "hubListDeviceSessions", session, a.handleListSessions},
-		{"POST", "/api/hub/sessions/{sessionHandle}/revoke", "hubRevokeDeviceSession", session, a.handleRevokeSession},
-		{"GET", "/api/hub/state", "hubGetState", session, a.handleState},
-		{"GET", "/api/hub/browse", "hubBrowse", session, a.handleBrowse},
-		{"POST", "/api/hub/folders/create", "hubCreateFolder", session, a.handleCreateFolder},
-		{"POST", "/api/hub/folders/rename", "hubRenameFolder", session, a.handleRenameFolder},
-		{"POST", "/api/hub/folders/remove", "hubRemoveFolder", session, a.handleRemoveFolder},
-		{"GET", "/api/hub/settings/workspace-defaults", "hubGetWorkspaceDefaults", session, a.handleGetDefaults},
-		{"POST", "/api/hub/settings/workspace-defaults", "hubUpdateWorkspaceDefaults", session, a.handleSetDefaults},
-		{"POST", "/api/hub/workspaces", "hubCreateWorkspace", session, a.handleCreateWorkspace},
-		{"POST", "/api/hub/workspaces/configure", "hubConfigureWorkspace", session, a.handleConfigureWorkspace},
-		{"POST", "/api/hub/workspaces/create", "hubCreateConfiguredWorkspace", session, a.handleCreateConfiguredWorkspace},
-		{"POST", "/api/hub/workspaces/{workspaceId}/display-name", "hubUpdateWorkspaceDisplayName", session, a.handleDisplayName},
-		{"POST", "/api/hub/sessions/{workspaceId}/start", "hubStartWorkspace", session, a.lifecycle(startWorkspace)},
-		{"POST", "/api/hub/sessions/{workspaceId}/stop", "hubStopWorkspace", session, a.lifecycle(stopWorkspace)},
-		{"POST", "/api/hub/workspaces/{workspaceId}/forget", "hubForgetWorkspace", session, a.lifecycle(forgetWorkspace)},
-		{"GET", "/s/{workspaceId}/api/personal-state", "workspaceGetPersonalState", session, a.handleGetPersonalState},
-		{"PATCH", "/s/{workspaceId}/api/personal-state", "workspacePatchPersonalState", session, a.handlePatchPersonalState},
-		{"POST", "/s/{workspaceId}/api/activity-viewed", "hubAcknowledgeWorkspaceActivity", session, a.handleActivityViewed},
-		{"GET", "/api/hub/live", "hubStreamLive", session, a.handleLive},
-		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", session, a.handleLiveSubscriptions},
+		{"GET", "/api/hub/sessions", "hubListDeviceSessions", authenticated, a.handleListDeviceSessions},
+		{"POST", "/api/hub/sessions/{sessionHandle}/revoke", "hubRevokeDeviceSession", authenticated, a.handleRevokeDeviceSession},
+		{"GET", "/api/hub/state", "hubGetState", authenticated, a.handleState},
+		{"GET", "/api/hub/browse", "hubBrowse", authenticated, a.handleBrowse},
+		{"POST", "/api/hub/folders/create", "hubCreateFolder", authenticated, a.handleCreateFolder},
+		{"POST", "/api/hub/folders/rename", "hubRenameFolder", authenticated, a.handleRenameFolder},
+		{"POST", "/api/hub/folders/remove", "hubRemoveFolder", authenticated, a.handleRemoveFolder},
+		{"GET", "/api/hub/settings/workspace-defaults", "hubGetWorkspaceDefaults", authenticated, a.handleGetDefaults},
+		{"POST", "/api/hub/settings/workspace-defaults", "hubUpdateWorkspaceDefaults", authenticated, a.handleSetDefaults},
+		{"POST", "/api/hub/workspaces", "hubCreateWorkspace", authenticated, a.handleCreateWorkspace},
+		{"POST", "/api/hub/workspaces/configure", "hubConfigureWorkspace", authenticated, a.handleConfigureWorkspace},
+		{"POST", "/api/hub/workspaces/create", "hubCreateConfiguredWorkspace", authenticated, a.handleCreateConfiguredWorkspace},
+		{"POST", "/api/hub/workspaces/{workspaceId}/display-name", "hubUpdateWorkspaceDisplayName", authenticated, a.handleDisplayName},
+		{"POST", "/api/hub/sessions/{workspaceId}/start", "hubStartWorkspace", authenticated, a.lifecycle(startWorkspace)},
+		{"POST", "/api/hub/sessions/{workspaceId}/stop", "hubStopWorkspace", authenticated, a.lifecycle(stopWorkspace)},
+		{"POST", "/api/hub/workspaces/{workspaceId}/forget", "hubForgetWorkspace", authenticated, a.lifecycle(forgetWorkspace)},
+		{"GET", "/s/{workspaceId}/api/personal-state", "workspaceGetPersonalState", authenticated, a.handleGetPersonalState},
+		{"PATCH", "/s/{workspaceId}/api/personal-state", "workspacePatchPersonalState", authenticated, a.handlePatchPersonalState},
+		{"POST", "/s/{workspaceId}/api/activity-viewed", "hubAcknowledgeWorkspaceActivity", authenticated, a.handleActivityViewed},
+		{"GET", "/api/hub/live", "hubStreamLive", authenticated, a.handleLive},
+		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", authenticated, a.handleLiveSubscriptions},
 
 		// Outside the contract.
 		{"GET", "/api/openapi.yaml", "", public, a.handleOpenAPI},
@@ -90,7 +90,7 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/chat/conversations/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/chat/conversations/{conversationId}/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/activity", "", public, handleRetired},
-		{anyMethod, "/s/{workspaceId}/", "", session, a.handleProxy},
+		{anyMethod, "/s/{workspaceId}/", "", authenticated, a.handleProxy},
 	}
 }
 
@@ -164,9 +164,9 @@ func (a *api) dispatch(methods map[string]route) http.Handler {
 			return
 		}
 		var c caller
-		if rt.access == session {
+		if rt.access == authenticated {
 			var err error
-			c.Session, c.viaCookie, err = a.authenticate(r)
+			c.DeviceSession, c.viaCookie, err = a.authenticate(r)
 			if err != nil {
 				a.writeError(w, r, err)
 				return

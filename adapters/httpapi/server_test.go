@@ -236,7 +236,7 @@ func (s *testServer) snapshot(t *testing.T) string {
 		}
 		for _, u := range users {
 			b.WriteString(u.Name + " " + u.PasswordHash + "\n")
-			sessions, err := tx.SessionsOfUser(u.Name)
+			sessions, err := tx.DeviceSessionsOfUser(u.Name)
 			if err != nil {
 				return err
 			}

@@ -89,7 +89,7 @@ func toWorkspaceDefaults(d hub.WorkspaceDefaults) workspaceDefaults {
 }
 
 func (a *api) handleState(w http.ResponseWriter, r *http.Request, c caller) error {
-	st, err := a.hub.State(r.Context(), c.Session)
+	st, err := a.hub.State(r.Context(), c.DeviceSession)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ var errStdoutClosed = errors.New("stdout closed before the readiness line")
 
 // readStdout reports the first line on s.ready, then discards the rest so
 // a child that breaks the protocol can never block on a full pipe.
-func (s *session) readStdout() {
+func (s *workspaceSession) readStdout() {
 	defer close(s.outDone)
 	br := bufio.NewReaderSize(s.pipes.stdoutR, 64)
 	line, err := br.ReadSlice('\n')
@@ -88,7 +88,7 @@ func (s *session) readStdout() {
 
 // readStderr logs the child's stderr line by line at debug level and keeps
 // a bounded tail for the warning logged when the child fails.
-func (s *session) readStderr() {
+func (s *workspaceSession) readStderr() {
 	defer close(s.errDone)
 	br := bufio.NewReaderSize(s.pipes.stderrR, 4096)
 	for {
@@ -105,7 +105,7 @@ func (s *session) readStderr() {
 
 // awaitReady waits for the readiness line and then one successful facts
 // call, all within ReadyTimeout and ctx.
-func (s *session) awaitReady(ctx context.Context) error {
+func (s *workspaceSession) awaitReady(ctx context.Context) error {
 	timeout := s.b.opts.ReadyTimeout
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errReadyTimeout)
 	defer cancel()
@@ -151,7 +151,7 @@ func notReady(ctx context.Context, timeout time.Duration) error {
 
 // abort ends a child that failed to start and waits until it is reaped,
 // then logs why with the tail of its stderr.
-func (s *session) abort(why error) {
+func (s *workspaceSession) abort(why error) {
 	s.signal(syscall.SIGKILL)
 	select {
 	case <-s.done:
@@ -164,7 +164,7 @@ func (s *session) abort(why error) {
 // signal sends sig to the child's process group, unless the child has
 // already exited: its pid may then be reused, so it is never signalled.
 // Signalling marks the end as asked for.
-func (s *session) signal(sig syscall.Signal) {
+func (s *workspaceSession) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopping = true
@@ -181,7 +181,7 @@ func (s *session) signal(sig syscall.Signal) {
 // group so nothing the child started outlives it; then it reaps the child,
 // closes the pipes, removes the socket, frees the workspace's slot, and
 // closes done.
-func (s *session) reap() {
+func (s *workspaceSession) reap() {
 	unreaped := awaitExit(s.pid)
 	if unreaped {
 		s.killGroup()
@@ -219,7 +219,7 @@ func (s *session) reap() {
 }
 
 // killGroup marks the child exited and kills what is left of its group.
-func (s *session) killGroup() {
+func (s *workspaceSession) killGroup() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exited = true

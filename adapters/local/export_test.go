@@ -9,14 +9,14 @@ import (
 )
 
 // Pid is the process id of a running session's child.
-func Pid(rs hub.RunningSession) int { return rs.(*session).pid }
+func Pid(rs hub.WorkspaceSession) int { return rs.(*workspaceSession).pid }
 
 // SocketOf is the socket path of a running session.
-func SocketOf(rs hub.RunningSession) string { return rs.(*session).sock }
+func SocketOf(rs hub.WorkspaceSession) string { return rs.(*workspaceSession).sock }
 
 // ExitState is how the child of rs ended; nil until Done is closed.
-func ExitState(rs hub.RunningSession) *os.ProcessState {
-	s := rs.(*session)
+func ExitState(rs hub.WorkspaceSession) *os.ProcessState {
+	s := rs.(*workspaceSession)
 	select {
 	case <-s.done:
 		return s.state

@@ -25,8 +25,8 @@ const (
 // errFeedClosed is what Next returns once Close was called.
 var errFeedClosed = hub.Errorf(hub.Unavailable, "the feed is closed")
 
-// errSessionEnded ends the feeds of a session that has ended.
-var errSessionEnded = hub.Errorf(hub.Unavailable, "session has ended")
+// errWorkspaceSessionEnded ends the feeds of a session that has ended.
+var errWorkspaceSessionEnded = hub.Errorf(hub.Unavailable, "session has ended")
 
 // feedSource opens feeds of one session.
 type feedSource struct {
@@ -66,7 +66,7 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 	}
 	select {
 	case <-src.done:
-		return nil, errSessionEnded
+		return nil, errWorkspaceSessionEnded
 	default:
 	}
 	if err := ctx.Err(); err != nil {
@@ -243,7 +243,7 @@ func (f *feed) failure(err error, done <-chan struct{}) error {
 	select {
 	case <-done:
 		if !errors.Is(err, io.EOF) {
-			return errSessionEnded
+			return errWorkspaceSessionEnded
 		}
 	default:
 	}

@@ -23,7 +23,7 @@ func TestDocumentFeedFollowsTheFolder(t *testing.T) {
 	is := is.New(t)
 	b, _ := newBackend(t, modeServe, local.Options{})
 	dir := t.TempDir()
-	rs, err := b.Start(testContext(t), hub.SessionSpec{WorkspaceID: "alpha", Path: dir})
+	rs, err := b.Start(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: dir})
 	is.NoErr(err) // started
 	t.Cleanup(func() { rs.Stop(context.Background()) })
 	f, err := rs.OpenFeed(testContext(t), hub.FeedRequest{Topic: hub.TopicDocument,

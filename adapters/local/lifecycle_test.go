@@ -235,7 +235,7 @@ func TestStartFailures(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tc.ctx)
 				defer cancel()
 			}
-			rs, err := b.Start(ctx, hub.SessionSpec{WorkspaceID: "alpha", Path: t.TempDir()})
+			rs, err := b.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()})
 			is.True(rs == nil)                                       // no session
 			is.Equal(hub.MessageOf(err), tc.want)                    // the public reason
 			is.Equal(hub.KindOf(err), hub.Internal)                  // reported as a start failure
@@ -262,7 +262,7 @@ func TestStartWhileRunning(t *testing.T) {
 	is := is.New(t)
 	b, _ := newBackend(t, modeServe, local.Options{})
 	rs := startSession(t, b, "alpha")
-	_, err := b.Start(testContext(t), hub.SessionSpec{WorkspaceID: "alpha", Path: t.TempDir()})
+	_, err := b.Start(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()})
 	is.Equal(hub.KindOf(err), hub.Conflict) // one session per workspace
 	_, err = rs.Facts(testContext(t))
 	is.NoErr(err) // the running one is untouched
@@ -279,7 +279,7 @@ func TestNoDescriptorLeak(t *testing.T) {
 	dir := t.TempDir()
 	cycle := func() {
 		ctx := testContext(t)
-		rs, err := b.Start(ctx, hub.SessionSpec{WorkspaceID: "alpha", Path: dir})
+		rs, err := b.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: dir})
 		is.NoErr(err) // start
 		_, err = rs.Facts(ctx)
 		is.NoErr(err) // facts

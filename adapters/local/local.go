@@ -158,7 +158,7 @@ func (b *Backend) Name() string { return "local" }
 // failure the child's group is killed and the child reaped before Start
 // returns. Starting a workspace whose session is still running is a
 // Conflict: two children would fight over one socket.
-func (b *Backend) Start(ctx context.Context, spec hub.SessionSpec) (hub.RunningSession, error) {
+func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, startInterrupted(err)
 	}
@@ -218,7 +218,7 @@ func (b *Backend) release(sock string) {
 
 // spawn starts the child of spec with its pipes and the goroutines that
 // read them and wait for it.
-func (b *Backend) spawn(spec hub.SessionSpec, sock string) (*session, error) {
+func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceSession, error) {
 	base := b.opts.Env
 	if base == nil {
 		base = os.Environ()
@@ -245,7 +245,7 @@ func (b *Backend) spawn(spec hub.SessionSpec, sock string) (*session, error) {
 	if b.spawned != nil {
 		b.spawned(cmd.Process.Pid)
 	}
-	s := newSession(b, spec.WorkspaceID, sock, cmd, p)
+	s := newWorkspaceSession(b, spec.WorkspaceID, sock, cmd, p)
 	go s.readStdout()
 	go s.readStderr()
 	go s.reap()

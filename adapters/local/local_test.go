@@ -172,9 +172,9 @@ func testContext(t *testing.T) context.Context {
 
 // startSession starts a session of id in a fresh folder and stops it at the
 // end of the test.
-func startSession(t *testing.T, b hub.Backend, id string) hub.RunningSession {
+func startSession(t *testing.T, b hub.Backend, id string) hub.WorkspaceSession {
 	t.Helper()
-	rs, err := b.Start(testContext(t), hub.SessionSpec{WorkspaceID: id, Path: t.TempDir()})
+	rs, err := b.Start(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: id, Path: t.TempDir()})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}

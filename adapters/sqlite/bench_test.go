@@ -26,7 +26,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 		if err := tx.CreateUser(hub.User{Name: "ann", PasswordHash: "h", CreatedAt: now}); err != nil {
 			return err
 		}
-		return tx.CreateSession(hub.Session{Digest: d, Handle: "h", User: "ann", IssuedAt: now, ExpiresAt: now.Add(time.Hour)})
+		return tx.CreateDeviceSession(hub.DeviceSession{Digest: d, Handle: "h", User: "ann", IssuedAt: now, ExpiresAt: now.Add(time.Hour)})
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -34,7 +34,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			err := s.View(ctx, func(tx hub.Tx) error {
-				_, err := tx.SessionByDigest(d)
+				_, err := tx.DeviceSessionByDigest(d)
 				return err
 			})
 			if err != nil {

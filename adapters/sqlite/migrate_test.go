@@ -72,7 +72,7 @@ func TestUpgradeFrom0001(t *testing.T) {
 	s, err := sqlite.Open(old)
 	is.NoErr(err)                                // the upgrade applies cleanly
 	is.NoErr(s.View(ctx, func(tx hub.Tx) error { // the view succeeds
-		ss, err := tx.SessionsOfUser("ann")
+		ss, err := tx.DeviceSessionsOfUser("ann")
 		is.NoErr(err)                                          // read the old session
 		is.True(len(ss) == 1 && ss[0].DeviceLabel == "laptop") // old data survives
 		return nil

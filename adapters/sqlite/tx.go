@@ -124,15 +124,15 @@ func (t *tx) expectOne(notFound error, q string, args ...any) error {
 	return nil
 }
 
-const sessionCols = `digest, handle, user_name, device_label, issued_at, expires_at, revoked_at`
+const deviceSessionCols = `digest, handle, user_name, device_label, issued_at, expires_at, revoked_at`
 
-func scanSession(sc scanner) (hub.Session, error) {
-	var s hub.Session
+func scanDeviceSession(sc scanner) (hub.DeviceSession, error) {
+	var s hub.DeviceSession
 	var digest []byte
 	var issued, expires int64
 	var revoked sql.NullInt64
 	if err := sc.Scan(&digest, &s.Handle, &s.User, &s.DeviceLabel, &issued, &expires, &revoked); err != nil {
-		return hub.Session{}, err
+		return hub.DeviceSession{}, err
 	}
 	copy(s.Digest[:], digest)
 	s.IssuedAt, s.ExpiresAt = fromNanos(issued), fromNanos(expires)
@@ -142,12 +142,12 @@ func scanSession(sc scanner) (hub.Session, error) {
 	return s, nil
 }
 
-func (t *tx) CreateSession(s hub.Session) error {
+func (t *tx) CreateDeviceSession(s hub.DeviceSession) error {
 	var revoked any
 	if !s.RevokedAt.IsZero() {
 		revoked = nanos(s.RevokedAt)
 	}
-	_, err := t.exec(`INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(`INSERT INTO sessions (`+deviceSessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		s.Digest[:], s.Handle, s.User, s.DeviceLabel, nanos(s.IssuedAt), nanos(s.ExpiresAt), revoked)
 	switch {
 	case isConstraint(err, "FOREIGN KEY"):
@@ -160,31 +160,31 @@ func (t *tx) CreateSession(s hub.Session) error {
 	return nil
 }
 
-func (t *tx) SessionByDigest(d hub.SessionDigest) (hub.Session, error) {
-	s, err := scanSession(t.queryRow(`SELECT `+sessionCols+` FROM sessions WHERE digest = ?`, d[:]))
+func (t *tx) DeviceSessionByDigest(d hub.DeviceSessionDigest) (hub.DeviceSession, error) {
+	s, err := scanDeviceSession(t.queryRow(`SELECT `+deviceSessionCols+` FROM sessions WHERE digest = ?`, d[:]))
 	if errors.Is(err, sql.ErrNoRows) {
-		return hub.Session{}, hub.Errorf(hub.NotFound, "session not found")
+		return hub.DeviceSession{}, hub.Errorf(hub.NotFound, "session not found")
 	}
 	if err != nil {
-		return hub.Session{}, internal(err)
+		return hub.DeviceSession{}, internal(err)
 	}
 	return s, nil
 }
 
-func (t *tx) SessionsOfUser(name string) ([]hub.Session, error) {
-	return queryAll(t, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE user_name = ? ORDER BY issued_at DESC, handle`, name)
+func (t *tx) DeviceSessionsOfUser(name string) ([]hub.DeviceSession, error) {
+	return queryAll(t, scanDeviceSession, `SELECT `+deviceSessionCols+` FROM sessions WHERE user_name = ? ORDER BY issued_at DESC, handle`, name)
 }
 
-func (t *tx) RevokeSession(d hub.SessionDigest, at time.Time) error {
+func (t *tx) RevokeDeviceSession(d hub.DeviceSessionDigest, at time.Time) error {
 	return t.expectOne(hub.Errorf(hub.NotFound, "session not found"),
 		`UPDATE sessions SET revoked_at = coalesce(revoked_at, ?) WHERE digest = ?`, nanos(at), d[:])
 }
 
-func (t *tx) DeleteSessionsOfUser(name string) (int, error) {
+func (t *tx) DeleteDeviceSessionsOfUser(name string) (int, error) {
 	return t.count(`DELETE FROM sessions WHERE user_name = ?`, name)
 }
 
-func (t *tx) DeleteExpiredSessions(now time.Time) (int, error) {
+func (t *tx) DeleteExpiredDeviceSessions(now time.Time) (int, error) {
 	return t.count(`DELETE FROM sessions WHERE expires_at <= ?`, nanos(now))
 }
 

@@ -157,7 +157,7 @@ func startLiveWharf(ctx context.Context) (*liveWharf, error) {
 	client := newClient()
 	defer client.CloseIdleConnections()
 	for _, id := range lw.fl.ids {
-		if err := lw.startSession(ctx, client, lw.session, id); err != nil {
+		if err := lw.startWorkspace(ctx, client, lw.session, id); err != nil {
 			return fail(err)
 		}
 		// The Hub watches the activity of every running session itself.

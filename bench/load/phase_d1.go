@@ -62,10 +62,10 @@ func runD1(ctx context.Context, rep *report, progress func(string, ...any)) erro
 	client := newClient()
 	client.Timeout = 30 * time.Second
 	defer client.CloseIdleConnections()
-	if err := w.startSession(ctx, client, sid, ids[0]); err != nil {
+	if err := w.startWorkspace(ctx, client, sid, ids[0]); err != nil {
 		return fmt.Errorf("D1: %w", err)
 	}
-	defer w.stopSession(context.WithoutCancel(ctx), client, sid, ids[0])
+	defer w.stopWorkspace(context.WithoutCancel(ctx), client, sid, ids[0])
 	var c *liveConn
 	res.Wharf, c = d1Stream(ctx, w, sid, ids[0], root)
 	if c != nil {

@@ -134,13 +134,13 @@ func (w *wharf) startAll(ctx context.Context, sessionID string, ids []string, pr
 	stop = func() {
 		defer client.CloseIdleConnections()
 		for _, id := range started {
-			if err := w.stopSession(context.WithoutCancel(ctx), client, sessionID, id); err != nil {
+			if err := w.stopWorkspace(context.WithoutCancel(ctx), client, sessionID, id); err != nil {
 				progress("  stop %s: %v", id, err)
 			}
 		}
 	}
 	for _, id := range ids {
-		if err := w.startSession(ctx, client, sessionID, id); err != nil {
+		if err := w.startWorkspace(ctx, client, sessionID, id); err != nil {
 			return stop, err
 		}
 		started = append(started, id)

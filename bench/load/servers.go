@@ -276,8 +276,8 @@ func (w *wharf) browserCookie(cookie, origin, site string) http.Header {
 	}
 }
 
-// sessionHandle returns the handle of the caller's current device session.
-func (w *wharf) sessionHandle(ctx context.Context, sessionID string) (string, error) {
+// deviceSessionHandle returns the handle of the caller's current device session.
+func (w *wharf) deviceSessionHandle(ctx context.Context, sessionID string) (string, error) {
 	status, body, err := get(ctx, http.MethodGet, w.base+"/api/hub/sessions", bearer(sessionID))
 	if err != nil {
 		return "", err
@@ -320,7 +320,7 @@ func (w *wharf) crossOrigin(ctx context.Context, n int) (crossOriginResult, erro
 	if err != nil {
 		return crossOriginResult{}, err
 	}
-	handle, err := w.sessionHandle(ctx, id)
+	handle, err := w.deviceSessionHandle(ctx, id)
 	if err != nil {
 		return crossOriginResult{}, err
 	}

@@ -71,12 +71,12 @@ func runW11(ctx context.Context, w *wharf, sessionID, id, bin string, cycles int
 			break
 		}
 		t0 := time.Now()
-		if err := w.startSession(ctx, client, sessionID, id); err != nil {
+		if err := w.startWorkspace(ctx, client, sessionID, id); err != nil {
 			res.Err = fmt.Sprintf("cycle %d: %v", i, err)
 			break
 		}
 		t1 := time.Now()
-		if err := w.stopSession(ctx, client, sessionID, id); err != nil {
+		if err := w.stopWorkspace(ctx, client, sessionID, id); err != nil {
 			res.Err = fmt.Sprintf("cycle %d: %v", i, err)
 			break
 		}
@@ -89,7 +89,7 @@ func runW11(ctx context.Context, w *wharf, sessionID, id, bin string, cycles int
 	}
 	if res.Err != "" {
 		// Leave nothing running; the error is already the phase's outcome.
-		w.stopSession(context.WithoutCancel(ctx), client, sessionID, id)
+		w.stopWorkspace(context.WithoutCancel(ctx), client, sessionID, id)
 	}
 	res.Cycles = len(starts)
 	res.Spawn, res.Start, res.Stop = summarize(spawns), summarize(starts), summarize(stops)

@@ -142,8 +142,8 @@ func (w *wharf) lifecycleURL(id, op string) string {
 	return w.base + "/api/hub/sessions/" + id + "/" + op
 }
 
-// startSession starts workspace id over HTTP and checks the answer.
-func (w *wharf) startSession(ctx context.Context, client *http.Client, sessionID, id string) error {
+// startWorkspace starts workspace id over HTTP and checks the answer.
+func (w *wharf) startWorkspace(ctx context.Context, client *http.Client, sessionID, id string) error {
 	var act action
 	if err := postJSON(ctx, client, w.lifecycleURL(id, "start"), sessionID, nil, &act); err != nil {
 		return err
@@ -154,8 +154,8 @@ func (w *wharf) startSession(ctx context.Context, client *http.Client, sessionID
 	return nil
 }
 
-// stopSession stops workspace id over HTTP and checks that it was running.
-func (w *wharf) stopSession(ctx context.Context, client *http.Client, sessionID, id string) error {
+// stopWorkspace stops workspace id over HTTP and checks that it was running.
+func (w *wharf) stopWorkspace(ctx context.Context, client *http.Client, sessionID, id string) error {
 	var act action
 	if err := postJSON(ctx, client, w.lifecycleURL(id, "stop"), sessionID, nil, &act); err != nil {
 		return err

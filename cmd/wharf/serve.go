@@ -151,7 +151,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	h, err := hub.New(hub.Config{Version: version(), SessionLifetime: f.sessionLifetime, Logger: log}, ports)
+	h, err := hub.New(hub.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, Logger: log}, ports)
 	if err != nil {
 		return err
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/wharfhub/wharf/adapters/statedir"
 )
 
-// sessionCookie returns the response's cookie named name, or nil.
-func sessionCookie(resp *http.Response, name string) *http.Cookie {
+// deviceSessionCookie returns the response's cookie named name, or nil.
+func deviceSessionCookie(resp *http.Response, name string) *http.Cookie {
 	for _, c := range resp.Cookies() {
 		if c.Name == name {
 			return c
@@ -58,7 +58,7 @@ func TestServe(t *testing.T) {
 	is.Equal(resp.StatusCode, http.StatusOK) // the printed password logs in
 	is.Equal(s1.User, "ann")                 // as the first user
 	is.True(s1.SessionID != "")              // with a session id
-	ck := sessionCookie(resp, "wharf_hub_"+d.port)
+	ck := deviceSessionCookie(resp, "wharf_hub_"+d.port)
 	is.True(ck != nil)                          // the cookie is named after the port
 	is.Equal(ck.Value, s1.SessionID)            // and holds the session
 	is.True(ck.HttpOnly)                        // out of scripts' reach
@@ -259,7 +259,7 @@ func TestServeTLS(t *testing.T) {
 	_, password, _ := firstPassword(d.stderr.String())
 	resp, s := login(ctx, t, newClient(t, roots), d.url, "ann", password)
 	is.Equal(resp.StatusCode, http.StatusOK) // login over HTTPS works
-	ck := sessionCookie(resp, "wharf_hub_"+d.port)
+	ck := deviceSessionCookie(resp, "wharf_hub_"+d.port)
 	is.True(ck != nil)              // the cookie is named after the port
 	is.Equal(ck.Value, s.SessionID) // and holds the session
 	is.True(ck.Secure)              // Secure over HTTPS

@@ -59,13 +59,13 @@ func TestWorkspaceEndToEnd(t *testing.T) {
 	is.Equal(w.WorkspaceAPIRevision, 24)  // and the child's workspace revision
 	is.Equal(st.WorkspaceAPIRevision, 24) // the Hub's too
 
-	info := sessionInfo(ctx, t, c, h.url, token, id)
+	info := workspaceSessionInfo(ctx, t, c, h.url, token, id)
 	is.Equal(info.status, http.StatusOK) // the Hub forwards /s/{id}/ to the child
 	is.Equal(info.WorkspaceID, id)       // which answers for its workspace
 	is.Equal(info.Revision, 24)          // at revision 24
 
 	daemon := h.cmd.Process.Pid
-	first := sessionChildren(t, daemon, id)
+	first := workspaceSessionChildren(t, daemon, id)
 	is.Equal(len(first), 1) // one session child runs, a child of the daemon
 
 	var stop struct {
@@ -73,32 +73,32 @@ func TestWorkspaceEndToEnd(t *testing.T) {
 		WasRunning *bool `json:"wasRunning"`
 	}
 	status, body = postJSON(ctx, t, c, h.url+"api/hub/sessions/"+id+"/stop", token, nil, &stop)
-	is.Equal(status, http.StatusOK)                                                          // stop succeeds
-	is.True(!stop.Running)                                                                   // the workspace is stopped
-	is.True(stop.WasRunning != nil && *stop.WasRunning)                                      // after running
-	is.True(!isChildOf(first[0], daemon))                                                    // the child is gone, reaped: no zombie
-	is.True(!hubState(ctx, t, c, h.url, token).Workspaces[0].Running)                        // the state says stopped
-	is.Equal(sessionInfo(ctx, t, c, h.url, token, id).status, http.StatusServiceUnavailable) // nothing to forward to
+	is.Equal(status, http.StatusOK)                                                                   // stop succeeds
+	is.True(!stop.Running)                                                                            // the workspace is stopped
+	is.True(stop.WasRunning != nil && *stop.WasRunning)                                               // after running
+	is.True(!isChildOf(first[0], daemon))                                                             // the child is gone, reaped: no zombie
+	is.True(!hubState(ctx, t, c, h.url, token).Workspaces[0].Running)                                 // the state says stopped
+	is.Equal(workspaceSessionInfo(ctx, t, c, h.url, token, id).status, http.StatusServiceUnavailable) // nothing to forward to
 	t.Logf("stopped: %s", body)
 
 	status, body = postJSON(ctx, t, c, h.url+"api/hub/sessions/"+id+"/start", token, nil, &reg)
 	is.Equal(status, http.StatusOK) // start again
 	is.True(reg.Running)            // it runs
-	second := sessionChildren(t, daemon, id)
+	second := workspaceSessionChildren(t, daemon, id)
 	is.Equal(len(second), 1) // in a new child
 	t.Logf("started: %s", body)
 
 	is.NoErr(h.cmd.Process.Signal(syscall.SIGTERM))                   // stop the Hub gracefully
 	is.NoErr(h.wait(ctx))                                             // it exits 0
-	is.True(!sessionAlive(second[0], id))                             // taking its session child along
+	is.True(!workspaceSessionAlive(second[0], id))                    // taking its session child along
 	is.True(!strings.Contains(h.stderr.String(), "ended on its own")) // as a stop, not a crash
 
 	h2 := startHub(ctx, t, dir, home)
-	st = hubState(ctx, t, c, h2.url, token)                                   // the device session survives the restart
-	is.Equal(len(st.Workspaces), 1)                                           // the workspace is still registered
-	is.True(st.Workspaces[0].Running)                                         // and runs again: it was running when the Hub stopped
-	is.Equal(len(sessionChildren(t, h2.cmd.Process.Pid, id)), 1)              // in a child of the new Hub
-	is.Equal(sessionInfo(ctx, t, c, h2.url, token, id).status, http.StatusOK) // which answers
+	st = hubState(ctx, t, c, h2.url, token)                                            // the device session survives the restart
+	is.Equal(len(st.Workspaces), 1)                                                    // the workspace is still registered
+	is.True(st.Workspaces[0].Running)                                                  // and runs again: it was running when the Hub stopped
+	is.Equal(len(workspaceSessionChildren(t, h2.cmd.Process.Pid, id)), 1)              // in a child of the new Hub
+	is.Equal(workspaceSessionInfo(ctx, t, c, h2.url, token, id).status, http.StatusOK) // which answers
 
 	status, _ = postJSON(ctx, t, c, h2.url+"api/hub/workspaces/"+id+"/forget", token, nil, nil)
 	is.Equal(status, http.StatusConflict) // a running workspace is not forgotten
@@ -137,7 +137,7 @@ func TestWorkspaceHubKilled(t *testing.T) {
 	}
 	status, _ := postJSON(ctx, t, c, h.url+"api/hub/workspaces", token, map[string]any{"path": repo}, &reg)
 	is.Equal(status, http.StatusOK) // registered and, by default, started
-	pids := sessionChildren(t, h.cmd.Process.Pid, reg.ID)
+	pids := workspaceSessionChildren(t, h.cmd.Process.Pid, reg.ID)
 	is.Equal(len(pids), 1) // one session child
 	exited, err := processExit(pids[0])
 	is.NoErr(err) // the child can be watched
@@ -156,11 +156,11 @@ func TestWorkspaceHubKilled(t *testing.T) {
 
 	h2 := startHub(ctx, t, dir, home)
 	st := hubState(ctx, t, c, h2.url, token)
-	is.Equal(len(st.Workspaces), 1)                                               // still registered
-	is.True(st.Workspaces[0].Running)                                             // and running again
-	is.Equal(sessionInfo(ctx, t, c, h2.url, token, reg.ID).status, http.StatusOK) // its new child answers
-	is.NoErr(h2.cmd.Process.Signal(syscall.SIGTERM))                              // stop the second Hub
-	is.NoErr(h2.wait(ctx))                                                        // it exits 0
+	is.Equal(len(st.Workspaces), 1)                                                        // still registered
+	is.True(st.Workspaces[0].Running)                                                      // and running again
+	is.Equal(workspaceSessionInfo(ctx, t, c, h2.url, token, reg.ID).status, http.StatusOK) // its new child answers
+	is.NoErr(h2.cmd.Process.Signal(syscall.SIGTERM))                                       // stop the second Hub
+	is.NoErr(h2.wait(ctx))                                                                 // it exits 0
 }
 
 // processExit watches pid, which need not be our child, through a pidfd:
@@ -194,8 +194,8 @@ type infoResult struct {
 	Revision    int    `json:"workspaceApiRevision"`
 }
 
-// sessionInfo asks a workspace's child, through the Hub, who it is.
-func sessionInfo(ctx context.Context, t *testing.T, c *http.Client, base, token, id string) infoResult {
+// workspaceSessionInfo asks a workspace's child, through the Hub, who it is.
+func workspaceSessionInfo(ctx context.Context, t *testing.T, c *http.Client, base, token, id string) infoResult {
 	t.Helper()
 	resp, body := call(ctx, t, c, "GET", base+"s/"+id+"/api/session", token, nil)
 	res := infoResult{status: resp.StatusCode}
@@ -207,10 +207,10 @@ func sessionInfo(ctx context.Context, t *testing.T, c *http.Client, base, token,
 	return res
 }
 
-// sessionChildren lists the live processes that are children of parent
+// workspaceSessionChildren lists the live processes that are children of parent
 // and run `session --workspace-id id`. A zombie has lost its command line,
 // so it is not listed; isChildOf is what catches one.
-func sessionChildren(t *testing.T, parent int, id string) []int {
+func workspaceSessionChildren(t *testing.T, parent int, id string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -222,7 +222,7 @@ func sessionChildren(t *testing.T, parent int, id string) []int {
 		if err != nil || !isChildOf(pid, parent) {
 			continue
 		}
-		if sessionAlive(pid, id) {
+		if workspaceSessionAlive(pid, id) {
 			pids = append(pids, pid)
 		}
 	}
@@ -249,9 +249,9 @@ func isChildOf(pid, parent int) bool {
 	return err == nil && ppid == parent
 }
 
-// sessionAlive reports whether pid runs `session --workspace-id id`. A
+// workspaceSessionAlive reports whether pid runs `session --workspace-id id`. A
 // zombie has no command line, and a reused pid runs something else.
-func sessionAlive(pid int, id string) bool {
+func workspaceSessionAlive(pid int, id string) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
 		return false

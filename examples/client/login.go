@@ -19,10 +19,10 @@ const deviceLabel = "wharf example client"
 // requestTimeout bounds every request but the stream itself.
 const requestTimeout = 10 * time.Second
 
-// errSessionGone is the end of the program when the Hub no longer knows
+// errDeviceSessionGone is the end of the program when the Hub no longer knows
 // the session (401): it expired, was revoked, or its user signed out or
 // changed password. Retrying cannot help; logging in again can.
-var errSessionGone = errors.New("the Hub session is gone (expired, revoked or signed out); run the client again to log in")
+var errDeviceSessionGone = errors.New("the Hub session is gone (expired, revoked or signed out); run the client again to log in")
 
 // statusError is an answer other than 200, with the Hub's `{error}` message
 // when it sent one.

@@ -120,7 +120,7 @@ func run(ctx context.Context, cfg config, c *http.Client, out io.Writer) error {
 	s := newStream(c, hub, token, cfg.ws, out, &subscription{Topic: topicDocument, Key: cfg.docKey})
 	err = s.run(ctx)
 
-	if !errors.Is(err, errSessionGone) {
+	if !errors.Is(err, errDeviceSessionGone) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
 		defer cancel()
 		if lerr := logout(lctx, c, hub, token); lerr != nil {

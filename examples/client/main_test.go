@@ -117,8 +117,8 @@ func TestRunSessionGone(t *testing.T) {
 		fail(w, http.StatusUnauthorized, "authentication required")
 	})
 	err := run(t.Context(), testConfig(srv.URL), srv.Client(), make(lines, 100))
-	is.True(errors.Is(err, errSessionGone)) // a 401 ends the program: the session is gone
-	is.Equal(len(logouts), 0)               // and is not signed out again
+	is.True(errors.Is(err, errDeviceSessionGone)) // a 401 ends the program: the session is gone
+	is.Equal(len(logouts), 0)                     // and is not signed out again
 }
 
 func TestConfigCheck(t *testing.T) {

@@ -149,7 +149,7 @@ func (s *stream) connect(ctx context.Context, reconnect bool) (greeted bool, err
 		err := readStatusError("GET /api/hub/live", resp)
 		switch err.code {
 		case http.StatusUnauthorized:
-			return false, &permanentError{fmt.Errorf("%w: %w", errSessionGone, err)}
+			return false, &permanentError{fmt.Errorf("%w: %w", errDeviceSessionGone, err)}
 		case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
 			return false, &permanentError{err}
 		}
@@ -298,7 +298,7 @@ func (c *conn) reAdd(ctx context.Context, sub *subscription) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case code == http.StatusUnauthorized:
-			return &permanentError{fmt.Errorf("%w: %w", errSessionGone, err)}
+			return &permanentError{fmt.Errorf("%w: %w", errDeviceSessionGone, err)}
 		case code >= 400 && code < 500:
 			return fmt.Errorf("the stream refused to re-add %s: %w", describe(sub), err)
 		case attempt == reAddAttempts:

@@ -120,7 +120,7 @@ func TestStreamResync(t *testing.T) {
 		{
 			name:    "session gone",
 			answers: []int{401},
-			wantErr: errSessionGone,
+			wantErr: errDeviceSessionGone,
 		},
 	}
 	for _, tt := range tests {
@@ -225,12 +225,12 @@ func TestStreamRefused(t *testing.T) {
 				return
 			}
 			err := recv(t, done)
-			is.True(err != nil)                               // the program ends
-			is.Equal(statusCode(err), tt.code)                // with the status
-			is.True(strings.Contains(err.Error(), tt.msg))    // and the Hub's message
-			is.Equal(errors.Is(err, errSessionGone), tt.gone) // a 401 says the session is gone
-			is.Equal(len(h.opens), 0)                         // it does not try again
-			is.Equal(len(waits.all()), 0)                     // nor wait
+			is.True(err != nil)                                     // the program ends
+			is.Equal(statusCode(err), tt.code)                      // with the status
+			is.True(strings.Contains(err.Error(), tt.msg))          // and the Hub's message
+			is.Equal(errors.Is(err, errDeviceSessionGone), tt.gone) // a 401 says the session is gone
+			is.Equal(len(h.opens), 0)                               // it does not try again
+			is.Equal(len(waits.all()), 0)                           // nor wait
 		})
 	}
 }

@@ -25,11 +25,11 @@ const backendTimeout = 30 * time.Second
 // newBackend, which also returns an existing directory to run sessions in.
 // The suite stops every session it starts.
 func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir string)) {
-	start := func(t *testing.T, b hub.Backend, id, dir string) hub.RunningSession {
+	start := func(t *testing.T, b hub.Backend, id, dir string) hub.WorkspaceSession {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
 		defer cancel()
-		rs, err := b.Start(ctx, hub.SessionSpec{WorkspaceID: id, Path: dir})
+		rs, err := b.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: dir})
 		if err != nil {
 			t.Fatalf("start %s: %v", id, err)
 		}
@@ -109,7 +109,7 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 		b, dir := newBackend(t)
 		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
 		defer cancel()
-		rs, err := b.Start(ctx, hub.SessionSpec{WorkspaceID: "alpha", Path: filepath.Join(dir, "missing")})
+		rs, err := b.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: filepath.Join(dir, "missing")})
 		is.True(err != nil)               // a missing folder does not start
 		is.True(rs == nil)                // and gives no session
 		is.True(hub.MessageOf(err) != "") // with a public reason
@@ -125,10 +125,10 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
-		sessions := make([]hub.RunningSession, 2)
+		sessions := make([]hub.WorkspaceSession, 2)
 		errs := make([]error, 2)
 		for i, id := range []string{"alpha", "beta"} {
-			wg.Go(func() { sessions[i], errs[i] = b.Start(ctx, hub.SessionSpec{WorkspaceID: id, Path: dir}) })
+			wg.Go(func() { sessions[i], errs[i] = b.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: dir}) })
 		}
 		wg.Wait()
 		for i, rs := range sessions {
@@ -178,7 +178,7 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 		b, dir := newBackend(t)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		rs, err := b.Start(ctx, hub.SessionSpec{WorkspaceID: "alpha", Path: dir})
+		rs, err := b.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: dir})
 		is.True(err != nil)                       // an already cancelled start fails
 		is.True(errors.Is(err, context.Canceled)) // with the context's error
 		is.True(rs == nil)                        // and gives no session
@@ -190,7 +190,7 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 
 // stopSession stops rs at the end of a test, failing the test when it
 // cannot.
-func stopSession(t *testing.T, rs hub.RunningSession) {
+func stopSession(t *testing.T, rs hub.WorkspaceSession) {
 	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
 	defer cancel()
 	if err := rs.Stop(ctx); err != nil {
@@ -210,7 +210,7 @@ func isOpen(ch <-chan struct{}) bool {
 
 // sessionClient is an HTTP client whose every connection is rs.Dial, as
 // the Hub's reverse proxy reaches a session.
-func sessionClient(t *testing.T, rs hub.RunningSession) *http.Client {
+func sessionClient(t *testing.T, rs hub.WorkspaceSession) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return rs.Dial(ctx) },
 	}

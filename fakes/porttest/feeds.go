@@ -16,7 +16,7 @@ import (
 // returns the deadline's error counts as one that hung: an ended feed
 // must say so on its own.
 func feeds(t *testing.T, newBackend func(t *testing.T) (hub.Backend, string),
-	start func(t *testing.T, b hub.Backend, id, dir string) hub.RunningSession) {
+	start func(t *testing.T, b hub.Backend, id, dir string) hub.WorkspaceSession) {
 	activity := hub.FeedRequest{Topic: hub.TopicActivity}
 
 	t.Run("ActivityFeedStartsIdle", func(t *testing.T) {
@@ -120,7 +120,7 @@ func feeds(t *testing.T, newBackend func(t *testing.T) (hub.Backend, string),
 
 // openFeed opens req on rs within backendTimeout, failing the test
 // otherwise, and closes the feed at the end of the test.
-func openFeed(t *testing.T, rs hub.RunningSession, req hub.FeedRequest) hub.Feed {
+func openFeed(t *testing.T, rs hub.WorkspaceSession, req hub.FeedRequest) hub.Feed {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
 	defer cancel()

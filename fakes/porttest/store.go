@@ -36,8 +36,8 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 	user := func(name string) hub.User {
 		return hub.User{Name: name, PasswordHash: "$argon2id$" + name, CreatedAt: t0}
 	}
-	session := func(user, handle string, issued time.Time) hub.Session {
-		return hub.Session{Digest: sha256.Sum256([]byte(handle)), Handle: handle, User: user,
+	session := func(user, handle string, issued time.Time) hub.DeviceSession {
+		return hub.DeviceSession{Digest: sha256.Sum256([]byte(handle)), Handle: handle, User: user,
 			DeviceLabel: "device " + handle, IssuedAt: issued, ExpiresAt: issued.Add(time.Hour)}
 	}
 	k := storeKit{ctx: ctx, t0: t0, open: open, update: update}
@@ -86,51 +86,51 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 		b := session("ann", "h-b", t0.Add(time.Minute))
 		c := session("bob", "h-c", t0)
 		update(t, s, func(tx hub.Tx) error {
-			is.Equal(hub.KindOf(tx.CreateSession(a)), hub.NotFound) // user must exist
+			is.Equal(hub.KindOf(tx.CreateDeviceSession(a)), hub.NotFound) // user must exist
 			is.NoErr(tx.CreateUser(user("ann")))
 			is.NoErr(tx.CreateUser(user("bob")))
-			is.NoErr(tx.CreateSession(a))
-			is.NoErr(tx.CreateSession(b))
-			is.NoErr(tx.CreateSession(c))
-			is.Equal(hub.KindOf(tx.CreateSession(a)), hub.Conflict) // duplicate digest
+			is.NoErr(tx.CreateDeviceSession(a))
+			is.NoErr(tx.CreateDeviceSession(b))
+			is.NoErr(tx.CreateDeviceSession(c))
+			is.Equal(hub.KindOf(tx.CreateDeviceSession(a)), hub.Conflict) // duplicate digest
 			dupHandle := session("ann", "h-x", t0)
 			dupHandle.Handle = "h-a"
-			is.Equal(hub.KindOf(tx.CreateSession(dupHandle)), hub.Conflict) // duplicate handle
+			is.Equal(hub.KindOf(tx.CreateDeviceSession(dupHandle)), hub.Conflict) // duplicate handle
 			return nil
 		})
 		is.NoErr(s.View(ctx, func(tx hub.Tx) error {
-			got, err := tx.SessionByDigest(a.Digest)
+			got, err := tx.DeviceSessionByDigest(a.Digest)
 			is.NoErr(err)
 			is.Equal(got.Handle, a.Handle)                                              // handle round-trips
 			is.Equal(got.User, "ann")                                                   // user round-trips
 			is.Equal(got.DeviceLabel, a.DeviceLabel)                                    // label round-trips
 			is.True(got.IssuedAt.Equal(a.IssuedAt) && got.ExpiresAt.Equal(a.ExpiresAt)) // times round-trip
 			is.True(got.RevokedAt.IsZero())                                             // not revoked
-			_, err = tx.SessionByDigest(sha256.Sum256([]byte("nope")))
+			_, err = tx.DeviceSessionByDigest(sha256.Sum256([]byte("nope")))
 			is.Equal(hub.KindOf(err), hub.NotFound) // unknown digest
-			list, err := tx.SessionsOfUser("ann")
+			list, err := tx.DeviceSessionsOfUser("ann")
 			is.NoErr(err)
 			is.Equal(len(list), 2)                                 // ann's sessions only
 			is.Equal(list[0].Handle+","+list[1].Handle, "h-b,h-a") // newest first
 			return nil
 		}))
 		update(t, s, func(tx hub.Tx) error {
-			is.NoErr(tx.RevokeSession(a.Digest, t0.Add(time.Second)))
-			is.NoErr(tx.RevokeSession(a.Digest, t0.Add(time.Hour)))                              // revoke twice
-			is.Equal(hub.KindOf(tx.RevokeSession(sha256.Sum256([]byte("x")), t0)), hub.NotFound) // revoke unknown
+			is.NoErr(tx.RevokeDeviceSession(a.Digest, t0.Add(time.Second)))
+			is.NoErr(tx.RevokeDeviceSession(a.Digest, t0.Add(time.Hour)))                              // revoke twice
+			is.Equal(hub.KindOf(tx.RevokeDeviceSession(sha256.Sum256([]byte("x")), t0)), hub.NotFound) // revoke unknown
 			return nil
 		})
 		is.NoErr(s.View(ctx, func(tx hub.Tx) error {
-			got, err := tx.SessionByDigest(a.Digest)
+			got, err := tx.DeviceSessionByDigest(a.Digest)
 			is.NoErr(err)
 			is.True(got.RevokedAt.Equal(t0.Add(time.Second))) // the first revocation time is kept
 			return nil
 		}))
 		update(t, s, func(tx hub.Tx) error {
-			n, err := tx.DeleteExpiredSessions(t0.Add(time.Hour)) // a and c expire exactly now
+			n, err := tx.DeleteExpiredDeviceSessions(t0.Add(time.Hour)) // a and c expire exactly now
 			is.NoErr(err)
 			is.Equal(n, 2) // expiry at now counts as expired
-			n, err = tx.DeleteSessionsOfUser("ann")
+			n, err = tx.DeleteDeviceSessionsOfUser("ann")
 			is.NoErr(err)
 			is.Equal(n, 1) // b remained
 			return nil
@@ -143,11 +143,11 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 		a := session("ann", "h-a", t0)
 		update(t, s, func(tx hub.Tx) error {
 			is.NoErr(tx.CreateUser(user("ann")))
-			return tx.CreateSession(a)
+			return tx.CreateDeviceSession(a)
 		})
 		update(t, s, func(tx hub.Tx) error { return tx.DeleteUser("ann") })
 		is.NoErr(s.View(ctx, func(tx hub.Tx) error {
-			_, err := tx.SessionByDigest(a.Digest)
+			_, err := tx.DeviceSessionByDigest(a.Digest)
 			is.Equal(hub.KindOf(err), hub.NotFound) // the user's sessions went with it
 			return nil
 		}))

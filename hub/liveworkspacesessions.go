@@ -7,11 +7,11 @@ import "context"
 // activity; an end fails what follows the session and clears its
 // activity marks.
 
-// sessionStarted reopens at once the failed upstreams of ws that still
+// workspaceSessionStarted reopens at once the failed upstreams of ws that still
 // have subscribers.
 // It also starts the Hub's own watch of the session's activity.
-func (b *liveBroker) sessionStarted(ws string) {
-	ls := b.h.session(ws)
+func (b *liveBroker) workspaceSessionStarted(ws string) {
+	ls := b.h.workspaceSession(ws)
 	if ls == nil {
 		return
 	}
@@ -41,10 +41,10 @@ func (b *liveBroker) sessionStarted(ws string) {
 	go b.watchActivity(ctx, ws, ls.rs)
 }
 
-// sessionEnded fails the upstreams of ws at once, rather than waiting for
+// workspaceSessionEnded fails the upstreams of ws at once, rather than waiting for
 // their feeds to notice, ends the watch of its activity and clears its
 // activity marks.
-func (b *liveBroker) sessionEnded(ws string) {
+func (b *liveBroker) workspaceSessionEnded(ws string) {
 	b.mu.Lock()
 	for k, u := range b.ups {
 		if k.ws == ws && (u.state == upLive || u.state == upOpening) {

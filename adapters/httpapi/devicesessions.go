@@ -53,7 +53,7 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if err != nil {
 		return err
 	}
-	setSessionCookie(w, r, res.SessionID, int(a.hub.SessionLifetime().Seconds()))
+	setDeviceSessionCookie(w, r, res.SessionID, int(a.hub.DeviceSessionLifetime().Seconds()))
 	writeJSON(w, http.StatusOK, loginResponse{SessionID: res.SessionID, User: res.Session.User})
 	return nil
 }
@@ -72,8 +72,8 @@ func (a *api) handleLogout(w http.ResponseWriter, r *http.Request, _ caller) err
 	return nil
 }
 
-func (a *api) handleListSessions(w http.ResponseWriter, r *http.Request, c caller) error {
-	list, err := a.hub.DeviceSessions(r.Context(), c.Session)
+func (a *api) handleListDeviceSessions(w http.ResponseWriter, r *http.Request, c caller) error {
+	list, err := a.hub.DeviceSessions(r.Context(), c.DeviceSession)
 	if err != nil {
 		return err
 	}
@@ -86,15 +86,15 @@ func (a *api) handleListSessions(w http.ResponseWriter, r *http.Request, c calle
 	return nil
 }
 
-// handleRevokeSession revokes one of the caller's device sessions; revoking
+// handleRevokeDeviceSession revokes one of the caller's device sessions; revoking
 // its own session over the cookie also clears the cookie.
-func (a *api) handleRevokeSession(w http.ResponseWriter, r *http.Request, c caller) error {
-	current, err := a.hub.RevokeDeviceSession(r.Context(), c.Session, r.PathValue("sessionHandle"))
+func (a *api) handleRevokeDeviceSession(w http.ResponseWriter, r *http.Request, c caller) error {
+	current, err := a.hub.RevokeDeviceSession(r.Context(), c.DeviceSession, r.PathValue("sessionHandle"))
 	if err != nil {
 		return err
 	}
 	if current && c.viaCookie {
-		clearSessionCookie(w, r)
+		clearDeviceSessionCookie(w, r)
 	}
 	writeJSON(w, http.StatusOK, revocationResult{Revoked: true, Current: &current})
 	return nil

@@ -108,7 +108,7 @@ func TestDeviceSessions(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{SessionLifetime: 2 * time.Hour}, nil)
+	s := newServer(t, hub.Config{DeviceSessionLifetime: 2 * time.Hour}, nil)
 	id := s.login(t, "ann", annPassword)
 	s.clock.Advance(2*time.Hour - time.Second)
 	is.Equal(s.do(t, "GET", "/api/hub/state", "", bearer(id)...).status, http.StatusOK) // alive until the end

@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// SessionDigest is the SHA-256 digest of a session id. The id itself is a
+// DeviceSessionDigest is the SHA-256 digest of a session id. The id itself is a
 // bearer secret and is never stored; only its digest is.
-type SessionDigest [sha256.Size]byte
+type DeviceSessionDigest [sha256.Size]byte
 
-// Session is a device session: one login of one user on one device.
-type Session struct {
-	Digest      SessionDigest
+// DeviceSession is a device session: one login of one user on one device.
+type DeviceSession struct {
+	Digest      DeviceSessionDigest
 	Handle      string // non-secret, random, unrelated to the id
 	User        string
 	DeviceLabel string
@@ -24,75 +24,75 @@ type Session struct {
 }
 
 // Active reports whether s authenticates at now.
-func (s Session) Active(now time.Time) bool {
+func (s DeviceSession) Active(now time.Time) bool {
 	return s.RevokedAt.IsZero() && now.Before(s.ExpiresAt)
 }
 
-// DeviceSession is the public record of a session in the device list.
-type DeviceSession struct {
+// DeviceSessionEntry is the public record of a session in the device list.
+type DeviceSessionEntry struct {
 	Handle      string
 	DeviceLabel string
 	IssuedAt    time.Time
 	Current     bool // the session making the request
 }
 
-const sessionIDBytes = 32
+const deviceSessionIDBytes = 32
 
-// sessionIDLen is the length of a session id: 32 bytes in unpadded base64url.
-var sessionIDLen = base64.RawURLEncoding.EncodedLen(sessionIDBytes)
+// deviceSessionIDLen is the length of a session id: 32 bytes in unpadded base64url.
+var deviceSessionIDLen = base64.RawURLEncoding.EncodedLen(deviceSessionIDBytes)
 
-// newSessionSecrets returns a fresh session id and an independent handle.
-func newSessionSecrets() (id, handle string, err error) {
-	raw := make([]byte, sessionIDBytes+16)
+// newDeviceSessionSecrets returns a fresh session id and an independent handle.
+func newDeviceSessionSecrets() (id, handle string, err error) {
+	raw := make([]byte, deviceSessionIDBytes+16)
 	if _, err := rand.Read(raw); err != nil {
 		return "", "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(raw[:sessionIDBytes]),
-		base64.RawURLEncoding.EncodeToString(raw[sessionIDBytes:]), nil
+	return base64.RawURLEncoding.EncodeToString(raw[:deviceSessionIDBytes]),
+		base64.RawURLEncoding.EncodeToString(raw[deviceSessionIDBytes:]), nil
 }
 
 // digestOf returns the digest of a syntactically valid session id.
-func digestOf(id string) (SessionDigest, bool) {
-	if len(id) != sessionIDLen {
-		return SessionDigest{}, false
+func digestOf(id string) (DeviceSessionDigest, bool) {
+	if len(id) != deviceSessionIDLen {
+		return DeviceSessionDigest{}, false
 	}
 	if _, err := base64.RawURLEncoding.DecodeString(id); err != nil {
-		return SessionDigest{}, false
+		return DeviceSessionDigest{}, false
 	}
 	return sha256.Sum256([]byte(id)), true
 }
 
-var errNoSession = Errorf(Unauthenticated, "authentication required")
+var errNoDeviceSession = Errorf(Unauthenticated, "authentication required")
 
 // Authenticate returns the active session whose id is id. Anything else (a
 // malformed, unknown, revoked or expired id, or one whose user was removed)
 // is an Unauthenticated error with one message, so callers learn nothing
 // about which it was.
-func (h *Hub) Authenticate(ctx context.Context, id string) (Session, error) {
+func (h *Hub) Authenticate(ctx context.Context, id string) (DeviceSession, error) {
 	d, ok := digestOf(id)
 	if !ok {
-		return Session{}, errNoSession
+		return DeviceSession{}, errNoDeviceSession
 	}
-	return h.activeSession(ctx, d)
+	return h.activeDeviceSession(ctx, d)
 }
 
-// activeSession returns the active session with digest d, errNoSession
+// activeDeviceSession returns the active session with digest d, errNoSession
 // when there is none, or the store's error.
-func (h *Hub) activeSession(ctx context.Context, d SessionDigest) (Session, error) {
-	var s Session
+func (h *Hub) activeDeviceSession(ctx context.Context, d DeviceSessionDigest) (DeviceSession, error) {
+	var s DeviceSession
 	err := h.store.View(ctx, func(tx Tx) error {
 		var err error
-		s, err = tx.SessionByDigest(d)
+		s, err = tx.DeviceSessionByDigest(d)
 		return err
 	})
 	if err != nil {
 		if KindOf(err) == NotFound {
-			return Session{}, errNoSession
+			return DeviceSession{}, errNoDeviceSession
 		}
-		return Session{}, err
+		return DeviceSession{}, err
 	}
 	if !s.Active(h.clock.Now()) {
-		return Session{}, errNoSession
+		return DeviceSession{}, errNoDeviceSession
 	}
 	return s, nil
 }
@@ -107,7 +107,7 @@ func (h *Hub) Logout(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	if err := h.update(ctx, func(tx Tx) error { return tx.RevokeSession(s.Digest, h.clock.Now()) }); err != nil {
+	if err := h.update(ctx, func(tx Tx) error { return tx.RevokeDeviceSession(s.Digest, h.clock.Now()) }); err != nil {
 		return err
 	}
 	h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == s.Digest })
@@ -116,20 +116,20 @@ func (h *Hub) Logout(ctx context.Context, id string) error {
 
 // DeviceSessions lists the active sessions of the caller's user, newest
 // first, marking the caller's own.
-func (h *Hub) DeviceSessions(ctx context.Context, caller Session) ([]DeviceSession, error) {
-	var all []Session
+func (h *Hub) DeviceSessions(ctx context.Context, caller DeviceSession) ([]DeviceSessionEntry, error) {
+	var all []DeviceSession
 	if err := h.store.View(ctx, func(tx Tx) error {
 		var err error
-		all, err = tx.SessionsOfUser(caller.User)
+		all, err = tx.DeviceSessionsOfUser(caller.User)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	now := h.clock.Now()
-	list := []DeviceSession{}
+	list := []DeviceSessionEntry{}
 	for _, s := range all {
 		if s.Active(now) {
-			list = append(list, DeviceSession{Handle: s.Handle, DeviceLabel: s.DeviceLabel, IssuedAt: s.IssuedAt, Current: s.Digest == caller.Digest})
+			list = append(list, DeviceSessionEntry{Handle: s.Handle, DeviceLabel: s.DeviceLabel, IssuedAt: s.IssuedAt, Current: s.Digest == caller.Digest})
 		}
 	}
 	return list, nil
@@ -139,18 +139,18 @@ func (h *Hub) DeviceSessions(ctx context.Context, caller Session) ([]DeviceSessi
 // handle and reports whether it was the caller's current session. A handle
 // of another user's session, an unknown handle and an inactive session all
 // answer the same NotFound.
-func (h *Hub) RevokeDeviceSession(ctx context.Context, caller Session, handle string) (current bool, err error) {
+func (h *Hub) RevokeDeviceSession(ctx context.Context, caller DeviceSession, handle string) (current bool, err error) {
 	now := h.clock.Now()
-	var revoked SessionDigest
+	var revoked DeviceSessionDigest
 	err = h.update(ctx, func(tx Tx) error {
-		all, err := tx.SessionsOfUser(caller.User)
+		all, err := tx.DeviceSessionsOfUser(caller.User)
 		if err != nil {
 			return err
 		}
 		for _, s := range all {
 			if s.Handle == handle && s.Active(now) {
 				current, revoked = s.Digest == caller.Digest, s.Digest
-				return tx.RevokeSession(s.Digest, now)
+				return tx.RevokeDeviceSession(s.Digest, now)
 			}
 		}
 		return Errorf(NotFound, "unknown session")

@@ -24,8 +24,8 @@ const factsPath = "/_wharf/facts"
 // maxFactsBytes bounds a facts answer; real ones are a few hundred bytes.
 const maxFactsBytes = 1 << 20
 
-// session is one child: a hub.RunningSession.
-type session struct {
+// workspaceSession is one child: a hub.RunningSession.
+type workspaceSession struct {
 	b    *Backend
 	log  *slog.Logger
 	id   string
@@ -51,8 +51,8 @@ type session struct {
 	done    chan struct{}
 }
 
-func newSession(b *Backend, id, sock string, cmd *exec.Cmd, p *pipes) *session {
-	s := &session{
+func newWorkspaceSession(b *Backend, id, sock string, cmd *exec.Cmd, p *pipes) *workspaceSession {
+	s := &workspaceSession{
 		b: b, log: b.log.With("workspace", id, "pid", cmd.Process.Pid), id: id, sock: sock,
 		cmd: cmd, pid: cmd.Process.Pid, pipes: p,
 		ready: make(chan error, 1), outDone: make(chan struct{}), errDone: make(chan struct{}),
@@ -74,18 +74,18 @@ func newSession(b *Backend, id, sock string, cmd *exec.Cmd, p *pipes) *session {
 }
 
 // Facts asks the child over its socket; the deadline is ctx's.
-func (s *session) Facts(ctx context.Context) (hub.SessionFacts, error) {
+func (s *workspaceSession) Facts(ctx context.Context) (hub.WorkspaceSessionFacts, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://session"+factsPath, nil)
 	if err != nil {
-		return hub.SessionFacts{}, hub.Wrap(hub.Internal, err, "session facts request")
+		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Internal, err, "session facts request")
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable, err, "session did not answer")
+		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable, err, "session did not answer")
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable,
+		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable,
 			fmt.Errorf("facts: status %s", resp.Status), "session did not answer")
 	}
 	var body struct {
@@ -96,9 +96,9 @@ func (s *session) Facts(ctx context.Context) (hub.SessionFacts, error) {
 		} `json:"shells"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxFactsBytes)).Decode(&body); err != nil {
-		return hub.SessionFacts{}, hub.Wrap(hub.Unavailable, fmt.Errorf("facts: %w", err), "session did not answer")
+		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable, fmt.Errorf("facts: %w", err), "session did not answer")
 	}
-	f := hub.SessionFacts{WorkspaceAPIRevision: body.WorkspaceAPIRevision, Shells: make([]hub.Shell, 0, len(body.Shells))}
+	f := hub.WorkspaceSessionFacts{WorkspaceAPIRevision: body.WorkspaceAPIRevision, Shells: make([]hub.Shell, 0, len(body.Shells))}
 	for _, sh := range body.Shells {
 		f.Shells = append(f.Shells, hub.Shell{Attached: sh.Attached, Label: sh.Label})
 	}
@@ -106,7 +106,7 @@ func (s *session) Facts(ctx context.Context) (hub.SessionFacts, error) {
 }
 
 // Dial connects to the child's socket. An ended session refuses at once.
-func (s *session) Dial(ctx context.Context) (net.Conn, error) {
+func (s *workspaceSession) Dial(ctx context.Context) (net.Conn, error) {
 	select {
 	case <-s.done:
 		return nil, hub.Errorf(hub.Unavailable, "session has ended")
@@ -121,7 +121,7 @@ func (s *session) Dial(ctx context.Context) (net.Conn, error) {
 }
 
 // Done is closed once the child has been reaped and cleaned up after.
-func (s *session) Done() <-chan struct{} { return s.done }
+func (s *workspaceSession) Done() <-chan struct{} { return s.done }
 
 // Stop sends SIGTERM to the child's process group, waits up to StopGrace
 // (cut short when ctx ends), then sends SIGKILL and waits up to StopGrace
@@ -129,7 +129,7 @@ func (s *session) Done() <-chan struct{} { return s.done }
 // lands at once and giving up early would only leave the end unconfirmed.
 // Concurrent and repeated calls are safe; on an ended session Stop is a
 // no-op.
-func (s *session) Stop(ctx context.Context) error {
+func (s *workspaceSession) Stop(ctx context.Context) error {
 	select {
 	case <-s.done:
 		return nil
@@ -162,6 +162,6 @@ func (s *session) Stop(ctx context.Context) error {
 
 // OpenFeed opens the feed over the session's socket: a GET of the child's
 // feed endpoint, read as Server-Sent Events (see feedSource and feed).
-func (s *session) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
+func (s *workspaceSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
 	return s.feeds.open(ctx, req)
 }
