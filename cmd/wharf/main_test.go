@@ -95,8 +95,8 @@ func envOf(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
-// daemon is `wharf serve` running in-process.
-type daemon struct {
+// serveRun is `wharf serve` running in-process.
+type serveRun struct {
 	url    string // as printed on stdout, with the trailing slash
 	port   string
 	stderr *output
@@ -109,7 +109,7 @@ type daemon struct {
 // startServe runs `wharf serve --listen 127.0.0.1:0 --log-level debug` on
 // stateDir plus extra flags, and waits for the URL line. The daemon is
 // stopped at the end of the test if the test did not stop it.
-func startServe(ctx context.Context, t *testing.T, env map[string]string, stateDir string, extra ...string) *daemon {
+func startServe(ctx context.Context, t *testing.T, env map[string]string, stateDir string, extra ...string) *serveRun {
 	t.Helper()
 	d, err := tryServe(ctx, env, stateDir, extra...)
 	if err != nil {
@@ -121,11 +121,11 @@ func startServe(ctx context.Context, t *testing.T, env map[string]string, stateD
 
 // tryServe is startServe returning run's error when it exits before
 // printing its URL.
-func tryServe(ctx context.Context, env map[string]string, stateDir string, extra ...string) (*daemon, error) {
+func tryServe(ctx context.Context, env map[string]string, stateDir string, extra ...string) (*serveRun, error) {
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", stateDir, "--log-level", "debug"}, extra...)
 	runCtx, cancel := context.WithCancel(ctx)
 	stdout := newOutput()
-	d := &daemon{stderr: newOutput(), cancel: cancel, done: make(chan error, 1)}
+	d := &serveRun{stderr: newOutput(), cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- run(runCtx, args, envOf(env), strings.NewReader(""), stdout, d.stderr) }()
 	select {
 	case d.url = <-stdout.firstLine:
@@ -147,7 +147,7 @@ func tryServe(ctx context.Context, env map[string]string, stateDir string, extra
 
 // stop cancels the daemon's context and returns run's result; it fails
 // when run does not return promptly.
-func (d *daemon) stop() error {
+func (d *serveRun) stop() error {
 	d.once.Do(func() {
 		d.cancel()
 		select {

@@ -9,17 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wharfhub/wharf/adapters/gitexec"
-	"github.com/wharfhub/wharf/adapters/httpapi"
-	"github.com/wharfhub/wharf/adapters/local"
-	"github.com/wharfhub/wharf/adapters/osfs"
-	"github.com/wharfhub/wharf/adapters/sqlite"
+	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/statedir"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -134,36 +129,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	}
 
-	dir, err := statedir.Open(f.stateDir)
-	if err != nil {
-		return err
+	var adapt func(*hub.Ports)
+	if testFS != nil {
+		adapt = func(p *hub.Ports) { p.FS = testFS(p.FS) }
 	}
-	defer dir.Close()
-	if err := dir.Lock(); err != nil {
-		return err
-	}
-	store, err := sqlite.Open(dir.Path("wharf.db"))
+	d, err := daemon.Open(ctx, daemon.Config{
+		StateDir:       f.stateDir,
+		Hub:            hub.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime},
+		Logger:         log,
+		TrustedProxies: f.trustedProxies,
+		TLS:            tlsConfig,
+		Adapt:          adapt,
+	})
 	if err != nil {
-		return err
-	}
-	defer store.Close()
-	ports, err := hostPorts(dir, store, log)
-	if err != nil {
-		return err
-	}
-	h, err := hub.New(hub.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, Logger: log}, ports)
-	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
 	// Close stops the workspace sessions; they keep their mark and start
 	// again with the next serve.
-	defer h.Close()
-	if err := h.Recover(ctx); err != nil {
-		return fmt.Errorf("serve: recovery: %v", err)
-	}
-	if n := h.PendingJournals(); n > 0 {
-		log.Error("recovery left journals pending: folder and workspace changes are refused until they are settled (see the errors above)", "journals", n)
-	}
+	defer d.Close()
 
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -172,7 +155,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
-		ln = tls.NewListener(ln, tlsConfig)
 	}
 	host, _, _ := net.SplitHostPort(f.listen)
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
@@ -181,57 +163,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	url := scheme + "://" + net.JoinHostPort(host, port) + "/"
 
-	if err := firstUser(ctx, h, getenv, url, stderr); err != nil {
+	if err := firstUser(ctx, d.Hub(), getenv, url, stderr); err != nil {
 		ln.Close()
 		return err
 	}
-
-	// Streams end when baseCtx is cancelled; Shutdown alone would wait for
-	// them forever.
-	baseCtx, endStreams := context.WithCancel(context.Background())
-	defer endStreams()
-	srv := &http.Server{
-		Handler:           httpapi.NewHandler(h, httpapi.Options{Logger: log, TrustedProxies: f.trustedProxies}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 	fmt.Fprintln(stdout, url)
-	log.Info("serving", "url", url, "state", dir.Root(), "version", version())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %v", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	endStreams()
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		srv.Close()
-	}
-	<-served
-	return nil
-}
-
-// hostPorts builds the ports of a Hub on this host: the database, the real
-// file system, git, and workspace sessions as child processes whose
-// sockets live in the private state directory.
-func hostPorts(dir *statedir.Dir, store hub.Store, log *slog.Logger) (hub.Ports, error) {
-	backend, err := local.New(local.Options{RuntimeDir: dir.Path("sessions"), Logger: log})
-	if err != nil {
-		return hub.Ports{}, err
-	}
-	var fsys hub.FS = osfs.FS{}
-	if testFS != nil {
-		fsys = testFS(fsys)
-	}
-	return hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: fsys,
-		Git: gitexec.New(gitexec.Options{Logger: log}), Backend: backend}, nil
+	log.Info("serving", "url", url, "state", d.Root(), "version", version())
+	return d.Serve(ctx, ln, nil)
 }
 
 // testFS, set only by this package's tests, wraps the file system so a test

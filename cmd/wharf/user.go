@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/wharfhub/wharf/adapters/sqlite"
+	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/statedir"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -86,25 +85,12 @@ func user(ctx context.Context, args []string, getenv func(string) string, stdin 
 		}
 	}
 
-	dir, err := statedir.Open(*stateDir)
+	d, err := daemon.Open(ctx, daemon.Config{StateDir: *stateDir, Admin: true})
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
-	store, err := sqlite.Open(dir.Path("wharf.db"))
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	ports, err := hostPorts(dir, store, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	h, err := hub.New(hub.Config{}, ports)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
+	defer d.Close()
+	h := d.Hub()
 
 	switch sub {
 	case "list":

@@ -1,21 +1,24 @@
 // Command embed shows the Wharf Hub embedded in another Go program.
 //
-// The program builds a hub.Hub from the real adapters (a SQLite store in a
-// directory of its choosing, the host file system, the system clock, git,
-// and workspace sessions run as children of the program itself), adds
-// a user, and mounts the Hub API (httpapi.NewHandler) in its own
-// http.ServeMux beside a route of its own, GET /hello. The API owns its
-// absolute paths (/login, /logout, /api/..., /s/...), so it is mounted at
-// "/"; the more specific patterns of the host program still win. It then
-// serves on 127.0.0.1 at a free port, logs in as a client with net/http,
-// reads /api/hub/state, prints what it got and shuts down.
+// The program builds a running Hub with adapters/daemon, the same assembly
+// the wharf command uses (a SQLite store in a state directory of its
+// choosing, the host file system, the system clock, git, and workspace
+// sessions run as children of the program itself), and swaps one adapter
+// in one line: git runs through a wrapper that counts its calls. It adds a
+// user and mounts the Hub API (daemon.Handler) in its own http.ServeMux
+// beside a route of its own, GET /hello. The API owns its absolute paths
+// (/login, /logout, /api/..., /s/...), so it is mounted at "/"; the more
+// specific patterns of the host program still win. It then serves on
+// 127.0.0.1 at a free port, logs in as a client with net/http, registers a
+// folder as a workspace, reads /api/hub/state, prints what it got and
+// shuts down.
 //
 //	go run ./examples/embed [-dir DIR]
 //
-// Without -dir the state lives in a temporary directory removed on exit.
-// The wharf daemon (cmd/wharf) adds the rest a real deployment needs: the
-// state directory's permission check and lock, TLS, the first user and
-// logging.
+// Without -dir the state lives in a temporary directory removed on exit; a
+// directory given must be private to its user (mode 0700). The wharf
+// command adds what a deployment needs beyond the daemon: flags, the first
+// user and its password, and the log format.
 package main
 
 import (
@@ -31,15 +34,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/wharfhub/wharf/adapters/gitexec"
-	"github.com/wharfhub/wharf/adapters/httpapi"
-	"github.com/wharfhub/wharf/adapters/local"
-	"github.com/wharfhub/wharf/adapters/osfs"
+	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/session"
-	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -85,24 +85,16 @@ func run(ctx context.Context, dir string, stdout io.Writer) error {
 		return err
 	}
 
-	// The Hub over the real adapters. The Hub does not own its ports: close
-	// the Hub first, then the store (defers run in reverse).
-	store, err := sqlite.Open(filepath.Join(dir, "wharf.db"))
+	// The Hub over the real adapters, with its state in dir. Swapping an
+	// adapter is one line: Adapt receives the real ports before the Hub is
+	// built. Here git runs through a wrapper that counts its calls.
+	var git countingGit
+	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, Adapt: func(p *hub.Ports) { git.GitRunner, p.Git = p.Git, &git }})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	// Workspace sessions run as children of this very program (see main).
-	backend, err := local.New(local.Options{RuntimeDir: filepath.Join(dir, "sessions")})
-	if err != nil {
-		return err
-	}
-	h, err := hub.New(hub.Config{}, hub.Ports{Store: store, Clock: hub.SystemClock{}, FS: osfs.FS{},
-		Git: gitexec.New(gitexec.Options{}), Backend: backend})
-	if err != nil {
-		return err
-	}
-	defer h.Close()
+	defer d.Close()
+	h := d.Hub()
 	if err := h.AddUser(ctx, userName, password); err != nil && hub.KindOf(err) != hub.Conflict {
 		return err // Conflict: the user exists from an earlier run on -dir
 	}
@@ -113,33 +105,36 @@ func run(ctx context.Context, dir string, stdout io.Writer) error {
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "hello from the host program")
 	})
-	mux.Handle("/", httpapi.NewHandler(h, httpapi.Options{}))
+	mux.Handle("/", d.Handler())
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	folder := filepath.Join(dir, "hello")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return err
+	}
+	serveCtx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- d.Serve(serveCtx, ln, mux) }()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintln(stdout, "serving on", base)
 
-	clientErr := client(ctx, base, stdout)
+	clientErr := client(ctx, base, folder, stdout)
+	fmt.Fprintf(stdout, "git ran %d times\n", git.calls.Load())
 
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		return err
-	}
-	if err := <-served; err != http.ErrServerClosed {
+	stop()
+	if err := <-served; err != nil {
 		return err
 	}
 	return clientErr
 }
 
 // client talks to the server as any HTTP client would.
-func client(ctx context.Context, base string, stdout io.Writer) error {
+// It logs in, registers folder as a workspace (asking the Hub to run git
+// init there) and reads the Hub state.
+func client(ctx context.Context, base, folder string, stdout io.Writer) error {
 	c := &http.Client{Timeout: 10 * time.Second}
 	defer c.CloseIdleConnections()
 
@@ -162,6 +157,13 @@ func client(ctx context.Context, base string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, "logged in as", session.User)
+
+	body, err = do(ctx, c, "POST", base+"/api/hub/workspaces", session.SessionID,
+		map[string]any{"path": folder, "init": true, "start": false})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "registered %s: %s", filepath.Base(folder), body)
 
 	body, err = do(ctx, c, "GET", base+"/api/hub/state", session.SessionID, nil)
 	if err != nil {
@@ -215,4 +217,21 @@ func do(ctx context.Context, c *http.Client, method, url, bearer string, body an
 		return nil, fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, bytes.TrimSpace(b))
 	}
 	return b, nil
+}
+
+// countingGit is a GitRunner that counts the calls it passes on: the kind
+// of wrapper (logging, metrics, a sandbox) an embedder swaps in.
+type countingGit struct {
+	hub.GitRunner
+	calls atomic.Int64
+}
+
+func (g *countingGit) Inspect(ctx context.Context, dir string) (hub.Repository, error) {
+	g.calls.Add(1)
+	return g.GitRunner.Inspect(ctx, dir)
+}
+
+func (g *countingGit) Init(ctx context.Context, dir string) error {
+	g.calls.Add(1)
+	return g.GitRunner.Init(ctx, dir)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,14 +18,17 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
+	is.NoErr(os.Chmod(dir, 0o700)) // a state directory is private
 	for range 2 {
 		var out bytes.Buffer
 		is.NoErr(run(ctx, dir, &out)) // the example runs cleanly
 		got := out.String()
-		is.True(strings.HasPrefix(got, "serving on http://127.0.0.1:"))                // it serves on loopback
-		is.True(strings.Contains(got, "GET /hello: hello from the host program\n"))    // its own route answers
-		is.True(strings.Contains(got, "logged in as demo\n"))                          // the Hub API logs in
-		is.True(strings.Contains(got, "Hub API 11, workspace API 24, 0 workspaces\n")) // and reads the Hub state
+		is.True(strings.HasPrefix(got, "serving on http://127.0.0.1:"))                    // it serves on loopback
+		is.True(strings.Contains(got, "GET /hello: hello from the host program\n"))        // its own route answers
+		is.True(strings.Contains(got, "logged in as demo\n"))                              // the Hub API logs in
+		is.True(strings.Contains(got, `registered hello: {"id":"hello","running":false}`)) // registers a workspace
+		is.True(strings.Contains(got, "Hub API 11, workspace API 24, 1 workspaces\n"))     // and reads the Hub state
+		is.True(!strings.Contains(got, "git ran 0 times"))                                 // through the swapped git adapter
 	}
 }
 

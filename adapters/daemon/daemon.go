@@ -1,0 +1,199 @@
+// Package daemon is the one assembly of Wharf: it builds a running Hub from
+// a Config and a private state directory with the real adapters (SQLite,
+// the host file system, os/exec git, workspace sessions as local child
+// processes) and serves it over HTTP under the daemon's bounds.
+//
+// It is the only package that imports the other adapters. The wharf
+// command, the embedding example and the load benchmark all call Open, so
+// a new port is wired here once. An embedder swaps one adapter with
+// Config.Adapt, for instance:
+//
+//	daemon.Config{StateDir: dir, Adapt: func(p *hub.Ports) { p.Git = myGit{p.Git} }}
+//
+// Tests of the core build hub.New over the fakes instead.
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/gitexec"
+	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/local"
+	"github.com/wharfhub/wharf/adapters/osfs"
+	"github.com/wharfhub/wharf/adapters/sqlite"
+	"github.com/wharfhub/wharf/adapters/statedir"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Config says how to build a Hub on this host. StateDir is required; every
+// other field has a working zero value.
+type Config struct {
+	// StateDir is the private state directory (mode 0700; created when
+	// missing, refused when group or others may read it). It holds the
+	// database (wharf.db), the lock, and the workspace sessions' sockets.
+	StateDir string
+	// Hub tunes the core. Its Logger defaults to Logger.
+	Hub hub.Config
+	// Logger receives the daemon's logs; default discards them.
+	Logger *slog.Logger
+	// SessionCommand starts a workspace session child; the session
+	// arguments follow it. Default: this program (os.Executable()), which
+	// must then run session.Main for `session` arguments (cmd/wharf and
+	// examples/embed do).
+	SessionCommand []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (httpapi.Options.TrustedProxies).
+	TrustedProxies []netip.Prefix
+	// TLS, when set, is the configuration of the listener Serve is given
+	// (Serve wraps it); nil serves plain HTTP.
+	TLS *tls.Config
+	// Adapt, when set, may replace or wrap any of the real ports before the
+	// Hub is built: the one place an embedder swaps an adapter.
+	Adapt func(*hub.Ports)
+	// Admin opens the state for administration beside a daemon that may
+	// be running (wharf user): the directory is not locked, no journal is
+	// recovered and no workspace is started.
+	Admin bool
+}
+
+// Daemon is a running Hub with the adapters it was built over. Close it
+// once done.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	dir     *statedir.Dir
+	store   *sqlite.Store
+	hub     *hub.Hub
+	handler http.Handler
+}
+
+// Open builds the Hub over the real adapters in cfg.StateDir, recovers
+// what a previous run left pending and starts the workspaces that were
+// running (unless cfg.Admin). A second daemon on the same state directory
+// fails with an error wrapping statedir.ErrLocked.
+func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("daemon: no state directory")
+	}
+	d := &Daemon{cfg: cfg, log: cfg.Logger}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	if d.dir, err = statedir.Open(cfg.StateDir); err != nil {
+		return nil, err
+	}
+	if !cfg.Admin {
+		if err := d.dir.Lock(); err != nil {
+			return nil, err
+		}
+	}
+	if d.store, err = sqlite.Open(d.dir.Path("wharf.db")); err != nil {
+		return nil, err
+	}
+	backend, err := local.New(local.Options{RuntimeDir: d.dir.Path("sessions"), Command: cfg.SessionCommand, Logger: d.log})
+	if err != nil {
+		return nil, err
+	}
+	ports := hub.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{},
+		Git: gitexec.New(gitexec.Options{Logger: d.log}), Backend: backend}
+	if cfg.Adapt != nil {
+		cfg.Adapt(&ports)
+	}
+	hcfg := cfg.Hub
+	if hcfg.Logger == nil {
+		hcfg.Logger = d.log
+	}
+	if d.hub, err = hub.New(hcfg, ports); err != nil {
+		return nil, err
+	}
+	if !cfg.Admin {
+		if err := d.hub.Recover(ctx); err != nil {
+			return nil, fmt.Errorf("recovery: %w", err)
+		}
+		if n := d.hub.PendingJournals(); n > 0 {
+			d.log.Error("recovery left journals pending: folder and workspace changes are refused until they are settled (see the errors above)", "journals", n)
+		}
+	}
+	d.handler = httpapi.NewHandler(d.hub, httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies})
+	return d, nil
+}
+
+// Hub returns the running Hub.
+func (d *Daemon) Hub() *hub.Hub { return d.hub }
+
+// Root returns the canonical path of the state directory.
+func (d *Daemon) Root() string { return d.dir.Root() }
+
+// Handler returns everything the daemon serves over HTTP: the Hub API.
+// An embedder may mount it in its own mux (it owns its absolute paths:
+// /login, /logout, /api/..., /s/...) and pass that mux to Serve.
+func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// Serve serves h (nil: Handler) on ln, wrapped in TLS when Config.TLS is
+// set, until ctx ends or serving fails. On ctx's end it shuts down
+// gracefully: it stops accepting, ends the live streams (which would
+// otherwise hold the shutdown forever) and waits a bounded time for
+// requests in flight. It returns nil after a shutdown asked for by ctx.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	if h == nil {
+		h = d.handler
+	}
+	if d.cfg.TLS != nil {
+		ln = tls.NewListener(ln, d.cfg.TLS)
+	}
+	baseCtx, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	d.log.Info("shutting down")
+	endStreams()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// Close stops the workspace sessions (they keep their mark and start again
+// with the next Open), then closes the database and releases the state
+// directory.
+func (d *Daemon) Close() error {
+	var err error
+	if d.hub != nil {
+		err = d.hub.Close()
+	}
+	if d.store != nil {
+		err = errors.Join(err, d.store.Close())
+	}
+	if d.dir != nil {
+		err = errors.Join(err, d.dir.Close())
+	}
+	return err
+}
