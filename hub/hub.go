@@ -129,6 +129,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
 	h.live.h = h
+	h.live.topics = newTopics(&h.live)
 	h.live.marks = newActivityMarks()
 	h.facts.git.changed = h.changed
 	h.facts.workspaceSessions.changed = h.changed

@@ -95,9 +95,10 @@ func CheckLiveWorkspaceID(ws string, present bool) error {
 }
 
 // CheckSubscription validates one subscription's topic, key and cursor
-// against the contract. It does not look at the set it joins.
-func CheckSubscription(s Subscription) error {
-	if err := CheckSubKey(s.SubKey); err != nil {
+// against the contract, as the topic it names defines them. It does not
+// look at the set it joins.
+func (h *Hub) CheckSubscription(s Subscription) error {
+	if err := h.live.checkSubKey(s.SubKey); err != nil {
 		return err
 	}
 	if len(s.Cursor) > MaxLiveCursorBytes {
@@ -109,58 +110,19 @@ func CheckSubscription(s Subscription) error {
 	return nil
 }
 
-// CheckSubKey validates a topic and its key.
-func CheckSubKey(k SubKey) error {
-	if len(k.Key) > MaxLiveKeyBytes {
-		return Errorf(Invalid, "subscription key is too large")
-	}
-	if !utf8.ValidString(k.Key) {
-		return Errorf(Invalid, "subscription key must be a string")
-	}
-	switch k.Topic {
-	case TopicDocument:
-		if _, err := ParseDocumentKey(k.Key); err != nil {
-			return err
-		}
-	case TopicConversation:
-		if !k.Keyed || k.Key == "" {
-			return Errorf(Invalid, "conversation subscription needs a key")
-		}
-	case TopicInventory, TopicWorktrees:
-		if k.Keyed {
-			return Errorf(Invalid, "%s subscription takes no key", k.Topic)
-		}
-	default:
-		return Errorf(Invalid, "subscription topic must be document, inventory, conversation, or worktrees")
-	}
-	return nil
-}
-
-// identity is what makes two subscriptions of a stream the same one. Keys
-// of the document topic are compared as contexts, not spellings, so two
-// spellings of one context are one subscription (and one upstream); k must
-// have passed CheckSubKey.
-func (k SubKey) identity() SubKey {
-	if k.Topic != TopicDocument {
-		return k
-	}
-	c, _ := ParseDocumentKey(k.Key)
-	return SubKey{Topic: TopicDocument, Key: c.String()}
-}
-
-// normalizeSubs checks subs and de-duplicates them by SubKey, the last
+// normalizeSubs checks subs and de-duplicates them by identity, the last
 // entry winning, keeping first-seen order.
-func normalizeSubs(subs []Subscription) ([]Subscription, error) {
+func (h *Hub) normalizeSubs(subs []Subscription) ([]Subscription, error) {
 	if len(subs) > MaxLiveSubscriptions {
 		return nil, Errorf(Invalid, "too many subscriptions")
 	}
 	out := make([]Subscription, 0, len(subs))
 	at := map[SubKey]int{}
 	for _, s := range subs {
-		if err := CheckSubscription(s); err != nil {
+		if err := h.CheckSubscription(s); err != nil {
 			return nil, err
 		}
-		id := s.identity()
+		id := h.live.identity(s.SubKey)
 		if i, ok := at[id]; ok {
 			out[i] = s
 			continue

@@ -13,29 +13,29 @@ import (
 // publishing to it both happen under liveBroker.mu, so a subscriber never
 // misses nor doubles an event published while it joins.
 type liveBroker struct {
-	h         *Hub
-	mu        sync.Mutex
-	streams   map[string]*LiveStream
-	worktrees map[string]map[*attachment]struct{} // by workspace id
-	ups       map[upKey]*upstream
-	closed    bool
+	h       *Hub
+	topics  []liveTopic // the one table (newTopics); fixed after New
+	mu      sync.Mutex
+	streams map[string]*LiveStream
+	ups     map[upKey]*upstream
+	closed  bool
 
-	// Activity: the marks behind `finished`, each user's feed, and the
-	// Hub's own watch of every running session (cancelled when it ends).
-	// marksMu is taken before mu and held while a change of marks is
-	// persisted, so the store sees them in the order they were made.
-	marksMu  sync.Mutex
-	marks    *activityMarks
-	activity map[string]*activityFeed // by user
-	watches  map[string]context.CancelFunc
+	// Activity: the marks behind `finished` and the Hub's own watch of
+	// every running session (cancelled when it ends). marksMu is taken
+	// before mu and held while a change of marks is persisted, so the
+	// store sees them in the order they were made.
+	marksMu sync.Mutex
+	marks   *activityMarks
+	watches map[string]context.CancelFunc
 	// dropping lists streams that overflowed while b.mu was held in the
 	// middle of a fan-out; settleLocked ends them once it is safe.
 	dropping []*LiveStream
 	wg       sync.WaitGroup // upstream readers
 }
 
-// worktreeInventory is the worktrees topic's only payload.
-var worktreeInventory = []byte(`{"type":"worktree.inventory"}`)
+// activity returns the activity topic, which the Hub's own observations
+// of the sessions feed.
+func (b *liveBroker) activity() *activityTopic { return b.topic(TopicActivity).(*activityTopic) }
 
 // OpenLive opens a live stream for caller on workspace ws with the
 // subscriptions subs (checked, de-duplicated with the last entry winning).
@@ -45,7 +45,7 @@ func (h *Hub) OpenLive(ctx context.Context, caller DeviceSession, ws string, act
 	if err := CheckLiveWorkspaceID(ws, true); err != nil {
 		return nil, err
 	}
-	subs, err := normalizeSubs(subs)
+	subs, err := h.normalizeSubs(subs)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,8 @@ func (h *Hub) OpenLive(ctx context.Context, caller DeviceSession, ws string, act
 		b.attachLocked(s, sub)
 	}
 	if activity {
-		b.followActivityLocked(s, reg) // after the subscriptions, as clients expect
+		// After the subscriptions, as clients expect.
+		b.attachLocked(s, Subscription{SubKey: SubKey{Topic: TopicActivity}})
 	}
 	b.settleLocked()
 	return s, nil
@@ -86,12 +87,12 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller DeviceSession,
 		return Errorf(Invalid, "too many subscriptions")
 	}
 	for _, sub := range change.Add {
-		if err := CheckSubscription(sub); err != nil {
+		if err := h.CheckSubscription(sub); err != nil {
 			return err
 		}
 	}
 	for _, k := range change.Remove {
-		if err := CheckSubKey(k); err != nil {
+		if err := h.live.checkSubKey(k); err != nil {
 			return err
 		}
 	}
@@ -110,7 +111,9 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller DeviceSession,
 	ended := s.ended
 	after := map[SubKey]bool{}
 	for id := range s.subs {
-		after[id] = true
+		if b.topic(id.Topic).subscribable() { // activity does not count
+			after[id] = true
+		}
 	}
 	s.mu.Unlock()
 	if ended {
@@ -118,20 +121,20 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller DeviceSession,
 		return Errorf(NotFound, "unknown stream")
 	}
 	for _, k := range change.Remove {
-		delete(after, k.identity())
+		delete(after, b.identity(k))
 	}
 	for _, sub := range change.Add {
-		after[sub.identity()] = true
+		after[b.identity(sub.SubKey)] = true
 	}
 	if len(after) > MaxLiveSubscriptions {
 		b.mu.Unlock()
 		return Errorf(Invalid, "too many subscriptions")
 	}
 	for _, k := range change.Remove {
-		b.detachLocked(s, k.identity())
+		b.detachLocked(s, b.identity(k))
 	}
 	for _, sub := range change.Add {
-		b.detachLocked(s, sub.identity())
+		b.detachLocked(s, b.identity(sub.SubKey))
 		b.attachLocked(s, sub)
 	}
 	b.settleLocked()
@@ -149,45 +152,27 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller DeviceSession,
 	return nil
 }
 
-// attachLocked subscribes s to sub: it queues what the subscriber is owed
-// and registers it, both under b.mu. A stream that overflows while being
-// owed its replay is ended at the next settleLocked.
+// attachLocked subscribes s to sub through sub's topic (see
+// liveTopic.attachLocked). A stream that overflows while being owed its
+// replay is ended at the next settleLocked.
 func (b *liveBroker) attachLocked(s *LiveStream, sub Subscription) {
-	a := &attachment{s: s, sub: sub, cursor: sub.Cursor}
+	a := &attachment{s: s, sub: sub, cursor: sub.Cursor, topic: b.topic(sub.Topic)}
 	s.mu.Lock()
 	ended := s.ended
 	if !ended {
-		s.subs[sub.identity()] = a
+		s.subs[b.identity(sub.SubKey)] = a
 	}
 	s.mu.Unlock()
-	if ended {
-		return
+	if !ended {
+		a.topic.attachLocked(a)
 	}
-	if sub.Topic != TopicWorktrees {
-		b.followLocked(a)
-		return
-	}
-	// The worktrees topic has no upstream: every attach is owed one fresh
-	// invalidation, whatever its cursor.
-	b.deliverLocked(a, a.envelope(EventData, "", worktreeInventory), a.envelope(EventReady, "", nil))
-	if b.worktrees == nil {
-		b.worktrees = map[string]map[*attachment]struct{}{}
-	}
-	if b.worktrees[s.ws] == nil {
-		b.worktrees[s.ws] = map[*attachment]struct{}{}
-	}
-	b.worktrees[s.ws][a] = struct{}{}
 }
 
 // deliverLocked queues envs for a's stream. A stream past its backlog
 // bound is ended by the next settleLocked, not here, because the caller
 // may be iterating what ending it changes. b.mu is held.
 func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
-	b.sendLocked(a.s, a, envs...)
-}
-
-// sendLocked queues envs from a (nil for none) on s; see deliverLocked.
-func (b *liveBroker) sendLocked(s *LiveStream, a *attachment, envs ...Envelope) {
+	s := a.s
 	s.mu.Lock()
 	ok := s.pushLocked(a, envs...)
 	s.mu.Unlock()
@@ -228,19 +213,8 @@ func (b *liveBroker) detachLocked(s *LiveStream, id SubKey) {
 	}
 }
 
-// releaseLocked takes a out of the topic it follows.
-func (b *liveBroker) releaseLocked(a *attachment) {
-	switch a.sub.Topic {
-	case TopicWorktrees:
-		set := b.worktrees[a.s.ws]
-		delete(set, a)
-		if len(set) == 0 {
-			delete(b.worktrees, a.s.ws)
-		}
-	default:
-		b.unfollowLocked(a)
-	}
-}
+// releaseLocked takes a out of its topic.
+func (b *liveBroker) releaseLocked(a *attachment) { a.topic.releaseLocked(a) }
 
 // dropLocked ends s and releases everything it followed.
 func (b *liveBroker) dropLocked(s *LiveStream) {
@@ -261,7 +235,6 @@ func (b *liveBroker) forgetLocked(s *LiveStream, subs map[SubKey]*attachment) {
 	if b.streams[s.id] == s {
 		delete(b.streams, s.id)
 	}
-	b.unfollowActivityLocked(s)
 	for _, a := range subs {
 		b.releaseLocked(a)
 	}
@@ -300,20 +273,6 @@ func (h *Hub) closeLive() {
 		b.closeUpstreamLocked(u)
 	}
 	b.mu.Unlock()
-}
-
-// invalidateWorktrees tells every worktrees subscriber of the workspaces
-// ids that the worktree inventory may have changed.
-func (h *Hub) invalidateWorktrees(ids ...string) {
-	b := &h.live
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, id := range ids {
-		for a := range b.worktrees[id] {
-			b.deliverLocked(a, a.envelope(EventData, "", worktreeInventory))
-		}
-	}
-	b.settleLocked()
 }
 
 // deviceSessionActive reports whether the session with digest d is still active;

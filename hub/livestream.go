@@ -32,9 +32,6 @@ type LiveStream struct {
 	user  string
 	ws    string
 	h     *Hub
-	// activity is set under liveBroker.mu when the stream follows its
-	// user's activity feed.
-	activity bool
 
 	// sending holds a token while a batch is written, so a subscription
 	// change can wait, for a bounded time, for a batch already taken
@@ -90,8 +87,10 @@ type attachment struct {
 	// replaced; nothing more is queued for it.
 	removed bool
 
+	topic liveTopic // the subscription's topic
+
 	// Guarded by liveBroker.mu:
-	up      *upstream // followed upstream; nil for worktrees or once released
+	up      *upstream // followed upstream; nil for other topics or once released
 	cursor  string    // the last cursor sent (or the client's)
 	pending bool      // waiting for the upstream to be live to join it
 	told    bool      // sent `unavailable` in this failure episode

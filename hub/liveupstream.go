@@ -44,7 +44,9 @@ const (
 // upstream is one feed of a workspace session shared by every subscriber
 // of the same upKey. All fields are guarded by liveBroker.mu.
 type upstream struct {
+	b     *liveBroker
 	k     upKey
+	codec feedCodec // what is particular to the topic
 	subs  map[*attachment]struct{}
 	state upState
 	// gen counts attempts; frames and failures of an earlier attempt are
@@ -58,22 +60,18 @@ type upstream struct {
 	// earlier open or Hub lifetime is never mistaken for the head.
 	epoch string
 	seq   uint64
-	head  string // the current cursor; for a conversation the child's
+	head  string // the current cursor; for a conversation the session's
 
 	delay   time.Duration // of the next retry
 	lastTry time.Time
 	retry   Timer
 	linger  Timer
 	logged  bool // this failure episode has been logged
-
-	doc    docState // document: the materialized state
-	latest []byte   // inventory: the latest tick
-	conv   convLog  // conversation: the replay log
 }
 
-// upstreamFor returns the upstream of k, creating it (and starting its
-// first attempt) if there is none. b.mu is held.
-func (b *liveBroker) upstreamFor(k upKey) *upstream {
+// upstreamFor returns the upstream of k, creating it with t's codec if
+// there is none. b.mu is held.
+func (b *liveBroker) upstreamFor(k upKey, t *feedTopic) *upstream {
 	if u := b.ups[k]; u != nil {
 		if u.linger != nil {
 			u.linger.Stop()
@@ -81,7 +79,7 @@ func (b *liveBroker) upstreamFor(k upKey) *upstream {
 		}
 		return u
 	}
-	u := &upstream{k: k, subs: map[*attachment]struct{}{}, delay: upstreamRetryMin, state: upFailed}
+	u := &upstream{b: b, k: k, codec: t.newCodec(), subs: map[*attachment]struct{}{}, delay: upstreamRetryMin, state: upFailed}
 	if b.ups == nil {
 		b.ups = map[upKey]*upstream{}
 	}
@@ -100,6 +98,14 @@ func newEpoch() string {
 	return string(b[:])
 }
 
+// newEpoch starts the Hub-made cursors of a topic that has them over: a
+// new epoch at every open, so a cursor from an earlier open or Hub
+// lifetime is never mistaken for the head.
+func (u *upstream) newEpoch() {
+	u.epoch, u.seq = newEpoch(), 0
+	u.head = u.epoch + ".0"
+}
+
 // advance moves the head of a Hub-made cursor and returns it.
 func (u *upstream) advance() string {
 	u.seq++
@@ -116,19 +122,11 @@ func (b *liveBroker) openLocked(u *upstream) {
 	gen := u.gen
 	u.state = upOpening
 	u.lastTry = b.h.clock.Now()
-	if u.k.topic != TopicConversation {
-		u.epoch, u.seq = newEpoch(), 0
-		u.head = u.epoch + ".0"
-	}
-	u.doc, u.latest = docState{}, nil
+	req := u.codec.begin(u)
 	ls := b.h.workspaceSession(u.k.ws)
 	if ls == nil || b.closed {
 		b.failLocked(u, gen, Errorf(Unavailable, "the workspace is not running"))
 		return
-	}
-	req := FeedRequest{Topic: u.k.topic, Key: u.k.key}
-	if u.k.topic == TopicConversation {
-		req.Cursor = u.head
 	}
 	ctx, cancel := context.WithCancel(b.h.bg)
 	u.cancel = cancel
@@ -155,8 +153,8 @@ func (b *liveBroker) run(u *upstream, gen uint64, rs WorkspaceSession, ctx conte
 		return
 	}
 	u.feed = feed
-	if u.k.topic == TopicConversation {
-		b.liveLocked(u) // live once the session accepted it: frames follow in order
+	if u.codec.liveOnAccept() {
+		b.liveLocked(u)
 	}
 	b.settleLocked()
 	b.mu.Unlock()
@@ -174,7 +172,7 @@ func (b *liveBroker) run(u *upstream, gen uint64, rs WorkspaceSession, ctx conte
 		if err != nil {
 			b.failLocked(u, gen, err)
 		} else {
-			b.frameLocked(u, fr)
+			u.codec.frame(u, fr)
 		}
 		b.settleLocked()
 		b.mu.Unlock()

@@ -22,6 +22,7 @@ type registrySnapshot struct {
 	valid  bool
 	ws     []Workspace // shared and read-only; in registration order
 	parent string      // the configured default parent, "" when none
+	last   []Workspace // the last registry read, valid or not
 }
 
 func (s *registrySnapshot) invalidate() {
@@ -71,6 +72,7 @@ func (h *Hub) snapshot(ctx context.Context) ([]Workspace, string, error) {
 	if s.gen == gen {
 		s.ws, s.parent, s.valid = ws, parent, true
 	}
+	s.last = ws
 	s.mu.Unlock()
 	return ws, parent, nil
 }
@@ -139,4 +141,23 @@ func (h *Hub) listing(ctx context.Context) (workspaceListing, error) {
 	}
 	c.mu.Unlock()
 	return l, nil
+}
+
+// st is an interim view of the registry for the live topics.
+type stView struct{ h *Hub }
+
+func (h *Hub) stv() stView { return stView{h} }
+
+// workspaces returns the registry as last read, without reading.
+func (v stView) workspaces() []Workspace {
+	s := &v.h.snap
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// commonDir returns the common Git directory of w's repository, "" when
+// none or unknown.
+func (h *Hub) commonDir(ctx context.Context, w Workspace) string {
+	return h.folder(ctx, w.Path).repo.CommonDir
 }

@@ -34,7 +34,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 	var subs []hub.Subscription
 	if raw := q.Get("subs"); q.Has("subs") {
 		var err error
-		if subs, err = parseSubs(raw); err != nil {
+		if subs, err = a.parseSubs(raw); err != nil {
 			return err
 		}
 	}
@@ -177,16 +177,8 @@ func appendString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 }
 
-// liveSubscription is one entry of `subs` or of a change's `add`, decoded
-// loosely so each field's problem gets the contract's message.
-type liveSubscription struct {
-	Topic  json.RawMessage `json:"topic"`
-	Key    json.RawMessage `json:"key"`
-	Cursor json.RawMessage `json:"cursor"`
-}
-
 // parseSubs decodes the `subs` query parameter.
-func parseSubs(raw string) ([]hub.Subscription, error) {
+func (a *api) parseSubs(raw string) ([]hub.Subscription, error) {
 	var v any
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return nil, hub.Errorf(hub.Invalid, "subs must be a JSON array")
@@ -195,12 +187,12 @@ func parseSubs(raw string) ([]hub.Subscription, error) {
 	if err := json.Unmarshal([]byte(raw), &entries); err != nil || entries == nil {
 		return nil, hub.Errorf(hub.Invalid, "expected an array of subscriptions")
 	}
-	return decodeSubs(entries, true)
+	return a.decodeSubs(entries, true)
 }
 
 // decodeSubs decodes subscription entries; withCursor says whether a
 // cursor may be given (not in a removal).
-func decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subscription, error) {
+func (a *api) decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subscription, error) {
 	if len(entries) > hub.MaxLiveSubscriptions {
 		return nil, hub.Errorf(hub.Invalid, "too many subscriptions")
 	}
@@ -232,7 +224,7 @@ func decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subscription,
 				return nil, hub.Errorf(hub.Invalid, "subscription cursor must be a string")
 			}
 		}
-		if err := hub.CheckSubscription(sub); err != nil {
+		if err := a.hub.CheckSubscription(sub); err != nil {
 			return nil, err
 		}
 		subs = append(subs, sub)
@@ -250,11 +242,11 @@ func (a *api) handleLiveSubscriptions(w http.ResponseWriter, r *http.Request, c 
 	if err := decodeJSON(r, defaultBodyLimit, false, &body); err != nil {
 		return err
 	}
-	add, err := decodeSubs(body.Add, true)
+	add, err := a.decodeSubs(body.Add, true)
 	if err != nil {
 		return err
 	}
-	rem, err := decodeSubs(body.Remove, false)
+	rem, err := a.decodeSubs(body.Remove, false)
 	if err != nil {
 		return err
 	}

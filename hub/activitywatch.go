@@ -3,87 +3,15 @@ package hub
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strconv"
+	"log/slog"
 	"time"
 )
 
-// This file is the activity topic: the Hub watches the activity of every
-// running session itself, whether or not anyone looks (a finish seen by
-// nobody must still show when someone comes), and each user's streams
-// with activity=1 share one feed that says what changed for that user.
-
-// activityFeed is one user's activity feed: the streams that asked for
-// it and the last value each workspace was sent. Guarded by
-// liveBroker.mu.
-type activityFeed struct {
-	epoch   string
-	seq     uint64
-	last    map[string]WorkspaceActivity
-	streams map[*LiveStream]struct{}
-}
-
-func (f *activityFeed) next() string {
-	f.seq++
-	return f.epoch + "." + strconv.FormatUint(f.seq, 10)
-}
-
-func encodeActivity(v WorkspaceActivity) []byte {
-	return fmt.Appendf(nil, `{"running":%t,"working":%t,"awaiting":%t,"finished":%t}`,
-		v.Running, v.Working, v.Awaiting, v.Finished)
-}
-
-// followActivityLocked turns s's activity topic on: s gets one summary per
-// workspace in reg, then every change. b.mu is held.
-func (b *liveBroker) followActivityLocked(s *LiveStream, reg []Workspace) {
-	f := b.activity[s.user]
-	if f == nil {
-		f = &activityFeed{epoch: newEpoch(), last: map[string]WorkspaceActivity{}, streams: map[*LiveStream]struct{}{}}
-		if b.activity == nil {
-			b.activity = map[string]*activityFeed{}
-		}
-		b.activity[s.user] = f
-	}
-	f.streams[s] = struct{}{}
-	s.activity = true
-	envs := make([]Envelope, 0, len(reg))
-	for _, w := range reg {
-		v := b.marks.of(s.user, w.ID)
-		f.last[w.ID] = v
-		envs = append(envs, Envelope{WS: w.ID, Topic: TopicActivity, Cursor: f.next(), Kind: EventData, Data: encodeActivity(v)})
-	}
-	b.sendLocked(s, nil, envs...)
-}
-
-// unfollowActivityLocked takes the ended stream s out of its user's feed.
-// b.mu is held.
-func (b *liveBroker) unfollowActivityLocked(s *LiveStream) {
-	f := b.activity[s.user]
-	if f == nil || !s.activity {
-		return
-	}
-	delete(f.streams, s)
-	if len(f.streams) == 0 {
-		delete(b.activity, s.user)
-	}
-}
-
-// activityChangedLocked sends every feed whose value of ws changed the new
-// value. b.mu is held.
-func (b *liveBroker) activityChangedLocked(ws string) {
-	for user, f := range b.activity {
-		v := b.marks.of(user, ws)
-		if old, ok := f.last[ws]; ok && old == v {
-			continue
-		}
-		f.last[ws] = v
-		e := Envelope{WS: ws, Topic: TopicActivity, Cursor: f.next(), Kind: EventData, Data: encodeActivity(v)}
-		for s := range f.streams {
-			b.sendLocked(s, nil, e)
-		}
-	}
-	b.settleLocked()
-}
+// This file is what feeds the activity topic (livetopic_activity.go): the
+// Hub watches the activity of every running workspace session itself,
+// whether or not anyone looks (a finish seen by nobody must still show
+// when someone comes), keeps the marks behind `finished` and persists
+// them.
 
 // observe records what the Hub learned of ws's session and tells the
 // feeds what changed, then persists a finish mark that was set or
@@ -95,7 +23,7 @@ func (b *liveBroker) observe(ws string, o Observation) {
 	before, had := b.marks.finishedAt[ws]
 	b.marks.observe(ws, o)
 	after, has := b.marks.finishedAt[ws]
-	b.activityChangedLocked(ws)
+	b.activity().changedLocked(ws)
 	b.mu.Unlock()
 	switch {
 	case has && (!had || after != before):
@@ -116,7 +44,7 @@ func (b *liveBroker) acknowledge(user, ws string) bool {
 	changed := b.marks.acknowledge(user, ws)
 	stamp := b.marks.viewedAt[user][ws]
 	if changed {
-		b.activityChangedLocked(ws)
+		b.activity().changedLocked(ws)
 	}
 	b.mu.Unlock()
 	if changed {
@@ -141,11 +69,9 @@ func (b *liveBroker) clearActivity(ws string, forgotten bool) {
 	}
 	b.marks.stopped(ws)
 	if forgotten {
-		for _, f := range b.activity {
-			delete(f.last, ws)
-		}
+		b.activity().forgetLocked(ws)
 	} else {
-		b.activityChangedLocked(ws)
+		b.activity().changedLocked(ws)
 	}
 	b.mu.Unlock()
 	if !forgotten { // a forgotten workspace's marks went with its record
@@ -170,12 +96,13 @@ func (b *liveBroker) persistMarks(fn func(Tx) error) {
 func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs WorkspaceSession) {
 	defer b.wg.Done()
 	delay := upstreamRetryMin
+	failing := false // an episode of failures is logged once, at its start
 	for {
 		octx, cancel := context.WithTimeout(ctx, upstreamOpenTimeout)
 		feed, err := rs.OpenFeed(octx, FeedRequest{Topic: TopicActivity})
 		cancel()
 		if err == nil {
-			delay = upstreamRetryMin
+			delay, failing = upstreamRetryMin, false
 			err = b.readActivity(ctx, ws, feed)
 			feed.Close()
 		} else if KindOf(err) == NotFound && ctx.Err() == nil {
@@ -183,6 +110,12 @@ func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs WorkspaceS
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if !failing {
+			failing = true
+			// Never the workspace id: it is the user's.
+			b.h.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
+				slog.String("kind", KindOf(err).String()))
 		}
 		b.observe(ws, Observation{})
 		if !b.h.sleep(ctx, delay) {
@@ -228,7 +161,7 @@ func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
 func (b *liveBroker) registered(ws string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.activityChangedLocked(ws)
+	b.activity().changedLocked(ws)
 }
 
 // loadMarks restores the persisted marks; Recover calls it before any
