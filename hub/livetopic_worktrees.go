@@ -19,10 +19,10 @@ func newWorktreesTopic(b *liveBroker) *worktreesTopic {
 	return &worktreesTopic{b: b, subs: map[string]map[*attachment]struct{}{}}
 }
 
-func (*worktreesTopic) name() Topic               { return TopicWorktrees }
-func (*worktreesTopic) subscribable() bool        { return true }
-func (*worktreesTopic) checkKey(k SubKey) error   { return keyless(k) }
-func (*worktreesTopic) identity(k SubKey) SubKey  { return k }
+func (*worktreesTopic) name() Topic              { return TopicWorktrees }
+func (*worktreesTopic) subscribable() bool       { return true }
+func (*worktreesTopic) checkKey(k SubKey) error  { return keyless(k) }
+func (*worktreesTopic) identity(k SubKey) SubKey { return k }
 func (t *worktreesTopic) releaseLocked(a *attachment) {
 	set := t.subs[a.s.ws]
 	delete(set, a)
