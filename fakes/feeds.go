@@ -75,10 +75,7 @@ func (b *Backend) SetActivity(ws string, working, awaiting bool) {
 		b.feeds.activity = map[string]hub.Observation{}
 	}
 	b.feeds.activity[ws] = hub.Observation{Running: true, Working: working, Awaiting: awaiting}
-	var open []*Feed
-	for _, f := range b.feeds.opened[feedKey{ws, hub.TopicActivity, ""}] {
-		open = append(open, f)
-	}
+	open := slices.Clone(b.feeds.opened[feedKey{ws, hub.TopicActivity, ""}])
 	b.mu.Unlock()
 	frame := activityFrame(working, awaiting)
 	for _, f := range open {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
@@ -28,10 +29,18 @@ type Store struct {
 	// way the Update keeps nothing. Set it before the store is shared.
 	BeforeCommit func() error
 
-	mu       sync.RWMutex // held for reading by View, for writing by Update
-	st       *state
+	db       *sharedDB
+	ext      atomic.Uint64 // commits by the other handles of db
 	closed   bool
 	failNext error
+}
+
+// sharedDB is the contents every handle of one store (NewStore and its
+// Peers) reads and writes.
+type sharedDB struct {
+	mu      sync.RWMutex // held for reading by View, for writing by Update
+	st      *state
+	handles []*Store
 }
 
 // state is one version of the store's contents. Update mutates a clone, so
@@ -72,7 +81,7 @@ func (s *state) clone() *state {
 
 // NewStore returns an empty Store.
 func NewStore() *Store {
-	return &Store{st: &state{
+	s := &Store{db: &sharedDB{st: &state{
 		users:     map[string]hub.User{},
 		sessions:  map[hub.DeviceSessionDigest]hub.DeviceSession{},
 		usedIDs:   map[string]bool{},
@@ -80,43 +89,60 @@ func NewStore() *Store {
 		finishes:  map[string]uint64{},
 		viewMarks: map[userWorkspace]uint64{},
 		settings:  map[string]string{},
-	}}
+	}}}
+	s.db.handles = []*Store{s}
+	return s
 }
+
+// Peer returns another handle over the same records, as a second process
+// opening the same database would get: each sees the other's commits, in
+// its ExternalGeneration too. Closing one handle leaves the other open.
+func (s *Store) Peer() *Store {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	p := &Store{db: s.db}
+	s.db.handles = append(s.db.handles, p)
+	return p
+}
+
+// ExternalGeneration counts the commits of the store's other handles
+// (Peer).
+func (s *Store) ExternalGeneration() uint64 { return s.ext.Load() }
 
 var errClosed = hub.Errorf(hub.Internal, "store is closed")
 
 // FailNextCommit makes the next Update run its closure and then fail with
 // err instead of committing, as a database whose commit fails would.
 func (s *Store) FailNextCommit(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
 	s.failNext = err
 }
 
 // View runs fn on a read-only snapshot.
 func (s *Store) View(ctx context.Context, fn func(hub.Tx) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.db.mu.RLock()
+	defer s.db.mu.RUnlock()
 	if s.closed {
 		return errClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return hub.Wrap(hub.Internal, err, "store view cancelled")
 	}
-	return fn(&tx{st: s.st})
+	return fn(&tx{st: s.db.st})
 }
 
 // Update runs fn on a copy and commits the copy when fn returns nil.
 func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
 	if s.closed {
 		return errClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return hub.Wrap(hub.Internal, err, "store update cancelled")
 	}
-	work := s.st.clone()
+	work := s.db.st.clone()
 	if err := fn(&tx{st: work, writable: true}); err != nil {
 		return err
 	}
@@ -129,14 +155,19 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 			return hub.Wrap(hub.Internal, err, "store commit failed")
 		}
 	}
-	s.st = work
+	s.db.st = work
+	for _, p := range s.db.handles {
+		if p != s {
+			p.ext.Add(1)
+		}
+	}
 	return nil
 }
 
 // Close marks the store closed.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
 	s.closed = true
 	return nil
 }
@@ -236,6 +267,16 @@ func (t *tx) DeviceSessionByDigest(d hub.DeviceSessionDigest) (hub.DeviceSession
 		return hub.DeviceSession{}, hub.Errorf(hub.NotFound, "session not found")
 	}
 	return s, nil
+}
+
+func (t *tx) ActiveDeviceSessions(now time.Time) ([]hub.DeviceSession, error) {
+	var ss []hub.DeviceSession
+	for _, s := range t.st.sessions {
+		if s.Active(now) {
+			ss = append(ss, s)
+		}
+	}
+	return ss, nil
 }
 
 func (t *tx) DeviceSessionsOfUser(name string) ([]hub.DeviceSession, error) {

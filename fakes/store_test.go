@@ -11,3 +11,10 @@ import (
 func TestStore(t *testing.T) {
 	porttest.Store(t, func(*testing.T) hub.Store { return fakes.NewStore() })
 }
+
+func TestStorePeers(t *testing.T) {
+	porttest.StorePeers(t, func(*testing.T) (hub.Store, hub.Store) {
+		s := fakes.NewStore()
+		return s, s.Peer()
+	})
+}

@@ -89,7 +89,7 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 	}
 	d, _ := digestOf(id)
 	s := DeviceSession{Digest: d, Handle: handle, User: req.Name, DeviceLabel: label, IssuedAt: now, ExpiresAt: now.Add(h.cfg.DeviceSessionLifetime)}
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		if _, err := tx.DeleteExpiredDeviceSessions(now); err != nil {
 			return err
 		}

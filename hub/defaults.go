@@ -25,7 +25,7 @@ type WorkspaceDefaults struct {
 
 // WorkspaceDefaults returns the current preference.
 func (h *Hub) WorkspaceDefaults(ctx context.Context) (WorkspaceDefaults, error) {
-	_, configured, err := h.snapshot(ctx)
+	_, configured, err := h.st.registry(ctx)
 	if err != nil {
 		return WorkspaceDefaults{}, err
 	}
@@ -70,7 +70,7 @@ func (h *Hub) SetDefaultParent(ctx context.Context, dir *string) (WorkspaceDefau
 			return WorkspaceDefaults{}, Wrap(Invalid, err, "default workspace parent cannot be resolved")
 		}
 	}
-	err := h.update(ctx, func(tx Tx) error {
+	err := h.commit(ctx, func(tx Tx) error {
 		if canon == "" {
 			return tx.DeleteSetting(settingDefaultParent)
 		}

@@ -76,25 +76,11 @@ func (h *Hub) Authenticate(ctx context.Context, id string) (DeviceSession, error
 	return h.activeDeviceSession(ctx, d)
 }
 
-// activeDeviceSession returns the active session with digest d, errNoSession
-// when there is none, or the store's error.
+// activeDeviceSession returns the active session with digest d,
+// errNoDeviceSession when there is none, or the store's error. It reads
+// memory, not the store (deviceAuth).
 func (h *Hub) activeDeviceSession(ctx context.Context, d DeviceSessionDigest) (DeviceSession, error) {
-	var s DeviceSession
-	err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		s, err = tx.DeviceSessionByDigest(d)
-		return err
-	})
-	if err != nil {
-		if KindOf(err) == NotFound {
-			return DeviceSession{}, errNoDeviceSession
-		}
-		return DeviceSession{}, err
-	}
-	if !s.Active(h.clock.Now()) {
-		return DeviceSession{}, errNoDeviceSession
-	}
-	return s, nil
+	return h.auth.lookup(ctx, d)
 }
 
 // Logout revokes the session whose id is id. An id that does not name an
@@ -107,11 +93,7 @@ func (h *Hub) Logout(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	if err := h.update(ctx, func(tx Tx) error { return tx.RevokeDeviceSession(s.Digest, h.clock.Now()) }); err != nil {
-		return err
-	}
-	h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == s.Digest })
-	return nil
+	return h.commit(ctx, func(tx Tx) error { return tx.RevokeDeviceSession(s.Digest, h.clock.Now()) })
 }
 
 // DeviceSessions lists the active sessions of the caller's user, newest
@@ -141,22 +123,18 @@ func (h *Hub) DeviceSessions(ctx context.Context, caller DeviceSession) ([]Devic
 // answer the same NotFound.
 func (h *Hub) RevokeDeviceSession(ctx context.Context, caller DeviceSession, handle string) (current bool, err error) {
 	now := h.clock.Now()
-	var revoked DeviceSessionDigest
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		all, err := tx.DeviceSessionsOfUser(caller.User)
 		if err != nil {
 			return err
 		}
 		for _, s := range all {
 			if s.Handle == handle && s.Active(now) {
-				current, revoked = s.Digest == caller.Digest, s.Digest
+				current = s.Digest == caller.Digest
 				return tx.RevokeDeviceSession(s.Digest, now)
 			}
 		}
 		return Errorf(NotFound, "unknown session")
 	})
-	if err == nil {
-		h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == revoked })
-	}
 	return current, err
 }

@@ -3,7 +3,6 @@ package hub_test
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"testing"
 	"time"
 
@@ -169,5 +168,3 @@ func (e *env) failOn(op, p string, err error) {
 		return nil
 	}
 }
-
-var errDisk = &fs.PathError{Op: "test", Path: "/", Err: errors.New("disk on fire")}

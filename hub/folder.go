@@ -199,7 +199,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (Rena
 		h.closeJournal(ctx, jid, JournalFolderRename)
 		return RenameResult{}, fsError(err, "registered folder rename failed")
 	}
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		for _, e := range in.Entries {
 			w, err := tx.Workspace(e.WorkspaceID)
 			if err != nil {
@@ -222,15 +222,6 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (Rena
 		h.closeJournal(ctx, jid, JournalFolderRename)
 		return RenameResult{}, Wrap(Internal, err, "registered folder rename failed")
 	}
-	moved := make([]Workspace, 0, len(in.Entries))
-	for _, w := range ws {
-		h.facts.git.forget(w.Path)
-	}
-	for _, e := range in.Entries {
-		h.facts.git.forget(e.After)
-		moved = append(moved, Workspace{ID: e.WorkspaceID, Path: e.After})
-	}
-	h.announceWorktrees(ctx, moved...)
 	return res, nil
 }
 
@@ -282,7 +273,7 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 		h.closeJournal(ctx, jid, JournalFolderRemove)
 		return RemoveResult{}, fsError(err, "folder removal failed")
 	}
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		if err := tx.DeleteWorkspace(w.ID); err != nil {
 			return err
 		}
@@ -293,9 +284,5 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 		h.strand(jid, JournalFolderRemove, err)
 		return RemoveResult{}, Wrap(Internal, err, "registered folder removal requires recovery")
 	}
-	h.facts.workspaceSessions.forget(w.ID)
-	h.facts.git.forget(w.Path)
-	h.live.clearActivity(w.ID, true)
-	h.announceWorktrees(ctx, w)
 	return RemoveResult{Path: src, WorkspaceID: w.ID}, nil
 }

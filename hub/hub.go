@@ -46,10 +46,12 @@ type Config struct {
 	KDFConcurrency int
 	// Logger receives the core's own logs; default discards them.
 	Logger *slog.Logger
-	// FactsTTL bounds how stale the facts a workspace listing shows may
-	// be (its Git branch, a running session's shells). Default 2 s.
+	// FactsTTL bounds how stale the facts the Hub state shows may be (a
+	// workspace's Git branch, a running session's shells, whether the
+	// default parent still exists): they are refreshed in the background
+	// once it has passed. Default 2 s.
 	FactsTTL time.Duration
-	// FactsTimeout bounds how long a listing waits for one workspace's
+	// FactsTimeout bounds how long the state waits for one workspace's
 	// facts before showing it without them. Default 2 s.
 	FactsTimeout time.Duration
 }
@@ -81,18 +83,21 @@ type Hub struct {
 	backend Backend
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
-	// id), then mu. Each workspace lock serializes that workspace's
-	// lifecycle: start, stop, forget, renames and display-name changes.
-	folderMu   sync.Mutex // serializes folder mutations
-	onboardMu  sync.Mutex // serializes registrations, so minted ids cannot race
-	wsLocks    keylock.Locks
-	reserved   reservations
-	facts      factsCache
-	snap       registrySnapshot
-	live       liveBroker
-	viewsC     viewsCache
-	viewGen    atomic.Uint64 // bumped when a listing may have changed
-	listingRev atomic.Uint64
+	// id), then commitMu, then st.mu or auth.mu, then mu; the live
+	// broker's lock is never held while commitMu is taken. Each workspace
+	// lock serializes that workspace's lifecycle: start, stop, forget,
+	// renames and display-name changes.
+	folderMu  sync.Mutex // serializes folder mutations
+	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
+	wsLocks   keylock.Locks
+	reserved  reservations
+	live      liveBroker
+
+	// commitMu serializes commits and settlements (commit.go), so their
+	// consequences reach memory in the order they happened.
+	commitMu sync.Mutex
+	st       hubState   // the registry, the facts and the state snapshot
+	auth     deviceAuth // the active device sessions, by digest
 
 	// bg is the context of the Hub's background work (upstream feeds,
 	// retries); Close cancels it with stopBG and waits for that work.
@@ -131,8 +136,8 @@ func New(cfg Config, p Ports) (*Hub, error) {
 	h.live.h = h
 	h.live.topics = newTopics(&h.live)
 	h.live.marks = newActivityMarks()
-	h.facts.git.changed = h.changed
-	h.facts.workspaceSessions.changed = h.changed
+	h.st.h = h
+	h.auth.h = h
 	var err error
 	if h.dummyHash, err = unmatchableHash(cfg.Password); err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func (h *Hub) openJournal(ctx context.Context, kind JournalKind, intent any) (in
 		return 0, Wrap(Internal, err, "recovery journal could not be written")
 	}
 	var id int64
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		var err error
 		id, err = tx.AddJournal(Journal{Kind: kind, Data: data, CreatedAt: h.clock.Now()})
 		return err
@@ -67,7 +67,7 @@ func (h *Hub) openJournal(ctx context.Context, kind JournalKind, intent any) (in
 // closeJournal deletes a journal whose change is complete or undone. If it
 // cannot, the journal is stranded and fences further changes.
 func (h *Hub) closeJournal(ctx context.Context, id int64, kind JournalKind) error {
-	err := h.update(context.WithoutCancel(ctx), func(tx Tx) error { return tx.DeleteJournal(id) })
+	err := h.commit(context.WithoutCancel(ctx), func(tx Tx) error { return tx.DeleteJournal(id) })
 	if err != nil {
 		h.strand(id, kind, err)
 	}
@@ -180,7 +180,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j Journal) (unresolved string,
 		}
 		// Registration commits in one transaction, so it either happened
 		// or left nothing; a folder it created is kept either way.
-		return "", h.update(ctx, func(tx Tx) error {
+		return "", h.commit(ctx, func(tx Tx) error {
 			w, err := tx.Workspace(in.WorkspaceID)
 			committed := err == nil && w.Path == in.Path
 			log.Info("recovered an interrupted onboarding", slog.String("workspace", in.WorkspaceID),
@@ -202,7 +202,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j Journal) (unresolved string,
 		default:
 			return fmt.Sprintf("ambiguous pending folder rename: source present %v, destination present %v", src, dst), nil
 		}
-		err := h.update(ctx, func(tx Tx) error {
+		err := h.commit(ctx, func(tx Tx) error {
 			for _, e := range in.Entries {
 				w, err := tx.Workspace(e.WorkspaceID)
 				if KindOf(err) == NotFound {
@@ -230,7 +230,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j Journal) (unresolved string,
 			return "journal is invalid", nil
 		}
 		removed := !h.exists(in.Path)
-		err := h.update(ctx, func(tx Tx) error {
+		err := h.commit(ctx, func(tx Tx) error {
 			if removed {
 				if err := tx.DeleteWorkspace(in.WorkspaceID); err != nil && KindOf(err) != NotFound {
 					return err

@@ -60,6 +60,24 @@ func (h *Hub) workspaceSession(id string) *runningWorkspace {
 	}
 }
 
+// runningSessions returns the sessions that run now, by workspace id.
+func (h *Hub) runningSessions() map[string]*runningWorkspace {
+	h.mu.Lock()
+	out := make(map[string]*runningWorkspace, len(h.running))
+	for id, rw := range h.running {
+		out[id] = rw
+	}
+	h.mu.Unlock()
+	for id, rw := range out {
+		select {
+		case <-rw.rs.Done():
+			delete(out, id) // ended, even before its watcher has cleaned up
+		default:
+		}
+	}
+	return out
+}
+
 // Running reports whether the workspace's session runs.
 func (h *Hub) Running(id string) bool { return h.workspaceSession(id) != nil }
 
@@ -108,22 +126,16 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		}
 		return Wrap(Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
 	}
-	if err := h.setAutoStart(ctx, id, true); err != nil {
+	ls := &runningWorkspace{rs: rs}
+	if err := h.setAutoStart(ctx, id, true, change{kind: sessionStarted, id: id, rw: ls}); err != nil {
 		if serr := rs.Stop(ctx); serr != nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",
 				slog.String("workspace", id), slog.Any("err", serr))
 		}
 		return Wrap(Internal, err, "workspace state could not be persisted")
 	}
-	ls := &runningWorkspace{rs: rs}
-	h.mu.Lock()
-	h.running[id] = ls
-	h.mu.Unlock()
-	h.changed()
-	h.facts.workspaceSessions.forget(id)
 	h.watchers.Add(1)
 	go h.watch(id, ls)
-	h.live.workspaceSessionStarted(id)
 	return nil
 }
 
@@ -134,16 +146,12 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 	<-ls.rs.Done()
 	h.mu.Lock()
 	crashed := !ls.stopping
-	if h.running[id] == ls {
-		delete(h.running, id)
-	}
 	h.mu.Unlock()
-	h.changed()
-	h.live.workspaceSessionEnded(id)
+	ctx := context.Background()
+	h.settle(ctx, change{kind: sessionEnded, id: id, rw: ls})
 	if !crashed {
 		return
 	}
-	ctx := context.Background()
 	h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session ended on its own", slog.String("workspace", id))
 	unlock, err := h.wsLocks.Lock(ctx, id)
 	if err != nil {
@@ -159,15 +167,18 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 	}
 }
 
-func (h *Hub) setAutoStart(ctx context.Context, id string, on bool) error {
-	return h.update(ctx, func(tx Tx) error {
+// setAutoStart records whether id's session runs, so a Hub restart starts
+// it again; also are the changes outside the store that take effect with
+// the record (a session that started).
+func (h *Hub) setAutoStart(ctx context.Context, id string, on bool, also ...change) error {
+	return h.commit(ctx, func(tx Tx) error {
 		w, err := tx.Workspace(id)
 		if err != nil || w.AutoStart == on {
 			return err
 		}
 		w.AutoStart = on
 		return tx.UpdateWorkspace(w)
-	})
+	}, also...)
 }
 
 // StopWorkspace stops the workspace's session; it waits for a start in
@@ -213,13 +224,7 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 		h.mu.Unlock()
 		return wasRunning, Wrap(Internal, err, fmt.Sprintf("session for '%s' could not be stopped", id))
 	}
-	h.mu.Lock()
-	if h.running[id] == ls {
-		delete(h.running, id)
-	}
-	h.mu.Unlock()
-	h.changed()
-	h.facts.workspaceSessions.forget(id)
+	h.settle(ctx, change{kind: sessionEnded, id: id, rw: ls})
 	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
 		// The session is stopped, which is what was asked; the record
 		// only decides whether a Hub restart starts it again.
@@ -252,16 +257,13 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 		return WorkspaceAction{}, err
 	}
 	defer release()
-	err = h.update(ctx, func(tx Tx) error { return tx.DeleteWorkspace(id) })
+	err = h.commit(ctx, func(tx Tx) error { return tx.DeleteWorkspace(id) })
 	switch {
 	case KindOf(err) == NotFound:
 		return WorkspaceAction{}, Errorf(NotFound, "unknown workspace: %s", id)
 	case err != nil:
 		return WorkspaceAction{}, Wrap(Internal, err, "failed to forget workspace")
 	}
-	h.facts.workspaceSessions.forget(id)
-	h.live.clearActivity(id, true)
-	h.announceWorktrees(ctx, w)
 	return WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
 }
 
@@ -282,7 +284,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (WorkspaceVie
 	// transaction.
 	var w Workspace
 	var fenced error
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		cur, err := tx.Workspace(id)
 		if err != nil {
 			return err
@@ -305,7 +307,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (WorkspaceVie
 	case err != nil:
 		return WorkspaceView{}, Wrap(Internal, err, "workspace display name could not be persisted")
 	}
-	return h.view(ctx, w), nil
+	return h.view(w), nil
 }
 
 // Close stops every running session and waits for the Hub's background
@@ -338,8 +340,7 @@ func (h *Hub) Close() error {
 	h.watchers.Wait()
 	h.stopBG()
 	h.live.wg.Wait()
-	h.facts.git.background.Wait()
-	h.facts.workspaceSessions.background.Wait()
+	h.st.background.Wait()
 	return err
 }
 

@@ -60,8 +60,8 @@ func TestStateShowsEveryChangeAtOnce(t *testing.T) {
 }
 
 // Facts (here a branch) are refreshed in the background once FactsTTL has
-// passed; the listing built from the stale facts must not outlive the
-// refresh.
+// passed; the state built from the stale facts must not outlive the
+// refresh, and a refresh that finds nothing new keeps the state it had.
 func TestStateShowsRefreshedFactsOnceTheyArrive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
@@ -81,10 +81,14 @@ func TestStateShowsRefreshedFactsOnceTheyArrive(t *testing.T) {
 		is.NoErr(err) // state
 		again, err := e.State(e.ctx, e.ann)
 		is.NoErr(err)                                               // state again
-		is.Equal(again.WorkspacesRevision, prev.WorkspacesRevision) // nothing changed: the same listing
+		is.Equal(again.WorkspacesRevision, prev.WorkspacesRevision) // nothing changed: the same state
 		e.clock.Advance(2 * time.Second)
+		_, err = e.State(e.ctx, e.ann)
+		is.NoErr(err)   // state after the TTL, which refreshes the facts
+		synctest.Wait() // the refresh has ended
 		later, err := e.State(e.ctx, e.ann)
-		is.NoErr(err)                                                // state after the TTL
-		is.True(later.WorkspacesRevision != prev.WorkspacesRevision) // the TTL forces a new listing
+		is.NoErr(err)                                               // and the next state
+		is.Equal(later.WorkspacesRevision, prev.WorkspacesRevision) // is the same: the refresh found nothing new
+		is.True(later == prev)                                      // the very same snapshot
 	})
 }

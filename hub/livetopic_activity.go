@@ -58,7 +58,7 @@ func (t *activityTopic) attachLocked(a *attachment) {
 		t.feeds[user] = f
 	}
 	f.subs[a] = struct{}{}
-	reg := t.b.h.stv().workspaces()
+	reg := t.b.h.st.workspaces()
 	envs := make([]Envelope, 0, len(reg))
 	for _, w := range reg {
 		v := t.b.marks.of(user, w.ID)

@@ -86,7 +86,7 @@ func (h *Hub) announceWorktrees(ctx context.Context, affected ...Workspace) {
 		}
 	}
 	var notify []string
-	for _, w := range h.stv().workspaces() {
+	for _, w := range h.st.workspaces() {
 		if !followed[w.ID] {
 			continue
 		}

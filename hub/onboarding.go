@@ -321,7 +321,7 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		}
 	}
 	w := Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
-	if err := h.update(ctx, func(tx Tx) error { return tx.CreateWorkspace(w) }); err != nil {
+	if err := h.commit(ctx, func(tx Tx) error { return tx.CreateWorkspace(w) }); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelError, "workspace registration failed", slog.String("path", dir), slog.Any("err", err))
 		e := Wrap(Internal, err, "workspace registration could not be persisted")
 		if create {
@@ -330,9 +330,6 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		}
 		return abandon(e)
 	}
-	h.live.registered(w.ID)
-	h.announceWorktrees(ctx, w)
-	h.facts.git.forget(dir)
 	if err := h.closeJournal(ctx, jid, JournalOnboarding); err != nil {
 		return w, recoveryRequiredText, nil
 	}

@@ -136,7 +136,7 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller DeviceSession, id s
 		return PersonalState{}, err
 	}
 	var st PersonalState
-	err := h.update(ctx, func(tx Tx) error {
+	err := h.commit(ctx, func(tx Tx) error {
 		if _, err := tx.Workspace(id); err != nil {
 			return err
 		}

@@ -33,6 +33,15 @@ import (
 type Store interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	Update(ctx context.Context, fn func(Tx) error) error
+	// ExternalGeneration returns a number that changes once another
+	// Store sharing the same records (another process: `wharf user`
+	// beside a running daemon) has committed an Update, and only then:
+	// this Store's own commits leave it as it is. A change is visible
+	// here before the other Store's Update returns. It costs no I/O, so
+	// the Hub checks it per request to know whether what it keeps in
+	// memory of the records (active device sessions) is still current.
+	// The value is opaque: compare it only for equality.
+	ExternalGeneration() uint64
 	// Close releases the store. Calls after Close fail.
 	Close() error
 }
@@ -78,6 +87,9 @@ type DeviceSessionStore interface {
 	// DeviceSessionByDigest returns the session with this digest, revoked and
 	// expired ones included, or a NotFound error.
 	DeviceSessionByDigest(d DeviceSessionDigest) (DeviceSession, error)
+	// ActiveDeviceSessions returns every session neither revoked nor
+	// expired at now, in no particular order.
+	ActiveDeviceSessions(now time.Time) ([]DeviceSession, error)
 	// DeviceSessionsOfUser returns every stored session of the named user, revoked
 	// and expired ones included, newest IssuedAt first.
 	DeviceSessionsOfUser(name string) ([]DeviceSession, error)

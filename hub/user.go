@@ -70,7 +70,7 @@ func (h *Hub) AddUser(ctx context.Context, name, password string) error {
 	if err != nil {
 		return err
 	}
-	return h.update(ctx, func(tx Tx) error {
+	return h.commit(ctx, func(tx Tx) error {
 		return tx.CreateUser(User{Name: name, PasswordHash: hash, CreatedAt: h.clock.Now()})
 	})
 }
@@ -85,26 +85,18 @@ func (h *Hub) SetPassword(ctx context.Context, name, password string) error {
 	if err != nil {
 		return err
 	}
-	err = h.update(ctx, func(tx Tx) error {
+	return h.commit(ctx, func(tx Tx) error {
 		if err := tx.SetPasswordHash(name, hash); err != nil {
 			return err
 		}
 		_, err := tx.DeleteDeviceSessionsOfUser(name)
 		return err
 	})
-	if err == nil {
-		h.endLiveOf(func(ls *LiveStream) bool { return ls.user == name })
-	}
-	return err
 }
 
 // RemoveUser deletes a user and every session of that user.
 func (h *Hub) RemoveUser(ctx context.Context, name string) error {
-	if err := h.update(ctx, func(tx Tx) error { return tx.DeleteUser(name) }); err != nil {
-		return err
-	}
-	h.endLiveOf(func(ls *LiveStream) bool { return ls.user == name })
-	return nil
+	return h.commit(ctx, func(tx Tx) error { return tx.DeleteUser(name) })
 }
 
 // Users lists every user, sorted by name. PasswordHash is cleared.
@@ -142,7 +134,7 @@ func (h *Hub) EnsureFirstUser(ctx context.Context, name string) (password string
 	if err != nil {
 		return "", false, err
 	}
-	err = h.update(ctx, func(tx Tx) error {
+	err = h.commit(ctx, func(tx Tx) error {
 		if n, err := tx.CountUsers(); err != nil || n > 0 {
 			return err
 		}

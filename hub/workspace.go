@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -39,51 +38,6 @@ type WorkspaceView struct {
 func repositoryID(commonDir string) string {
 	sum := sha256.Sum256([]byte(commonDir))
 	return hex.EncodeToString(sum[:8])
-}
-
-// view describes w as it is now. Facts that cannot be learned in time are
-// left out rather than failing the view.
-func (h *Hub) view(ctx context.Context, w Workspace) WorkspaceView {
-	f := h.folder(ctx, w.Path)
-	v := WorkspaceView{
-		Workspace:            w,
-		Authentication:       []string{},
-		Signing:              []string{},
-		WorkspaceAPIRevision: WorkspaceAPIRevision,
-		Missing:              f.missing,
-	}
-	if f.repo.TopLevel != "" {
-		v.RepositoryID, v.Branch = repositoryID(f.repo.CommonDir), f.repo.Branch
-	}
-	if ls := h.workspaceSession(w.ID); ls != nil {
-		v.Running = true
-		if f, err := h.workspaceSessionFacts(ctx, w.ID, ls); err == nil {
-			v.WorkspaceAPIRevision = f.WorkspaceAPIRevision
-			v.Shells = f.Shells
-			if v.Shells == nil {
-				v.Shells = []Shell{}
-			}
-		}
-	}
-	return v
-}
-
-// Workspaces lists every registered workspace as it is now, in
-// registration order.
-// The slice is shared: callers must not modify it.
-func (h *Hub) Workspaces(ctx context.Context) ([]WorkspaceView, error) {
-	l, err := h.listing(ctx)
-	return l.Views, err
-}
-
-// views describes ws as they are now. Facts come from the cache, which
-// refreshes in the background, so this stays cheap for a large registry.
-func (h *Hub) views(ctx context.Context, ws []Workspace) []WorkspaceView {
-	views := make([]WorkspaceView, len(ws))
-	for i, w := range ws {
-		views[i] = h.view(ctx, w)
-	}
-	return views
 }
 
 // mintID returns a new workspace id for a folder: its readable base, with

@@ -256,3 +256,50 @@ func tamper(id string) string {
 	}
 	return id[:len(id)-1] + string(last)
 }
+
+// A revoked session is refused on its very next request, on every
+// connection that carried it, with no grace period: the Hub keeps the
+// active sessions in memory and drops one as its revocation commits.
+func TestRevocationReachesEveryConnection(t *testing.T) {
+	for _, how := range []string{"revoke", "logout", "passwd"} {
+		t.Run(how, func(t *testing.T) {
+			is := is.New(t)
+			s := newServer(t, hub.Config{}, nil)
+			id := s.login(t, "ann", annPassword)
+			other := s.login(t, "ann", annPassword)
+			conns := make([]*http.Client, 3) // each its own keep-alive connection
+			for i := range conns {
+				conns[i] = &http.Client{Transport: contractTransport{t: t, base: &http.Transport{MaxConnsPerHost: 1}}}
+				t.Cleanup(conns[i].CloseIdleConnections)
+			}
+			get := func(c *http.Client) int {
+				req, _ := http.NewRequest("GET", s.URL+"/api/hub/state", nil)
+				req.Header.Set("Authorization", "Bearer "+id)
+				resp, err := c.Do(req)
+				is.NoErr(err)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			for _, c := range conns {
+				is.Equal(get(c), http.StatusOK) // each connection is authenticated
+			}
+			switch how {
+			case "revoke":
+				var handle string
+				for _, d := range s.deviceSessions(t, bearer(other)...) {
+					if !d.Current {
+						handle = d.Handle
+					}
+				}
+				is.Equal(s.do(t, "POST", "/api/hub/sessions/"+handle+"/revoke", "", bearer(other)...).status, http.StatusOK) // revoked from another device
+			case "logout":
+				is.Equal(s.do(t, "POST", "/logout", "", bearer(id)...).status, http.StatusOK) // logged out
+			case "passwd":
+				is.NoErr(s.hub.SetPassword(t.Context(), "ann", "a brand new password")) // the password changed
+			}
+			for _, c := range conns {
+				is.Equal(get(c), http.StatusUnauthorized) // the very next request on each connection is refused
+			}
+		})
+	}
+}

@@ -116,7 +116,6 @@ type api struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	proxies []netip.Prefix
-	listing encodedListing
 }
 
 // NewHandler returns the HTTP handler of the Hub API over h.

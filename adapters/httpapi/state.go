@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"sync"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -93,68 +90,28 @@ func (a *api) handleState(w http.ResponseWriter, r *http.Request, c caller) erro
 	if err != nil {
 		return err
 	}
-	// The answer is written by hand around the encoded listing, keeping
-	// hubState's field order; hubState stays the shape's one definition.
-	head, err := json.Marshal(hubState{Version: st.Version, HubAPIRevision: st.HubAPIRevision,
-		WorkspaceAPIRevision: st.WorkspaceAPIRevision})
-	if err != nil {
-		return err
-	}
-	head, _, ok := bytes.Cut(head, []byte(`,"workspaces":`))
-	if !ok {
-		return errors.New("state answer: no workspaces field to fill")
-	}
-	ws := a.listing.encode(st.WorkspacesRevision, st.Workspaces)
-	buf := make([]byte, 0, len(head)+len(ws)+256)
-	buf = append(buf, head...)
-	buf = append(buf, `,"workspaces":`...)
-	buf = append(buf, ws...)
-	if st.Defaults != nil {
-		d, err := json.Marshal(toWorkspaceDefaults(*st.Defaults))
-		if err != nil {
-			return err
-		}
-		buf = append(buf, `,"workspaceDefaults":`...)
-		buf = append(buf, d...)
-	}
-	buf = append(buf, "}\n"...)
-	writeRawJSON(w, http.StatusOK, buf)
+	writeRawJSON(w, http.StatusOK, st.Encoded(encodeState))
 	return nil
 }
 
-// encodedListing keeps the JSON of the last workspace listing the Hub
-// returned, by its revision: with 50 workspaces, encoding was most of a
-// state answer, and the listing rarely changes between two requests.
-type encodedListing struct {
-	mu   sync.Mutex
-	rev  uint64
-	json []byte // shared and read-only
-}
-
-// encode returns the JSON array of views, the listing with revision rev.
-func (e *encodedListing) encode(rev uint64, views []hub.WorkspaceView) []byte {
-	e.mu.Lock()
-	if e.json != nil && e.rev == rev {
-		b := e.json
-		e.mu.Unlock()
-		return b
+// encodeState is the HubState answer of st. The core keeps it with the
+// snapshot, so it is encoded once per state, not once per request.
+func encodeState(st *hub.HubState) []byte {
+	out := hubState{Version: st.Version, HubAPIRevision: st.HubAPIRevision,
+		WorkspaceAPIRevision: st.WorkspaceAPIRevision, Workspaces: make([]hubWorkspace, len(st.Workspaces))}
+	for i, v := range st.Workspaces {
+		out.Workspaces[i] = toHubWorkspace(v)
 	}
-	e.mu.Unlock()
-	out := make([]hubWorkspace, len(views))
-	for i, v := range views {
-		out[i] = toHubWorkspace(v)
+	if st.Defaults != nil {
+		d := toWorkspaceDefaults(*st.Defaults)
+		out.WorkspaceDefaults = &d
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		// hubWorkspace holds only strings, bools and ints.
+		// hubState holds only strings, bools, ints and their slices.
 		panic(err)
 	}
-	e.mu.Lock()
-	if rev >= e.rev {
-		e.rev, e.json = rev, b
-	}
-	e.mu.Unlock()
-	return b
+	return append(b, '\n')
 }
 
 func (a *api) handleGetDefaults(w http.ResponseWriter, r *http.Request, _ caller) error {

@@ -2,7 +2,9 @@
 // (modernc.org/sqlite, no cgo).
 //
 // Durability: WAL with synchronous=FULL, so an acknowledged commit survives
-// power loss. Writes go through one connection in BEGIN IMMEDIATE
+// power loss. Beside the database file a commit counter (`-gen`) lets
+// every process that opens the database see at once that another one
+// committed (hub.Store.ExternalGeneration). Writes go through one connection in BEGIN IMMEDIATE
 // transactions, which take the write lock up front instead of failing with
 // SQLITE_BUSY_SNAPSHOT on upgrade; reads use a small pool of query-only
 // connections that never block the writer.
@@ -37,6 +39,7 @@ type Store struct {
 	read  *sql.DB // query-only connections
 
 	writeStmts, readStmts *stmtCache
+	gen                   *generation
 }
 
 // Open opens (creating if needed, with mode 0600) the database at path and
@@ -72,16 +75,25 @@ func Open(path string) (*Store, error) {
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
 	s.read = r
+	if s.gen, err = openGeneration(path); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
 	s.writeStmts, s.readStmts = &stmtCache{db: w}, &stmtCache{db: r}
 	return s, nil
 }
 
-// Close closes both connection pools.
+// Close closes both connection pools and the commit counter.
 func (s *Store) Close() error {
 	s.readStmts.close()
 	s.writeStmts.close()
-	return errors.Join(s.read.Close(), s.write.Close())
+	return errors.Join(s.read.Close(), s.write.Close(), s.gen.release())
 }
+
+// ExternalGeneration counts the commits of other Stores on the same
+// database file, from this process or another (see generation).
+func (s *Store) ExternalGeneration() uint64 { return s.gen.external() }
 
 // View runs fn in a read-only transaction over one snapshot.
 func (s *Store) View(ctx context.Context, fn func(hub.Tx) error) error {
@@ -122,6 +134,9 @@ func (s *Store) run(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(h
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return internal(err)
+	}
+	if db == s.write {
+		s.gen.committed()
 	}
 	return nil
 }

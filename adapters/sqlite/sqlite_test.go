@@ -26,6 +26,21 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestStorePeers(t *testing.T) {
+	porttest.StorePeers(t, func(t *testing.T) (hub.Store, hub.Store) {
+		path := filepath.Join(t.TempDir(), "wharf.db")
+		a, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	})
+}
+
 func TestOpenSettings(t *testing.T) {
 	is := is.New(t)
 	path := filepath.Join(t.TempDir(), "wharf.db")
@@ -37,9 +52,11 @@ func TestOpenSettings(t *testing.T) {
 	}))
 	is.NoErr(s.Close())
 
-	fi, err := os.Stat(path)
-	is.NoErr(err)
-	is.Equal(fi.Mode().Perm(), os.FileMode(0o600)) // the database is private
+	for _, name := range []string{path, path + "-gen"} {
+		fi, err := os.Stat(name)
+		is.NoErr(err)
+		is.Equal(fi.Mode().Perm(), os.FileMode(0o600)) // the database and its commit counter are private
+	}
 
 	db, err := sql.Open("sqlite", path)
 	is.NoErr(err)

@@ -171,6 +171,10 @@ func (t *tx) DeviceSessionByDigest(d hub.DeviceSessionDigest) (hub.DeviceSession
 	return s, nil
 }
 
+func (t *tx) ActiveDeviceSessions(now time.Time) ([]hub.DeviceSession, error) {
+	return queryAll(t, scanDeviceSession, `SELECT `+deviceSessionCols+` FROM sessions WHERE revoked_at IS NULL AND expires_at > ?`, nanos(now))
+}
+
 func (t *tx) DeviceSessionsOfUser(name string) ([]hub.DeviceSession, error) {
 	return queryAll(t, scanDeviceSession, `SELECT `+deviceSessionCols+` FROM sessions WHERE user_name = ? ORDER BY issued_at DESC, handle`, name)
 }

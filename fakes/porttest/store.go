@@ -112,6 +112,10 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 			is.NoErr(err)
 			is.Equal(len(list), 2)                                 // ann's sessions only
 			is.Equal(list[0].Handle+","+list[1].Handle, "h-b,h-a") // newest first
+			active, err := tx.ActiveDeviceSessions(t0.Add(time.Hour))
+			is.NoErr(err)
+			is.Equal(len(active), 1)          // a and c expire exactly then
+			is.Equal(active[0].Handle, "h-b") // b does not
 			return nil
 		}))
 		update(t, s, func(tx hub.Tx) error {
@@ -124,6 +128,13 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 			got, err := tx.DeviceSessionByDigest(a.Digest)
 			is.NoErr(err)
 			is.True(got.RevokedAt.Equal(t0.Add(time.Second))) // the first revocation time is kept
+			active, err := tx.ActiveDeviceSessions(t0)
+			is.NoErr(err)
+			handles := map[string]bool{}
+			for _, s := range active {
+				handles[s.Handle] = true
+			}
+			is.Equal(handles, map[string]bool{"h-b": true, "h-c": true}) // a revoked session is not active
 			return nil
 		}))
 		update(t, s, func(tx hub.Tx) error {
