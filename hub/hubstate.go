@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // HubState is the Hub's summary for a client (GET /api/hub/state): one
@@ -56,12 +55,14 @@ type hubState struct {
 	parent string                    // the configured default parent, "" when none
 	facts  map[string]workspaceFacts // by workspace id
 
-	rev         atomic.Uint64 // bumped by every change a state answer may show
-	snap        atomic.Pointer[HubState]
-	build       sync.Mutex  // one snapshot built at a time
-	refreshing  atomic.Bool // a background refresh of the facts runs
-	refreshedAt atomic.Int64
-	background  sync.WaitGroup // refreshes, waited for by Close
+	rev        atomic.Uint64 // bumped by every change a state answer may show
+	snap       atomic.Pointer[HubState]
+	build      sync.Mutex     // one snapshot built at a time
+	stale      atomic.Bool    // FactsTTL has passed since the facts were last refreshed
+	refreshing atomic.Bool    // a background refresh of the facts runs
+	ttl        Timer          // sets stale; guarded by mu
+	closed     bool           // no refresh starts any more; guarded by mu
+	background sync.WaitGroup // refreshes, waited for by Close
 }
 
 // workspaceFacts are the facts of one workspace as last learned.
@@ -84,12 +85,13 @@ type folderFacts struct {
 // State returns the Hub's state as the caller sees it: the current
 // snapshot, built afresh when something changed.
 func (h *Hub) State(ctx context.Context, caller DeviceSession) (*HubState, error) {
-	now := h.clock.Now()
 	if s := h.st.snap.Load(); s != nil && s.WorkspacesRevision == h.st.rev.Load() {
-		h.st.refreshIfStale(now)
+		if h.st.stale.Load() {
+			h.st.refreshInBackground()
+		}
 		return s, nil
 	}
-	return h.st.rebuild(ctx, now)
+	return h.st.rebuild(ctx)
 }
 
 // Workspaces lists every registered workspace as it is now, in
@@ -208,7 +210,7 @@ func (st *hubState) forgetSessionFacts(id string) {
 
 // rebuild builds the snapshot of the current revision, learning the facts
 // of workspaces never seen before; concurrent callers share one build.
-func (st *hubState) rebuild(ctx context.Context, now time.Time) (*HubState, error) {
+func (st *hubState) rebuild(ctx context.Context) (*HubState, error) {
 	st.build.Lock()
 	defer st.build.Unlock()
 	rev := st.rev.Load()
@@ -235,7 +237,7 @@ func (st *hubState) rebuild(ctx context.Context, now time.Time) (*HubState, erro
 		s.Defaults = &d
 	}
 	st.snap.Store(s)
-	st.refreshedAt.CompareAndSwap(0, now.UnixNano())
+	st.armTTL(false)
 	return s, nil
 }
 
@@ -365,21 +367,51 @@ func (h *Hub) commonDir(ctx context.Context, w Workspace) string {
 	return h.folderOf(w.Path).repo.CommonDir
 }
 
-// refreshIfStale starts a background refresh of every workspace's facts
-// once FactsTTL has passed since the last one (or the clock went back).
-func (st *hubState) refreshIfStale(now time.Time) {
-	last := st.refreshedAt.Load()
-	if age := now.UnixNano() - last; age >= 0 && age < int64(st.h.cfg.FactsTTL) {
+// armTTL arms the timer that marks the facts stale FactsTTL from now;
+// again re-arms it after a refresh, otherwise an armed timer is kept.
+func (st *hubState) armTTL(again bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || (st.ttl != nil && !again) {
 		return
 	}
+	if st.ttl != nil {
+		st.ttl.Stop()
+	}
+	st.ttl = st.h.clock.AfterFunc(st.h.cfg.FactsTTL, func() { st.stale.Store(true) })
+}
+
+// refreshInBackground starts a refresh of every workspace's facts, unless
+// one runs. The state answer asks for one when the facts are stale, so a
+// Hub nobody asks spends nothing on git or its children.
+func (st *hubState) refreshInBackground() {
 	if !st.refreshing.CompareAndSwap(false, true) {
 		return
 	}
-	st.refreshedAt.Store(now.UnixNano())
+	st.mu.Lock()
+	closed := st.closed
+	st.mu.Unlock()
+	if closed {
+		st.refreshing.Store(false)
+		return
+	}
+	st.stale.Store(false)
 	st.background.Go(func() {
 		defer st.refreshing.Store(false)
 		st.refresh()
+		st.armTTL(true)
 	})
+}
+
+// close stops the facts refreshes and waits for one under way.
+func (st *hubState) close() {
+	st.mu.Lock()
+	st.closed = true
+	if st.ttl != nil {
+		st.ttl.Stop()
+	}
+	st.mu.Unlock()
+	st.background.Wait()
 }
 
 // refresh looks every workspace's facts up again and, when any differ

@@ -340,7 +340,7 @@ func (h *Hub) Close() error {
 	h.watchers.Wait()
 	h.stopBG()
 	h.live.wg.Wait()
-	h.st.background.Wait()
+	h.st.close()
 	return err
 }
 

@@ -76,16 +76,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // it is sent with a Content-Length rather than chunked.
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	jsonHeaders(w)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body)
 }
 
+// The JSON answers' header values, shared by every answer: assigned under
+// canonical keys, they skip Header.Set's canonicalization, which the
+// busiest answers would pay per request. A value slice is never appended
+// to in place (its capacity is its length), so sharing it is safe.
+var (
+	headerJSON    = []string{"application/json"}
+	headerNoStore = []string{"no-store"}
+	headerNosniff = []string{"nosniff"}
+)
+
 func jsonHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Content-Type"] = headerJSON
+	h["Cache-Control"] = headerNoStore
+	h["X-Content-Type-Options"] = headerNosniff
 }
 
 // writeStatus answers a transport-level error that has no core kind.
