@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 )
 
 // Options tunes a Feed. The zero value is the production configuration;
@@ -58,7 +60,7 @@ const (
 	DefaultMaxDelay     = 2 * time.Second
 	DefaultBatchLimit   = 256
 	DefaultPollInterval = 5 * time.Second
-	DefaultKeepAlive    = 15 * time.Second
+	DefaultKeepAlive    = childproto.DefaultKeepAlive // 15 s
 	DefaultQueueFrames  = 256
 	DefaultQueueBytes   = 16 << 20
 	DefaultGitTimeout   = 60 * time.Second
