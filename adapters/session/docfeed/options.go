@@ -34,7 +34,7 @@ type Options struct {
 	// Git is the git executable. Default "git", looked up in PATH.
 	Git string
 	// Env is the base environment of git commands. Default os.Environ().
-	// GIT_* variables and the locale are always replaced (see gitRunner).
+	// GIT_* variables and the locale are always replaced (see gitcmd.Env).
 	Env []string
 	// GitTimeout bounds one git command; its process group is killed
 	// after it. Default 60 s.
