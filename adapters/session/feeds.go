@@ -9,8 +9,8 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 )
 
-// The child's side of the feeds childproto describes, but the document
-// feed's (documents.go and package docfeed).
+// The child's side of the activity, inventory and conversation feeds of
+// childproto; the document feed is documents.go and package docfeed.
 
 // serveActivity sends the session's activity at once, then keeps the
 // stream alive until the client or the child goes. No agent runs in this
