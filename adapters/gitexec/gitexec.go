@@ -1,8 +1,9 @@
 // Package gitexec implements hub.GitRunner by running the git binary.
 //
-// Every command runs bounded: a timeout, its own process group killed as a
-// whole, capped output, an empty stdin and an environment without GIT_*
-// variables and with the C locale. Decisions are taken from exit statuses
+// Every command runs bounded, through adapters/internal/gitcmd: a timeout,
+// its own process group killed as a whole, capped output, an empty stdin
+// and an environment without GIT_* variables and with the C locale; the
+// user's own git config applies. Decisions are taken from exit statuses
 // git documents and from the file system, never from git's messages.
 package gitexec
 
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -36,7 +38,7 @@ type Options struct {
 	Timeout time.Duration
 	// Env is the base environment of every command; nil means os.Environ()
 	// as of New. GIT_* variables are always removed from it and the locale
-	// is pinned to C (see commandEnv).
+	// is pinned to C (see gitcmd.Env).
 	Env []string
 	// Logger receives debug lines per command and a warning per timeout;
 	// nil means slog.Default().
@@ -49,9 +51,8 @@ type Options struct {
 
 // Runner is a hub.GitRunner over os/exec. It is safe for concurrent use.
 type Runner struct {
-	git     string
+	cmd     *gitcmd.Runner
 	timeout time.Duration
-	env     []string
 	log     *slog.Logger
 	maxAge  time.Duration
 	memo    memo
@@ -60,21 +61,14 @@ type Runner struct {
 
 // New returns a Runner configured by opts, with defaults filled in.
 func New(opts Options) *Runner {
-	r := &Runner{git: opts.Git, timeout: opts.Timeout, log: opts.Logger, maxAge: opts.MaxAge}
+	r := &Runner{timeout: opts.Timeout, log: opts.Logger, maxAge: opts.MaxAge}
 	if r.maxAge == 0 {
 		r.maxAge = DefaultMaxAge
-	}
-	if r.git == "" {
-		r.git = "git"
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
-	base := opts.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	r.env = commandEnv(base)
+	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: opts.Env, Timeout: r.timeout, MaxStdout: outputCap})
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -119,11 +113,11 @@ func (r *Runner) Inspect(ctx context.Context, dir string) (hub.Repository, error
 
 // inspect asks git, and also returns the checkout's own git directory.
 func (r *Runner) inspect(ctx context.Context, dir string) (hub.Repository, string, error) {
-	res, err := r.run(ctx, "-C", dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--absolute-git-dir")
+	res, err := r.run(ctx, dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--absolute-git-dir")
 	if err != nil {
 		return hub.Repository{}, "", hub.Wrap(hub.Internal, err, "git rev-parse failed")
 	}
-	if res.code != 0 {
+	if res.Code != 0 {
 		marker, err := repositoryMarker(dir)
 		if err != nil {
 			return hub.Repository{}, "", folderError(err)
@@ -131,14 +125,13 @@ func (r *Runner) inspect(ctx context.Context, dir string) (hub.Repository, strin
 		if marker == "" {
 			return hub.Repository{}, "", nil
 		}
-		cause := &commandError{args: []string{"-C", dir, "rev-parse"}, code: res.code, stderr: res.stderr,
-			err: fmt.Errorf("exit status %d although %s exists", res.code, marker)}
+		cause := exitError(dir, []string{"rev-parse"}, res, fmt.Errorf("exit status %d although %s exists", res.Code, marker))
 		return hub.Repository{}, "", hub.Wrap(hub.Internal, cause, "git could not inspect the folder")
 	}
 	// A path holding a newline would add a line: refused, not guessed.
-	lines := strings.Split(strings.TrimSuffix(string(res.stdout), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
 	if len(lines) != 3 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) || !filepath.IsAbs(lines[2]) {
-		cause := fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, res.stdout)
+		cause := fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, res.Stdout)
 		return hub.Repository{}, "", hub.Wrap(hub.Internal, cause, "git rev-parse failed")
 	}
 	repo := hub.Repository{TopLevel: filepath.Clean(lines[0]), CommonDir: filepath.Clean(lines[1])}
@@ -152,22 +145,22 @@ func (r *Runner) inspect(ctx context.Context, dir string) (hub.Repository, strin
 // HEAD is detached. It reads the full ref and strips refs/heads/ itself:
 // `symbolic-ref --short` prints "heads/main" when a tag is also named main.
 func (r *Runner) branch(ctx context.Context, top string) (string, error) {
-	res, err := r.run(ctx, "-C", top, "symbolic-ref", "--quiet", "HEAD")
+	res, err := r.run(ctx, top, "symbolic-ref", "--quiet", "HEAD")
 	if err != nil {
 		return "", hub.Wrap(hub.Internal, err, "git symbolic-ref failed")
 	}
-	switch res.code {
+	switch res.Code {
 	case 0:
-		ref := strings.TrimSuffix(string(res.stdout), "\n")
+		ref := strings.TrimSuffix(string(res.Stdout), "\n")
 		if ref == "" || strings.Contains(ref, "\n") {
-			cause := fmt.Errorf("git symbolic-ref in %s: unexpected output %q", top, res.stdout)
+			cause := fmt.Errorf("git symbolic-ref in %s: unexpected output %q", top, res.Stdout)
 			return "", hub.Wrap(hub.Internal, cause, "git symbolic-ref failed")
 		}
 		return strings.TrimPrefix(ref, "refs/heads/"), nil
 	case 1: // documented: HEAD is not a symbolic ref, i.e. detached
 		return "", nil
 	default:
-		cause := &commandError{args: []string{"-C", top, "symbolic-ref", "--quiet", "HEAD"}, code: res.code, stderr: res.stderr}
+		cause := exitError(top, []string{"symbolic-ref", "--quiet", "HEAD"}, res, nil)
 		return "", hub.Wrap(hub.Internal, cause, "git symbolic-ref failed")
 	}
 }
@@ -185,12 +178,12 @@ func (r *Runner) Init(ctx context.Context, dir string) error {
 	if canon, err := filepath.EvalSymlinks(dir); err == nil {
 		defer r.memo.forget(canon)
 	}
-	res, err := r.run(ctx, "-C", dir, "init", "--quiet")
+	res, err := r.run(ctx, dir, "init", "--quiet")
 	if err != nil {
 		return hub.Wrap(hub.Internal, err, "git init failed")
 	}
-	if res.code != 0 {
-		cause := &commandError{args: []string{"-C", dir, "init", "--quiet"}, code: res.code, stderr: res.stderr}
+	if res.Code != 0 {
+		cause := exitError(dir, []string{"init", "--quiet"}, res, nil)
 		return hub.Wrap(hub.Internal, cause, "git init failed")
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -62,28 +63,13 @@ func (p *pipes) closeOurEnds() {
 	p.stderrR.Close()
 }
 
-// readyLine is the whole of what a child writes to stdout.
-const readyLine = "ready\n"
-
-// errStdoutClosed reports a stdout that closed before the readiness line;
-// the child's exit or the timeout then says why.
-var errStdoutClosed = errors.New("stdout closed before the readiness line")
-
-// readStdout reports the first line on s.ready, then discards the rest so
-// a child that breaks the protocol can never block on a full pipe.
+// readStdout reports the readiness line on s.ready (see
+// childproto.ReadReady), then discards the rest so a child that breaks the
+// protocol can never block on a full pipe.
 func (s *workspaceSession) readStdout() {
 	defer close(s.outDone)
-	br := bufio.NewReaderSize(s.pipes.stdoutR, 64)
-	line, err := br.ReadSlice('\n')
-	switch {
-	case err == nil && string(line) == readyLine:
-		s.ready <- nil
-	case err == nil || errors.Is(err, bufio.ErrBufferFull):
-		s.ready <- fmt.Errorf("unexpected first line on stdout (%d bytes)", len(line))
-	default:
-		s.ready <- errStdoutClosed
-	}
-	_, _ = io.Copy(io.Discard, br)
+	s.ready <- childproto.ReadReady(s.pipes.stdoutR)
+	_, _ = io.Copy(io.Discard, s.pipes.stdoutR)
 }
 
 // readStderr logs the child's stderr line by line at debug level and keeps
@@ -113,7 +99,7 @@ func (s *workspaceSession) awaitReady(ctx context.Context) error {
 	for {
 		select {
 		case err := <-ready:
-			if errors.Is(err, errStdoutClosed) {
+			if errors.Is(err, childproto.ErrNoReadyLine) {
 				ready = nil // the exit, or the timeout, tells more
 				continue
 			}

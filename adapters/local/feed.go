@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,15 +10,8 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
-)
-
-// The child's feed endpoints (see adapters/session).
-const (
-	documentFeedPath     = "/_wharf/feeds/document"
-	activityFeedPath     = "/_wharf/feeds/activity"
-	inventoryFeedPath    = "/_wharf/feeds/inventory"
-	conversationFeedPath = "/_wharf/feeds/conversation"
 )
 
 // errFeedClosed is what Next returns once Close was called.
@@ -35,24 +27,20 @@ type feedSource struct {
 	maxEvent int             // bound of one event's data
 }
 
-// feedPath is the child's endpoint of req; a topic the child does not
-// serve is NotFound.
-func feedPath(req hub.FeedRequest) (string, error) {
+// childFeed is the child's feed request of req; a topic the child does
+// not serve is NotFound. Only the fields the topic uses are passed on.
+func childFeed(req hub.FeedRequest) (childproto.FeedRequest, error) {
 	switch req.Topic {
 	case hub.TopicDocument:
-		return documentFeedPath + "?key=" + url.QueryEscape(req.Key), nil
+		return childproto.FeedRequest{Feed: childproto.FeedDocument, Key: req.Key}, nil
 	case hub.TopicActivity:
-		return activityFeedPath, nil
+		return childproto.FeedRequest{Feed: childproto.FeedActivity}, nil
 	case hub.TopicInventory:
-		return inventoryFeedPath, nil
+		return childproto.FeedRequest{Feed: childproto.FeedInventory}, nil
 	case hub.TopicConversation:
-		q := url.Values{"id": {req.Key}}
-		if req.Cursor != "" {
-			q.Set("cursor", req.Cursor)
-		}
-		return conversationFeedPath + "?" + q.Encode(), nil
+		return childproto.FeedRequest{Feed: childproto.FeedConversation, Key: req.Key, Cursor: req.Cursor}, nil
 	}
-	return "", hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+	return childproto.FeedRequest{}, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
 }
 
 // open sends the feed's request and returns once the child has answered
@@ -60,9 +48,13 @@ func feedPath(req hub.FeedRequest) (string, error) {
 // itself does not end with ctx: it lasts until the feed is closed, fails,
 // or the session ends.
 func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
-	path, err := feedPath(req)
+	creq, err := childFeed(req)
 	if err != nil {
 		return nil, err
+	}
+	path, err := creq.URI()
+	if err != nil {
+		return nil, hub.Wrap(hub.Internal, err, "session feed request")
 	}
 	select {
 	case <-src.done:
@@ -80,7 +72,7 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 		cancel()
 		return nil, hub.Wrap(hub.Internal, err, "session feed request")
 	}
-	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("Accept", childproto.EventStreamType)
 	resp, err := src.client.Do(hreq)
 	if !stop() {
 		// ctx ended while opening: the feed was cancelled with it.
@@ -113,7 +105,7 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 		closed: make(chan struct{}),
 		cancel: cancel,
 	}
-	go f.read(resp.Body, req.Topic, src.maxEvent, src.done)
+	go f.read(resp.Body, creq.Feed, src.maxEvent, src.done)
 	return f, nil
 }
 
@@ -132,7 +124,7 @@ func acceptFeed(resp *http.Response, topic hub.Topic) error {
 		return hub.Wrap(hub.Unavailable, fmt.Errorf("feed answered %s", resp.Status),
 			"session refused the feed")
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "text/event-stream" {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != childproto.EventStreamType {
 		return hub.Wrap(hub.Unavailable, errors.New("feed answered without an event stream"),
 			"session refused the feed")
 	}
@@ -189,7 +181,7 @@ func (f *feed) Close() {
 
 // read turns the body's events into frames until the stream ends, fails,
 // the feed is closed or the session ends, then releases the request.
-func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-chan struct{}) {
+func (f *feed) read(body io.ReadCloser, cf childproto.Feed, maxEvent int, done <-chan struct{}) {
 	defer close(f.ended)
 	defer body.Close()
 	defer f.cancel()
@@ -205,14 +197,14 @@ func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-ch
 		}
 	}()
 
-	events := newEventReader(body, maxEvent)
+	events := childproto.NewEventReader(body, maxEvent)
 	for {
-		ev, err := events.next()
+		ev, err := events.Next()
 		if err != nil {
 			f.err = f.failure(err, done)
 			return
 		}
-		fr, ok, last, err := frameOf(topic, ev)
+		cfr, ok, err := childproto.DecodeFrame(cf, ev)
 		if err != nil {
 			f.err = hub.Wrap(hub.Unavailable, err, "session feed broke its protocol")
 			return
@@ -221,12 +213,12 @@ func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-ch
 			continue
 		}
 		select {
-		case f.frames <- fr:
+		case f.frames <- hubFrame(cfr):
 		case <-f.closed:
 			f.err = errFeedClosed
 			return
 		}
-		if last {
+		if cfr.Kind == childproto.FrameResync { // the last frame
 			f.err = io.EOF
 			return
 		}
@@ -250,52 +242,20 @@ func (f *feed) failure(err error, done <-chan struct{}) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		return io.EOF
-	case errors.Is(err, errEventTooLarge):
+	case errors.Is(err, childproto.ErrEventTooLarge):
 		return hub.Wrap(hub.Unavailable, err, "session feed sent an event too large")
 	}
 	return hub.Wrap(hub.Unavailable, err, "session feed failed")
 }
 
-// dataEvent names the one event of each topic but conversation; its data
-// is the topic's frame.
-var dataEvent = map[hub.Topic]string{
-	hub.TopicDocument:  "state",
-	hub.TopicActivity:  "activity",
-	hub.TopicInventory: "inventory",
-}
-
-// frameOf maps one event of topic's stream to a frame. ok is false for an
-// event the topic does not define (skipped, so the child may add events);
-// last marks the frame after which the feed ends (a resync). A defined
-// event that is malformed is an error; data must be JSON, since it is
-// relayed to clients as it is.
-func frameOf(topic hub.Topic, ev sseEvent) (fr hub.FeedFrame, ok, last bool, err error) {
-	switch {
-	case topic != hub.TopicConversation:
-		if ev.name != dataEvent[topic] {
-			return fr, false, false, nil
-		}
-		fr = hub.FeedFrame{Kind: hub.FrameData, Data: ev.data}
-	case ev.name == "open":
-		var head struct {
-			Cursor *string `json:"cursor"`
-		}
-		if json.Unmarshal(ev.data, &head) != nil || head.Cursor == nil {
-			return fr, false, false, errors.New("conversation open event without a cursor")
-		}
-		return hub.FeedFrame{Kind: hub.FrameOpen, Cursor: *head.Cursor}, true, false, nil
-	case ev.name == "chat":
-		if ev.id == "" {
-			return fr, false, false, errors.New("chat event without an id")
-		}
-		fr = hub.FeedFrame{Kind: hub.FrameData, Cursor: ev.id, Data: ev.data}
-	case ev.name == "resync":
-		fr, last = hub.FeedFrame{Kind: hub.FrameResync, Data: ev.data}, true
-	default:
-		return fr, false, false, nil
+// hubFrame is the port's frame of a child's frame.
+func hubFrame(fr childproto.Frame) hub.FeedFrame {
+	kind := hub.FrameData
+	switch fr.Kind {
+	case childproto.FrameOpen:
+		kind = hub.FrameOpen
+	case childproto.FrameResync:
+		kind = hub.FrameResync
 	}
-	if !json.Valid(fr.Data) {
-		return hub.FeedFrame{}, false, false, fmt.Errorf("%s event data is not JSON", ev.name)
-	}
-	return fr, true, last, nil
+	return hub.FeedFrame{Kind: kind, Cursor: fr.Cursor, Data: fr.Data}
 }

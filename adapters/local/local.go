@@ -1,7 +1,7 @@
 // Package local is the Backend "local": each workspace session is a child
 // OS process on the Hub's machine, the Hub's own binary run as
-// `wharf session` (adapters/session documents that command and the
-// internal protocol it speaks over a Unix socket).
+// `wharf session` (adapters/session is that command; the internal
+// protocol it speaks over a Unix socket is adapters/internal/childproto).
 //
 // A child gets a sanitized environment, its own process group (so a stop
 // or a crash takes everything it started along), stdin a pipe this package
@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -224,7 +225,7 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceS
 		base = os.Environ()
 	}
 	args := append(slices.Clone(b.opts.Command[1:]),
-		"session", "--workspace-id", spec.WorkspaceID, "--path", spec.Path, "--socket", sock)
+		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: sock}.Argv()...)
 	cmd := exec.Command(b.opts.Command[0], args...)
 	cmd.Env = childEnv(base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -2,10 +2,8 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,14 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 )
-
-// factsPath is the child's internal facts endpoint (see adapters/session).
-const factsPath = "/_wharf/facts"
-
-// maxFactsBytes bounds a facts answer; real ones are a few hundred bytes.
-const maxFactsBytes = 1 << 20
 
 // workspaceSession is one child: a hub.RunningSession.
 type workspaceSession struct {
@@ -69,13 +62,13 @@ func newWorkspaceSession(b *Backend, id, sock string, cmd *exec.Cmd, p *pipes) *
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	s.feeds = feedSource{client: s.client, done: s.done, maxEvent: maxEventBytes}
+	s.feeds = feedSource{client: s.client, done: s.done, maxEvent: childproto.MaxEventBytes}
 	return s
 }
 
 // Facts asks the child over its socket; the deadline is ctx's.
 func (s *workspaceSession) Facts(ctx context.Context) (hub.WorkspaceSessionFacts, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://session"+factsPath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://session"+childproto.FactsPath, nil)
 	if err != nil {
 		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Internal, err, "session facts request")
 	}
@@ -88,15 +81,9 @@ func (s *workspaceSession) Facts(ctx context.Context) (hub.WorkspaceSessionFacts
 		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable,
 			fmt.Errorf("facts: status %s", resp.Status), "session did not answer")
 	}
-	var body struct {
-		WorkspaceAPIRevision int `json:"workspaceApiRevision"`
-		Shells               []struct {
-			Attached bool   `json:"attached"`
-			Label    string `json:"label"`
-		} `json:"shells"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxFactsBytes)).Decode(&body); err != nil {
-		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable, fmt.Errorf("facts: %w", err), "session did not answer")
+	body, err := childproto.ReadFacts(resp.Body)
+	if err != nil {
+		return hub.WorkspaceSessionFacts{}, hub.Wrap(hub.Unavailable, err, "session did not answer")
 	}
 	f := hub.WorkspaceSessionFacts{WorkspaceAPIRevision: body.WorkspaceAPIRevision, Shells: make([]hub.Shell, 0, len(body.Shells))}
 	for _, sh := range body.Shells {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/adapters/session/docfeed"
 )
 
@@ -33,7 +34,7 @@ func newDocuments(feed *docfeed.Feed, log *slog.Logger) *documents {
 // request from it; once the child is stopping it answers 503.
 func (d *documents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !d.start() {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "document feed unavailable"})
+		childproto.WriteError(w, http.StatusServiceUnavailable, "document feed unavailable")
 		return
 	}
 	d.handler.ServeHTTP(w, r)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/adapters/session"
 )
 
@@ -139,8 +140,8 @@ func TestFeeds(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, event, data string
 	}{
-		{"activity", session.ActivityFeedPath, "activity", `{"working":false,"awaiting":false}`},
-		{"inventory", session.InventoryFeedPath, "inventory", `{"type":"conversation.inventory"}`},
+		{"activity", childproto.ActivityFeedPath, "activity", `{"working":false,"awaiting":false}`},
+		{"inventory", childproto.InventoryFeedPath, "inventory", `{"type":"conversation.inventory"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -161,8 +162,8 @@ func TestFeeds(t *testing.T) {
 	t.Run("unknown conversation", func(t *testing.T) {
 		is := is.New(t)
 		for _, path := range []string{
-			session.ConversationFeedPath + "?id=c1",
-			session.ConversationFeedPath + "?id=c1&cursor=" + url.QueryEscape("eyJ2IjoxfQ"),
+			childproto.ConversationFeedPath + "?id=c1",
+			childproto.ConversationFeedPath + "?id=c1&cursor=" + url.QueryEscape("eyJ2IjoxfQ"),
 		} {
 			var e struct{ Error string }
 			resp := open(t.Context(), t, c, path)
@@ -172,19 +173,19 @@ func TestFeeds(t *testing.T) {
 			is.NoErr(json.NewDecoder(resp.Body).Decode(&e))               // decodable
 			is.Equal(e.Error, "unknown conversation")                     // saying so
 		}
-		for _, path := range []string{session.ConversationFeedPath, session.ConversationFeedPath + "?id=a&id=b"} {
+		for _, path := range []string{childproto.ConversationFeedPath, childproto.ConversationFeedPath + "?id=a&id=b"} {
 			is.Equal(open(t.Context(), t, c, path).StatusCode, http.StatusBadRequest) // exactly one id is needed
 		}
 	})
 
 	t.Run("no document feed configured", func(t *testing.T) {
 		is := is.New(t)
-		is.Equal(open(t.Context(), t, c, session.DocumentFeedPath).StatusCode, http.StatusNotFound) // unserved, as any unknown path
+		is.Equal(open(t.Context(), t, c, childproto.DocumentFeedPath).StatusCode, http.StatusNotFound) // unserved, as any unknown path
 	})
 
 	t.Run("only GET", func(t *testing.T) {
 		is := is.New(t)
-		resp, err := c.Post("http://session"+session.ActivityFeedPath, "text/plain", nil)
+		resp, err := c.Post("http://session"+childproto.ActivityFeedPath, "text/plain", nil)
 		is.NoErr(err) // answered
 		resp.Body.Close()
 		is.Equal(resp.StatusCode, http.StatusNotFound) // another method is not found
@@ -198,7 +199,7 @@ func TestFeedsEndWithTheServersBaseContext(t *testing.T) {
 	defer stopServer()
 	c := serve(t, session.NewHandler("alpha", session.HandlerOptions{}), base)
 	var streams []*sseStream
-	for _, path := range []string{session.ActivityFeedPath, session.InventoryFeedPath} {
+	for _, path := range []string{childproto.ActivityFeedPath, childproto.InventoryFeedPath} {
 		s := readStream(open(t.Context(), t, c, path).Body)
 		s.next(t) // the stream is open
 		streams = append(streams, s)
@@ -226,7 +227,7 @@ func TestMainServesTheDocumentFeed(t *testing.T) {
 	dir := filepath.Dir(c.socket)
 	is.NoErr(os.WriteFile(filepath.Join(dir, "README.md"), []byte("# hi\n"), 0o600)) // a document to index
 
-	resp := c.stream(t, session.DocumentFeedPath+"?key="+url.QueryEscape("compareTarget=last-commit&scope=folder"))
+	resp := c.stream(t, childproto.DocumentFeedPath+"?key="+url.QueryEscape("compareTarget=last-commit&scope=folder"))
 	is.Equal(resp.StatusCode, http.StatusOK)                       // the feed is accepted
 	is.Equal(resp.Header.Get("Content-Type"), "text/event-stream") // as SSE
 	s := readStream(resp.Body)
@@ -244,7 +245,7 @@ func TestMainServesTheDocumentFeed(t *testing.T) {
 	is.Equal(snap.WorkspaceAPIRevision, 24)             // at the child's revision
 	is.Equal(snap.CompareTarget, "last-commit")         // for the key's context
 
-	bad := c.stream(t, session.DocumentFeedPath+"?key="+url.QueryEscape("scope=nope"))
+	bad := c.stream(t, childproto.DocumentFeedPath+"?key="+url.QueryEscape("scope=nope"))
 	is.Equal(bad.StatusCode, http.StatusBadRequest) // a bad key is refused
 
 	c.cancel()
@@ -255,7 +256,7 @@ func TestMainServesTheDocumentFeed(t *testing.T) {
 func TestMainEndsFeedsWhenTheHubGoes(t *testing.T) {
 	is := is.New(t)
 	c := startChild(t, "alpha")
-	s := readStream(c.stream(t, session.ActivityFeedPath).Body)
+	s := readStream(c.stream(t, childproto.ActivityFeedPath).Body)
 	is.Equal(s.next(t).event, "activity") // the feed is open
 	c.stdin.Close()
 	is.NoErr(s.end(t))  // the Hub's end ends the feed in order

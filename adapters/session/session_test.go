@@ -19,6 +19,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/adapters/session"
 )
 
@@ -150,8 +151,8 @@ func TestMainServesAndStops(t *testing.T) {
 			is.NoErr(err)
 			is.Equal(wd, filepath.Dir(c.socket)) // the child works in its folder
 
-			var facts session.Facts
-			is.Equal(c.get(t, session.FactsPath, &facts), 200)     // facts answer
+			var facts childproto.Facts
+			is.Equal(c.get(t, childproto.FactsPath, &facts), 200)  // facts answer
 			is.Equal(facts.WorkspaceAPIRevision, 24)               // at revision 24
 			is.True(facts.Shells != nil && len(facts.Shells) == 0) // with an empty shell list
 			var info session.Info

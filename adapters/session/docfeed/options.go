@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 )
 
 // Options tunes a Feed. The zero value is the production configuration;
@@ -32,7 +34,7 @@ type Options struct {
 	// Git is the git executable. Default "git", looked up in PATH.
 	Git string
 	// Env is the base environment of git commands. Default os.Environ().
-	// GIT_* variables and the locale are always replaced (see gitRunner).
+	// GIT_* variables and the locale are always replaced (see gitcmd.Env).
 	Env []string
 	// GitTimeout bounds one git command; its process group is killed
 	// after it. Default 60 s.
@@ -58,7 +60,7 @@ const (
 	DefaultMaxDelay     = 2 * time.Second
 	DefaultBatchLimit   = 256
 	DefaultPollInterval = 5 * time.Second
-	DefaultKeepAlive    = 15 * time.Second
+	DefaultKeepAlive    = childproto.DefaultKeepAlive // 15 s
 	DefaultQueueFrames  = 256
 	DefaultQueueBytes   = 16 << 20
 	DefaultGitTimeout   = 60 * time.Second

@@ -1,0 +1,80 @@
+// Package childproto is the internal protocol between the Hub's local
+// backend (adapters/local) and the workspace child it starts
+// (adapters/session, `wharf session`). Both sides import this package, so
+// the protocol is written once: its paths, queries, messages, event names,
+// payloads and framing, each with an encoder and a decoder. Decoders are
+// pure functions over bytes and readers that refuse what the protocol does
+// not allow, so they can be tested and fuzzed without a process.
+//
+// The package holds no domain types: the Hub maps these messages onto its
+// ports (package hub) and the child onto its own state.
+//
+// # Internal protocol, workspace revision 24
+//
+// The protocol is private to one Wharf build (the Hub always starts its own
+// binary) and versioned by the workspace API revision the child reports in
+// its Facts.
+//
+// Start: the Hub runs
+//
+//	<command...> session --workspace-id ID --path DIR --socket SOCK
+//
+// (Args.Argv; the child parses what follows `session` with ParseArgs) with
+// a sanitized environment, in its own process group, stdin a pipe the Hub
+// holds open for the child's life, stdout and stderr pipes.
+//
+// Readiness: the child changes into DIR (failing when DIR is not a
+// directory), removes a stale socket at SOCK (refusing to remove anything
+// else), listens on SOCK with mode 0600, serves HTTP on it, and only then
+// writes exactly one line, ReadyLine ("ready\n"), to stdout (WriteReady;
+// the Hub reads it with ReadReady). It writes nothing else to stdout;
+// diagnostics go to stderr, which the Hub logs and never shows to clients.
+// The Hub then confirms readiness with one GET FactsPath.
+//
+// Endpoints, all GET; the JSON ones answer with Cache-Control: no-store:
+//
+//	/_wharf/facts          {"workspaceApiRevision":24,"shells":[...]}   (Facts)
+//	/s/{ID}/api/session    {"workspaceId":ID,"workspaceApiRevision":24} (the workspace API)
+//
+// The Hub forwards client requests under /s/{ID}/ verbatim, so the child
+// serves that base path itself; /_wharf/ (InternalPrefix) is never
+// forwarded. Any other path or method answers 404 {"error":"not found"}.
+// Every error answer is JSON {"error": MESSAGE} (ErrorBody, WriteError);
+// the Hub decides by status alone and never quotes the message.
+//
+// Feeds: the upstreams of the Hub's live stream, one request per feed
+// (FeedRequest), each answered 200 with Content-Type text/event-stream and
+// Cache-Control no-cache, then flushed at once so the Hub knows the feed is
+// accepted (OpenStream). Frames are `event: NAME`, `id: CURSOR` for a chat
+// event, and `data: JSON` lines, ended by a blank line (AppendEvent,
+// StreamWriter; the Hub reads them with EventReader); a ": keepalive"
+// comment follows every DefaultKeepAlive of quiet. A stream ends when the
+// Hub closes it or the child stops (ending it in order):
+//
+//	/_wharf/feeds/document?key=KEY      event: state     DocumentSnapshot first, then DocumentPatch
+//	/_wharf/feeds/activity              event: activity  {"working":false,"awaiting":false} at once and on every change
+//	/_wharf/feeds/inventory             event: inventory {"type":"conversation.inventory"} at once (the opening tick)
+//	/_wharf/feeds/conversation?id=ID[&cursor=C]
+//
+// KEY is a LiveDocumentKey (the Hub sends the canonical spelling, and
+// always sends the parameter); a bad one answers 400, and the document
+// feed answers 503 when it cannot run (package docfeed documents the
+// frames). The document feed indexes and watches the folder from its first
+// request until the child stops, so a workspace nobody reads documents of
+// costs nothing, and readiness never waits for indexing. The activity and
+// inventory feeds take no parameters (any are ignored). A conversation
+// feed needs exactly one non-empty id and at most one cursor (else 400);
+// an unknown conversation answers 404 {"error":"unknown conversation"}.
+// It sends `event: open` {"cursor":C} first when opened without a cursor,
+// then `event: chat` frames with `id: CURSOR`, or one `event: resync`
+// after which it ends (DecodeFrame, EncodeFrame). No agent runs in this
+// build: activity never works nor awaits, the inventory is empty, and every
+// conversation is unknown.
+//
+// Stop: SIGTERM makes the child end its feed streams, stop the document
+// feed, shut its server down gracefully within a short bound, remove the
+// socket and exit 0. EOF on stdin means the Hub is gone, even killed with
+// SIGKILL, and ends the child the same way. The Hub kills the whole process
+// group when its stop grace runs out, so anything the child started goes
+// too.
+package childproto

@@ -1,0 +1,111 @@
+package childproto
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// Subcommand is the first argument of a child's command line, after the
+// command the Hub is configured with: `wharf session ...`.
+const Subcommand = "session"
+
+// Args are the child's command-line arguments: what the Hub tells the
+// child at start, and all it tells it.
+type Args struct {
+	WorkspaceID string // the workspace's id, which names /s/{ID}/
+	Path        string // the workspace folder, absolute
+	Socket      string // the Unix socket the child listens on
+}
+
+// Argv is the child's command line after the Hub's command: Subcommand,
+// then the flags that ParseArgs reads back.
+func (a Args) Argv() []string {
+	return []string{Subcommand,
+		"--workspace-id", a.WorkspaceID, "--path", a.Path, "--socket", a.Socket}
+}
+
+// ErrUsage marks an error in the child's command line; the command exits 2
+// for it.
+var ErrUsage = errors.New("usage")
+
+// ParseArgs reads the arguments that follow Subcommand. Every flag is
+// required and nothing may follow them; a refusal wraps ErrUsage, except a
+// request for help (-h), which returns flag.ErrHelp. The flag package's
+// diagnostics and usage text go to usage.
+func ParseArgs(args []string, usage io.Writer) (Args, error) {
+	var a Args
+	fs := flag.NewFlagSet("wharf "+Subcommand, flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&a.WorkspaceID, "workspace-id", "", "`id` of the workspace")
+	fs.StringVar(&a.Path, "path", "", "workspace `directory`")
+	fs.StringVar(&a.Socket, "socket", "", "Unix `socket` to serve on")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return a, err
+		}
+		return a, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return a, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	case a.WorkspaceID == "" || a.Path == "" || a.Socket == "":
+		return a, fmt.Errorf("%w: --workspace-id, --path and --socket are required", ErrUsage)
+	}
+	return a, nil
+}
+
+// ReadyLine is the whole of what a child writes to stdout, once it serves
+// on its socket.
+const ReadyLine = "ready\n"
+
+// MaxReadyLine bounds what ReadReady reads of a first line that is not
+// ReadyLine.
+const MaxReadyLine = 64
+
+// WriteReady announces readiness on the child's stdout.
+func WriteReady(stdout io.Writer) error {
+	_, err := io.WriteString(stdout, ReadyLine)
+	return err
+}
+
+var (
+	// ErrNoReadyLine reports a stdout that ended (or failed) before a
+	// whole first line; the child's exit then says why.
+	ErrNoReadyLine = errors.New("stdout closed before the readiness line")
+	// ErrBadReadyLine reports a first line other than ReadyLine, or one
+	// longer than MaxReadyLine.
+	ErrBadReadyLine = errors.New("unexpected first line on stdout")
+)
+
+// maxEmptyReads bounds the reads in a row that return nothing, as bufio
+// does: the reader is broken then.
+const maxEmptyReads = 100
+
+// ReadReady reads the child's first line from stdout: nil for ReadyLine,
+// ErrBadReadyLine (wrapped, with the line's length, never its text) for
+// another line, ErrNoReadyLine when stdout ends first. It reads at most
+// MaxReadyLine bytes and never a byte past the first line end, so the
+// caller can go on draining r.
+func ReadReady(stdout io.Reader) error {
+	var line [MaxReadyLine]byte
+	n, empty := 0, 0
+	for n < len(line) {
+		k, err := stdout.Read(line[n : n+1])
+		n += k
+		if k > 0 && line[n-1] == '\n' {
+			if string(line[:n]) == ReadyLine {
+				return nil
+			}
+			return fmt.Errorf("%w (%d bytes)", ErrBadReadyLine, n)
+		}
+		if k == 0 && err == nil {
+			empty++ // a reader that never makes progress is a broken one
+		}
+		if err != nil || empty > maxEmptyReads {
+			return ErrNoReadyLine
+		}
+	}
+	return fmt.Errorf("%w (%d bytes)", ErrBadReadyLine, n)
+}

@@ -1,0 +1,141 @@
+package gitcmd_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
+)
+
+// testWait bounds every wait of these tests.
+const testWait = 10 * time.Second
+
+// fakeGit writes a shell script standing for git and returns its path.
+func fakeGit(t *testing.T, script string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "git")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// testContext ends with the test or after testWait.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), testWait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	git := fakeGit(t, `printf '%s\n' "$@"; pwd; echo "LC_ALL=$LC_ALL GIT_DIR=$GIT_DIR"; cat; echo oops >&2; exit 3`)
+	r := gitcmd.New(gitcmd.Options{Git: git, Env: []string{"GIT_DIR=/elsewhere", "PATH=" + os.Getenv("PATH")},
+		Args: []string{"--no-optional-locks", "-c", "color.ui=false"}})
+	res, err := r.Run(testContext(t), "/some/dir", "status", "-z")
+	is.NoErr(err)                                   // a non-zero status is no error
+	is.Equal(res.Code, 3)                           // the status is reported
+	is.Equal(string(res.Stderr), "oops\n")          // with the stderr, for logs
+	is.Equal(string(res.Stdout), "-C\n/some/dir\n"+ // -C dir first
+		"--no-optional-locks\n-c\ncolor.ui=false\n"+ // then the global options
+		"status\n-z\n"+ // then the command's own
+		"/\n"+ // in the root, whatever our directory
+		"LC_ALL=C GIT_DIR=\n") // with the scrubbed environment, and an empty stdin
+
+	res, err = r.Run(testContext(t), "", "version")
+	is.NoErr(err)                                                           // ran
+	is.True(strings.HasPrefix(string(res.Stdout), "--no-optional-locks\n")) // without -C when there is no directory
+}
+
+func TestRunBoundsOutput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		status int
+	}{
+		{"on success", 0},
+		{"on failure", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			git := fakeGit(t, `head -c 100 /dev/zero; head -c 5000 /dev/zero | tr '\0' e >&2; exit `+string(rune('0'+tc.status)))
+			r := gitcmd.New(gitcmd.Options{Git: git, MaxStdout: 64, StderrTail: 10})
+			_, err := r.Run(testContext(t), "", "ls-files")
+			var e *gitcmd.Error
+			is.True(errors.As(err, &e))                         // a command error
+			is.True(errors.Is(err, gitcmd.ErrOutputTooLarge))   // for its stdout over the bound
+			is.Equal(e.Code, tc.status)                         // with its status
+			is.Equal(string(e.Stderr), strings.Repeat("e", 10)) // and the tail of its stderr only
+		})
+	}
+	t.Run("at the bound", func(t *testing.T) {
+		is := is.New(t)
+		r := gitcmd.New(gitcmd.Options{Git: fakeGit(t, `head -c 64 /dev/zero`), MaxStdout: 64})
+		res, err := r.Run(testContext(t), "", "ls-files")
+		is.NoErr(err)                 // what fits is kept
+		is.Equal(len(res.Stdout), 64) // whole
+	})
+}
+
+func TestRunWithoutGit(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	r := gitcmd.New(gitcmd.Options{Git: filepath.Join(t.TempDir(), "no-git")})
+	_, err := r.Run(testContext(t), "", "status")
+	var e *gitcmd.Error
+	is.True(errors.As(err, &e))             // a command error
+	is.Equal(e.Code, -1)                    // git never exited
+	is.True(errors.Is(err, os.ErrNotExist)) // because it is not there
+}
+
+func TestRunCancelled(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r := gitcmd.New(gitcmd.Options{Git: fakeGit(t, "exit 0")})
+	_, err := r.Run(ctx, "", "status")
+	is.True(errors.Is(err, context.Canceled))   // the caller's end is reported
+	is.True(!errors.Is(err, gitcmd.ErrTimeout)) // as no timeout
+}
+
+// TestIsolateConfig runs real git: the user's global config applies unless
+// the runner isolates commands from it.
+func TestIsolateConfig(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git:", err)
+	}
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Global Ann\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
+	for _, tc := range []struct {
+		name    string
+		isolate bool
+		code    int
+		out     string
+	}{
+		{"the user's config", false, 0, "Global Ann\n"},
+		{"isolated", true, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := gitcmd.New(gitcmd.Options{Env: env, IsolateConfig: tc.isolate})
+			res, err := r.Run(testContext(t), home, "config", "--get", "user.name")
+			is.NoErr(err)                        // ran
+			is.Equal(res.Code, tc.code)          // the setting is found or not
+			is.Equal(string(res.Stdout), tc.out) // and read only when not isolated
+		})
+	}
+}
