@@ -12,7 +12,8 @@ test:
 bench:
     go run ./bench/load -out bench/RESULTS.md
 
-# Formatting and static checks.
+# Formatting and static checks, as CI runs them.
 lint:
     test -z "$(gofmt -l $(git ls-files '*.go'))"
     go vet ./...
+    go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
