@@ -53,6 +53,9 @@ func (h *Hub) CreateFolder(ctx context.Context, parent, name string) (string, er
 	if err := checkFolderName("name", name); err != nil {
 		return "", err
 	}
+	if _, err := child(parent, name); err != nil {
+		return "", err
+	}
 	h.folderMu.Lock()
 	defer h.folderMu.Unlock()
 	if err := h.fence(fenceFolder); err != nil {
@@ -61,7 +64,10 @@ func (h *Hub) CreateFolder(ctx context.Context, parent, name string) (string, er
 	if parent, err = h.directDir(parent, "parent"); err != nil {
 		return "", err
 	}
-	dest := path.Join(parent, name)
+	dest, err := child(parent, name)
+	if err != nil {
+		return "", err
+	}
 	release, err := h.reserved.reserve(dest)
 	if err != nil {
 		return "", err
@@ -159,7 +165,10 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (Rena
 	if err != nil {
 		return RenameResult{}, err
 	}
-	dest := path.Join(path.Dir(src), name)
+	dest, err := child(path.Dir(src), name)
+	if err != nil {
+		return RenameResult{}, err
+	}
 	if dest == src {
 		return RenameResult{}, Errorf(Conflict, "source and destination are the same folder")
 	}

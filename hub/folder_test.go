@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -28,6 +29,10 @@ func TestCreateFolder(t *testing.T) {
 		{"symlinked parent", "/home/ann/link", "x", hub.Invalid, "parent must name a direct non-symbolic-link directory"},
 		{"existing", "/home/ann/src", "exists", hub.Conflict, "destination already exists"},
 		{"claimed by a registration", "/home/ann/src", "gone", hub.Conflict, "destination is claimed by a registered workspace"},
+		{"name of 256 bytes", "/home/ann/src", strings.Repeat("n", 256), hub.Invalid, "name is longer than 255 bytes"},
+		{"parent segment of 256 bytes", "/home/ann/" + strings.Repeat("p", 256), "x", hub.Invalid, "a path segment is longer than 255 bytes"},
+		{"parent of 4096 bytes", "/" + strings.Repeat(strings.Repeat("p", 200)+"/", 20) + strings.Repeat("p", 95), "x", hub.Invalid, "path is longer than 4095 bytes"},
+		{"result over 4095 bytes", "/" + strings.Repeat(strings.Repeat("p", 200)+"/", 19) + strings.Repeat("p", 250), strings.Repeat("x", 30), hub.Invalid, "path is longer than 4095 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -14,6 +14,15 @@ const MaxDisplayName = 64
 // readable in URLs and socket names.
 const maxIDBase = 48
 
+// Bounds of names and paths on the Hub host: the longest file name and
+// path the host's file systems accept (NAME_MAX and PATH_MAX less the
+// terminating NUL on Linux and the BSDs). Longer input is invalid, not a
+// conflict with something on disk.
+const (
+	MaxFolderNameBytes = 255
+	MaxPathBytes       = 4095
+)
+
 // isJSSpace reports the white space that clients' trim() removes: the set
 // of ECMAScript WhiteSpace and LineTerminator. Go's unicode.IsSpace differs
 // (it has U+0085, lacks U+FEFF), and names must trim as the clients do.
@@ -56,12 +65,17 @@ func checkFolderName(field, name string) error {
 	if !validFolderName(name) {
 		return Errorf(Invalid, "%s must be one visible non-hidden path segment", field)
 	}
+	if len(name) > MaxFolderNameBytes {
+		return Errorf(Invalid, "%s is longer than %d bytes", field, MaxFolderNameBytes)
+	}
 	return nil
 }
 
 // NormalizeDisplayName trims name as clients trim and checks it: 1 to 64
-// characters, no control character, at least one visible character. It
-// returns the stored form.
+// visible characters, no control character and no format character
+// (zero-width, bidi controls, the byte-order mark, tags), so a name cannot
+// hide or reorder what a person reads. Combining marks belong to the
+// character before them and do not count. It returns the stored form.
 func NormalizeDisplayName(name string) (string, error) {
 	name = strings.TrimFunc(name, isJSSpace)
 	switch {
@@ -71,12 +85,26 @@ func NormalizeDisplayName(name string) (string, error) {
 		return "", Errorf(Invalid, "workspace display name must not be empty")
 	case strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) >= 0:
 		return "", Errorf(Invalid, "workspace display name must not contain control characters")
-	case utf8.RuneCountInString(name) > MaxDisplayName:
-		return "", Errorf(Invalid, "workspace display name must be at most %d characters", MaxDisplayName)
 	case strings.IndexFunc(name, func(r rune) bool { return !isJSSpace(r) && !isInvisible(r) }) < 0:
 		return "", Errorf(Invalid, "workspace display name must contain a visible character")
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) >= 0:
+		return "", Errorf(Invalid, "workspace display name must not contain format characters (zero-width, bidi or byte-order marks)")
+	case visibleLen(name) > MaxDisplayName:
+		return "", Errorf(Invalid, "workspace display name must be at most %d characters", MaxDisplayName)
 	}
 	return name, nil
+}
+
+// visibleLen counts the characters of s a person sees: code points less
+// the combining marks, which draw on the character before them.
+func visibleLen(s string) int {
+	n := 0
+	for _, r := range s {
+		if !unicode.In(r, unicode.Mn, unicode.Me) {
+			n++
+		}
+	}
+	return n
 }
 
 // defaultDisplayName derives a display name from a folder: its base name

@@ -87,6 +87,11 @@ func TestDisplayNameRule(t *testing.T) {
 		{"control character", "a\x01b", "", "workspace display name must not contain control characters"},
 		{"C1 control", "a\u0085b", "", "workspace display name must not contain control characters"},
 		{"only format characters", "\u200b\u200d", "", "workspace display name must contain a visible character"},
+		{"bidi override", "evil\u202etxt.exe", "", "workspace display name must not contain format characters (zero-width, bidi or byte-order marks)"},
+		{"zero-width space", "a\u200bb", "", "workspace display name must not contain format characters (zero-width, bidi or byte-order marks)"},
+		{"byte-order mark inside", "a\ufeffb", "", "workspace display name must not contain format characters (zero-width, bidi or byte-order marks)"},
+		{"combining marks do not count", strings.Repeat("e\u0301", 64), strings.Repeat("e\u0301", 64), ""},
+		{"65 with combining marks", strings.Repeat("e\u0301", 65), "", "workspace display name must be at most 64 characters"},
 		{"not unique is fine", "workspace", "workspace", ""},
 	}
 	for _, tc := range tests {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path"
 )
 
 // AuthenticationSelection picks a credential as the authentication default
@@ -232,7 +231,10 @@ func (h *Hub) createConfigured(ctx context.Context, req CreateConfiguredRequest)
 	if parent, err = h.directDir(parent, "parent"); err != nil {
 		return Workspace{}, "", err
 	}
-	dir := path.Join(parent, req.FolderName)
+	dir, err := child(parent, req.FolderName)
+	if err != nil {
+		return Workspace{}, "", err
+	}
 	end, err := h.beginOnboarding(dir)
 	if err != nil {
 		return Workspace{}, "", err

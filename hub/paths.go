@@ -8,13 +8,33 @@ import (
 	"sync"
 )
 
-// absPath checks that p is an absolute path without NUL and returns it
-// cleaned lexically. msg is the Invalid message for a bad p.
+// absPath checks that p is an absolute path without NUL, no longer than
+// the host accepts in any segment or whole, and returns it cleaned
+// lexically. msg is the Invalid message for a bad p.
 func absPath(p, msg string) (string, error) {
 	if p == "" || !path.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
 		return "", Errorf(Invalid, "%s", msg)
 	}
-	return path.Clean(p), nil
+	p = path.Clean(p)
+	if len(p) > MaxPathBytes {
+		return "", Errorf(Invalid, "path is longer than %d bytes", MaxPathBytes)
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if len(seg) > MaxFolderNameBytes {
+			return "", Errorf(Invalid, "a path segment is longer than %d bytes", MaxFolderNameBytes)
+		}
+	}
+	return p, nil
+}
+
+// child returns the path of name (a checked FolderName) in dir, refusing
+// a result longer than the host accepts.
+func child(dir, name string) (string, error) {
+	p := path.Join(dir, name)
+	if len(p) > MaxPathBytes {
+		return "", Errorf(Invalid, "path is longer than %d bytes", MaxPathBytes)
+	}
+	return p, nil
 }
 
 // atOrBelow reports whether p is root or inside it, component-wise:
