@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -23,7 +24,8 @@ const (
 
 // decodeJSON reads a JSON object from r's body into v, strictly: at most
 // limit bytes, Content-Type application/json, valid UTF-8, one object, no
-// unknown fields, no trailing data. Oversize bodies are Invalid unless the
+// unknown fields, field names matched exactly, no key twice in an object,
+// no trailing data. Oversize bodies are Invalid unless the
 // operation documents 413 (tooLarge true).
 func decodeJSON(r *http.Request, limit int64, tooLarge bool, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -55,6 +57,9 @@ func decodeJSON(r *http.Request, limit int64, tooLarge bool, v any) error {
 			return hub.Errorf(hub.Invalid, "request must be a JSON object")
 		}
 		return hub.Errorf(hub.Invalid, "invalid JSON body")
+	}
+	if err := checkKeys(trimmed, reflect.TypeOf(v), "request"); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()

@@ -27,9 +27,19 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 		return hub.Errorf(hub.Forbidden, "cross-origin request rejected")
 	}
 	q := r.URL.Query()
+	for _, name := range []string{"ws", "activity", "subs", "reconnect"} {
+		if len(q[name]) > 1 {
+			return hub.Errorf(hub.Invalid, "%s must be given at most once", name)
+		}
+	}
 	ws, present := q.Get("ws"), q.Has("ws")
 	if err := hub.CheckLiveWorkspaceID(ws, present); err != nil {
 		return err
+	}
+	for _, name := range []string{"activity", "reconnect"} {
+		if v := q.Get(name); q.Has(name) && v != "0" && v != "1" {
+			return hub.Errorf(hub.Invalid, "%s must be 0 or 1", name)
+		}
 	}
 	var subs []hub.Subscription
 	if raw := q.Get("subs"); q.Has("subs") {
@@ -201,6 +211,9 @@ func (a *api) decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subs
 		var fields map[string]json.RawMessage
 		if json.Unmarshal(raw, &fields) != nil || fields == nil {
 			return nil, hub.Errorf(hub.Invalid, "subscription must be an object")
+		}
+		if err := checkKeys(raw, nil, "subscription"); err != nil {
+			return nil, err
 		}
 		for name := range fields {
 			if name != "topic" && name != "key" && (name != "cursor" || !withCursor) {

@@ -239,6 +239,13 @@ func TestLiveStreamChecksBeforeTheFirstByte(t *testing.T) {
 		{"cursor not a string", subsQuery("app", `[{"topic":"inventory","cursor":3}]`), auth, 400, "subscription cursor must be a string"},
 		{"cursor over 1024 bytes", subsQuery("app", `[{"topic":"inventory","cursor":"`+strings.Repeat("c", 1025)+`"}]`), auth, 400, "subscription cursor is too large"},
 		{"unknown field", subsQuery("app", `[{"topic":"inventory","colour":"blue"}]`), auth, 400, `subscription contains an unknown field: "colour"`},
+		{"duplicate field", subsQuery("app", `[{"topic":"inventory","topic":"worktrees"}]`), auth, 400, `subscription contains a duplicate field: "topic"`},
+		{"field name in another case", subsQuery("app", `[{"Topic":"inventory"}]`), auth, 400, `subscription contains an unknown field: "Topic"`},
+		{"activity=2", "ws=app&activity=2", auth, 400, "activity must be 0 or 1"},
+		{"reconnect=x", "ws=app&reconnect=x", auth, 400, "reconnect must be 0 or 1"},
+		{"ws twice", "ws=app&ws=other", auth, 400, "ws must be given at most once"},
+		{"subs twice", subsQuery("app", `[]`) + "&subs=" + url.QueryEscape(`[{"topic":"bogus"}]`), auth, 400, "subs must be given at most once"},
+		{"activity twice", "ws=app&activity=1&activity=1", auth, 400, "activity must be given at most once"},
 		{"unknown workspace", "ws=nope", auth, 404, "unknown workspace"},
 	}
 	for _, tt := range tests {
@@ -358,6 +365,9 @@ func TestLiveSubscriptionChangesRefused(t *testing.T) {
 		{"conversation without key", `{"add":[{"topic":"conversation"}]}`, "conversation subscription needs a key"},
 		{"bad document key", `{"add":[{"topic":"document","key":"scope=file"}]}`, "invalid document key: scope=file requires documentId"},
 		{"cursor in a removal", `{"remove":[{"topic":"inventory","cursor":"x"}]}`, `subscription contains an unknown field: "cursor"`},
+		{"add twice", `{"add":[],"add":[{"topic":"inventory"}]}`, `request contains a duplicate field: "add"`},
+		{"field name in another case", `{"Add":[{"topic":"inventory"}]}`, `request contains an unknown field: "Add"`},
+		{"duplicate in an entry", `{"add":[{"topic":"inventory","topic":"worktrees"}]}`, `request contains a duplicate field: "topic"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

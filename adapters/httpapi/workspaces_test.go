@@ -110,6 +110,12 @@ func TestOnboardingOverHTTP(t *testing.T) {
 		msg              string
 	}{
 		{"unknown field", "/api/hub/workspaces", `{"path":"/home/ann/src/app","force":true}`, 400, "request contains an unknown field: \"force\""},
+		{"field name in another case", "/api/hub/folders/create", `{"PARENT":"/home/ann","Name":"x"}`, 400, "request contains an unknown field: \"PARENT\""},
+		{"field given twice", "/api/hub/folders/create", `{"parent":"/home/ann/src","parent":"/home/ann","name":"x"}`, 400, "request contains a duplicate field: \"parent\""},
+		{"nested field in another case", "/api/hub/workspaces/configure", `{"path":"/home/ann/src","displayName":"x","authentication":[{"CredentialId":"k","host":"h"}]}`, 400, "request contains an unknown field: \"CredentialId\""},
+		{"nested field given twice", "/api/hub/workspaces/configure", `{"path":"/home/ann/src","displayName":"x","authentication":[{"credentialId":"k","host":"h","host":"i"}]}`, 400, "request contains a duplicate field: \"host\""},
+		{"folder name over 255 bytes", "/api/hub/folders/create", `{"parent":"/home/ann","name":"` + strings.Repeat("n", 256) + `"}`, 400, "name is longer than 255 bytes"},
+		{"display name with a bidi override", "/api/hub/workspaces/configure", `{"path":"/home/ann/src","displayName":"evil\u202etxt.exe"}`, 400, "workspace display name must not contain format characters (zero-width, bidi or byte-order marks)"},
 		{"start not boolean", "/api/hub/workspaces", `{"path":"/home/ann/src/app","start":"yes"}`, 400, "start must be a boolean"},
 		{"relative path", "/api/hub/workspaces", `{"path":"src/app"}`, 400, "an absolute folder path is required"},
 		{"missing display name", "/api/hub/workspaces/configure", `{"path":"/home/ann/src"}`, 400, "displayName is required"},
