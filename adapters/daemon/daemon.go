@@ -16,12 +16,14 @@ package daemon
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
@@ -55,6 +57,12 @@ type Config struct {
 	// TLS, when set, is the configuration of the listener Serve is given
 	// (Serve wraps it); nil serves plain HTTP.
 	TLS *tls.Config
+	// PublicHosts are the host names clients reach the Hub by, besides
+	// IP addresses and localhost (a name behind a reverse proxy, the
+	// listen address's name). The DNS names of the TLS certificate are
+	// added. A request naming any other host answers 421, which keeps
+	// pages on other names that resolve to the Hub (DNS rebinding) out.
+	PublicHosts []string
 	// Adapt, when set, may replace or wrap any of the real ports before the
 	// Hub is built: the one place an embedder swaps an adapter.
 	Adapt func(*hub.Ports)
@@ -127,8 +135,27 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 			d.log.Error("recovery left journals pending: folder and workspace changes are refused until they are settled (see the errors above)", "journals", n)
 		}
 	}
-	d.handler = httpapi.NewHandler(d.hub, httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies})
+	d.handler = httpapi.NewHandler(d.hub, httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
+		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...)})
 	return d, nil
+}
+
+// certificateNames returns the DNS names of c's certificates.
+func certificateNames(c *tls.Config) []string {
+	if c == nil {
+		return nil
+	}
+	var names []string
+	for _, cert := range c.Certificates {
+		leaf := cert.Leaf
+		if leaf == nil && len(cert.Certificate) > 0 {
+			leaf, _ = x509.ParseCertificate(cert.Certificate[0])
+		}
+		if leaf != nil {
+			names = append(names, leaf.DNSNames...)
+		}
+	}
+	return names
 }
 
 // Hub returns the running Hub.

@@ -98,7 +98,7 @@ func checkResponse(req *http.Request, resp *http.Response, body []byte) string {
 		return ""
 	}
 	route, params, err := router.FindRoute(req)
-	if err != nil || resp.StatusCode == http.StatusInternalServerError {
+	if err != nil || resp.StatusCode == http.StatusInternalServerError || resp.StatusCode == http.StatusMisdirectedRequest {
 		return checkUndocumented(doc, req, resp, body)
 	}
 	in := &openapi3filter.RequestValidationInput{
@@ -122,9 +122,13 @@ func checkResponse(req *http.Request, resp *http.Response, body []byte) string {
 }
 
 // checkUndocumented checks an answer that no operation documents: a 405,
-// an unknown path, a retired stream route, or a 500. Each is a closed JSON
+// an unknown path, a retired stream route, a 421 for a foreign Host, or a
+// 500. Each is a closed JSON
 // error body with no-store.
 func checkUndocumented(doc *openapi3.T, req *http.Request, resp *http.Response, body []byte) string {
+	if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		return fmt.Sprintf("X-Content-Type-Options %q, want nosniff", got)
+	}
 	if got := resp.Header.Get("Cache-Control"); got != "no-store" {
 		return fmt.Sprintf("Cache-Control %q, want no-store", got)
 	}

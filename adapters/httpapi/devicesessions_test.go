@@ -8,6 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -160,7 +161,7 @@ func TestAuthentication(t *testing.T) {
 // TestCookieName copies the spec's rule: <service>_hub at the scheme's
 // default port, <service>_hub_<port> elsewhere.
 func TestCookieName(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, hub.Config{}, nil, httpapi.Options{AllowedHosts: []string{"hub.example"}})
 	for _, tc := range []struct {
 		host, proto, want string
 	}{

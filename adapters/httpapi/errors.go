@@ -89,13 +89,17 @@ var (
 	headerJSON    = []string{"application/json"}
 	headerNoStore = []string{"no-store"}
 	headerNosniff = []string{"nosniff"}
+	// HSTS under TLS: a year, this host only (other services may share
+	// the domain).
+	headerHSTS = []string{"max-age=31536000"}
 )
 
+// jsonHeaders sets the headers of a JSON answer; nosniff (and HSTS under
+// TLS) are set on every response by ServeHTTP.
 func jsonHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h["Content-Type"] = headerJSON
 	h["Cache-Control"] = headerNoStore
-	h["X-Content-Type-Options"] = headerNosniff
 }
 
 // writeStatus answers a transport-level error that has no core kind.

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/httpapi"
 	apidoc "github.com/wharfhub/wharf/api"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
@@ -185,4 +187,63 @@ func TestRequestLog(t *testing.T) {
 	is.True(strings.Contains(logs, `route=/api/hub/sessions/{sessionHandle}/revoke`)) // the route pattern is logged
 	is.True(strings.Contains(logs, "status=404"))                                     // with the status
 	is.True(!strings.Contains(logs, "handle-42"))                                     // but not the path's values
+}
+
+// A page on another name that resolves to the Hub (DNS rebinding) sends
+// its own name as Host; the Hub answers only for IP addresses, localhost
+// and the names it is given, before it authenticates anything.
+func TestHostHeader(t *testing.T) {
+	s := newServer(t, hub.Config{}, nil, httpapi.Options{AllowedHosts: []string{"Hub.Example.", "proxy.example:8443"}})
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"127.0.0.1:4700", 400},
+		{"[::1]:4700", 400},
+		{"10.1.2.3", 400},
+		{"localhost:4700", 400},
+		{"app.localhost", 400},
+		{"hub.example", 400},
+		{"HUB.EXAMPLE:4700", 400},
+		{"proxy.example", 400},
+		{"evil.example", 421},
+		{"evil.example:4700", 421},
+		{"127.0.0.1.evil.example", 421},
+		{"localhost.evil.example", 421},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			is := is.New(t)
+			r := s.do(t, "POST", "/login", `{}`, "Host", tc.host)
+			is.Equal(r.status, tc.status) // 400: the Hub read the (empty) login; 421: it did not
+			if tc.status == http.StatusMisdirectedRequest {
+				is.Equal(r.errorText(t), "misdirected request: this Hub does not answer for that host name")
+			}
+		})
+	}
+}
+
+// Every answer carries nosniff, whoever wrote it; under TLS every answer
+// also carries HSTS.
+func TestSecurityHeaders(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, nil)
+	s.repo(t, "/home/ann/app")
+	auth := bearer(s.login(t, "ann", annPassword))
+	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app","start":true}`, auth...)
+	for _, path := range []string{"/api/openapi.yaml", "/api/hub/state", "/nope", "/s/app/api/session"} {
+		r := s.do(t, "GET", path, "", auth...)
+		is.Equal(r.header.Get("X-Content-Type-Options"), "nosniff") // on every answer
+		is.Equal(r.header.Get("Strict-Transport-Security"), "")     // no HSTS over plain HTTP
+	}
+	l := s.openLive(t, "ws=app", auth...)
+	is.Equal(l.resp.Header.Get("X-Content-Type-Options"), "nosniff") // on the live stream too
+
+	tlsSrv := httptest.NewTLSServer(httpapi.NewHandler(s.hub, httpapi.Options{}))
+	defer tlsSrv.Close()
+	resp, err := tlsSrv.Client().Get(tlsSrv.URL + "/api/hub/state")
+	is.NoErr(err)
+	resp.Body.Close()
+	is.Equal(resp.StatusCode, http.StatusUnauthorized)                         // answered over TLS
+	is.Equal(resp.Header.Get("Strict-Transport-Security"), "max-age=31536000") // with HSTS
+	is.Equal(resp.Header.Get("X-Content-Type-Options"), "nosniff")
 }

@@ -44,6 +44,12 @@ func (a *api) newProxy() *httputil.ReverseProxy {
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("Cookie")
 		},
+		// The child's headers replace the Hub's; the Hub's rules for
+		// every response still hold on a forwarded one.
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header["X-Content-Type-Options"] = headerNosniff
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			a.writeError(w, r, hub.Wrap(hub.Unavailable, err, "workspace session unreachable"))
 		},

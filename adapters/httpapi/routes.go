@@ -28,6 +28,11 @@ type Options struct {
 	// count. From any other peer the header is ignored, so a client cannot
 	// pick a fresh address for each login attempt. Default none.
 	TrustedProxies []netip.Prefix
+	// AllowedHosts are the host names, besides IP addresses and
+	// localhost, that requests may name in their Host header: the Hub's
+	// public names behind a proxy, the names of its TLS certificate. Any
+	// other name answers 421 (see host.go). Default none.
+	AllowedHosts []string
 }
 
 // anyMethod routes every method of a pattern to one handler.
@@ -117,11 +122,13 @@ type api struct {
 	mux     *http.ServeMux
 	exact   map[string]http.Handler // the routes without wildcards, by path
 	proxies []netip.Prefix
+	hosts   map[string]struct{} // Options.AllowedHosts, normalized
 }
 
 // NewHandler returns the HTTP handler of the Hub API over h.
 func NewHandler(h *hub.Hub, opts Options) http.Handler {
-	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies}
+	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+		hosts: normalizeHosts(opts.AllowedHosts)}
 	a.proxy = a.newProxy()
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -212,6 +219,15 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
 		}
 	}()
+	h := sw.Header()
+	h["X-Content-Type-Options"] = headerNosniff
+	if r.TLS != nil {
+		h["Strict-Transport-Security"] = headerHSTS
+	}
+	if !a.hostAllowed(r.Host) {
+		writeStatus(sw, http.StatusMisdirectedRequest, "misdirected request: this Hub does not answer for that host name")
+		return
+	}
 	if p := r.URL.Path; p == "" || p[0] != '/' || (p != "/" && (path.Clean(p) != p)) {
 		writeStatus(sw, http.StatusNotFound, "not found")
 		return

@@ -24,6 +24,7 @@ type serveFlags struct {
 	sessionLifetime                             time.Duration
 	allowInsecureHTTP                           bool
 	trustedProxies                              []netip.Prefix
+	publicHosts                                 []string
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
@@ -43,6 +44,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		ps, err := parsePrefixes(v)
 		f.trustedProxies = append(f.trustedProxies, ps...)
 		return err
+	})
+	fs.Func("public-host", "comma-separated host `names` clients reach the Hub by, besides IP addresses, localhost "+
+		"and the TLS certificate's names (a name behind a reverse proxy); requests naming other hosts answer 421", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				f.publicHosts = append(f.publicHosts, h)
+			}
+		}
+		return nil
 	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -92,6 +102,12 @@ func parsePrefixes(list string) ([]netip.Prefix, error) {
 	return ps, nil
 }
 
+// listenHost is the host of a listen address, which clients may name.
+func listenHost(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	return host
+}
+
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
@@ -139,6 +155,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Logger:         log,
 		TrustedProxies: f.trustedProxies,
 		TLS:            tlsConfig,
+		PublicHosts:    append(f.publicHosts, listenHost(f.listen)),
 		Adapt:          adapt,
 	})
 	if err != nil {
