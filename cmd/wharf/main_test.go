@@ -159,16 +159,27 @@ func (d *serveRun) stop() error {
 	return d.err
 }
 
-var bannerRE = regexp.MustCompile(`(?s)\nwharf: created the first user "([^"]+)" with password:\n\n    (\S+)\n.*?login\n\n`)
+// bannerRE matches the first-user banner: the password itself on a
+// terminal, else the path of the file that holds it.
+var bannerRE = regexp.MustCompile(`(?s)\nwharf: created the first user "([^"]+)"(?: with password:|; its password is in)\n\n    (\S+)\n.*?wharf user passwd \S+\n\n`)
 
 // firstPassword returns the user and password of the first-user banner in
-// stderr, and stderr without the banner.
+// stderr (reading the file it names, when it names one), and stderr
+// without the banner.
 func firstPassword(stderr string) (name, password, rest string) {
 	m := bannerRE.FindStringSubmatchIndex(stderr)
 	if m == nil {
 		return "", "", stderr
 	}
-	return stderr[m[2]:m[3]], stderr[m[4]:m[5]], stderr[:m[0]] + stderr[m[1]:]
+	password = stderr[m[4]:m[5]]
+	if filepath.IsAbs(password) {
+		b, err := os.ReadFile(password)
+		if err != nil {
+			return "", "", stderr
+		}
+		password = strings.TrimSuffix(string(b), "\n")
+	}
+	return stderr[m[2]:m[3]], password, stderr[:m[0]] + stderr[m[1]:]
 }
 
 // newClient returns an HTTP client without a cookie jar or proxy; roots,

@@ -10,9 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/statedir"
@@ -180,7 +185,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	url := scheme + "://" + net.JoinHostPort(host, port) + "/"
 
-	if err := firstUser(ctx, d.Hub(), getenv, url, stderr); err != nil {
+	if err := firstUser(ctx, d.Hub(), getenv, url, d.Root(), stderr); err != nil {
 		ln.Close()
 		return err
 	}
@@ -194,8 +199,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 var testFS func(hub.FS) hub.FS
 
 // firstUser creates a user when there is none, named after $USER (else
-// admin), and prints its password once.
-func firstUser(ctx context.Context, h *hub.Hub, getenv func(string) string, url string, stderr io.Writer) error {
+// admin), and hands its password over once. On a terminal it is printed.
+// Anywhere else (a pipe, a file, the systemd journal) a printed password
+// would be kept in a log, so it goes into a 0600 file in the state
+// directory instead, whose path is printed.
+func firstUser(ctx context.Context, h *hub.Hub, getenv func(string) string, url, stateDir string, stderr io.Writer) error {
 	name := getenv("USER")
 	if hub.ValidateUserName(name) != nil {
 		name = "admin"
@@ -204,16 +212,58 @@ func firstUser(ctx context.Context, h *hub.Hub, getenv func(string) string, url 
 	if err != nil || !created {
 		return err
 	}
-	fmt.Fprintf(stderr, `
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, `
 wharf: created the first user %q with password:
 
     %s
 
-This password is shown only now. Change it with: wharf user passwd %s
-Log in:
-    curl -s -H 'Content-Type: application/json' \
-      -d '{"name":"%s","password":"%s","deviceLabel":"curl"}' %slogin
+This password is shown only now. Log in at %s with it
+(curl: see the README), and change it with: wharf user passwd %s
 
-`, name, password, name, name, password, url)
+`, name, password, url, name)
+		return nil
+	}
+	path := filepath.Join(stateDir, firstPasswordFile)
+	if err := writePrivate(path, password+"\n"); err != nil {
+		return fmt.Errorf("serve: first user's password: %w", err)
+	}
+	fmt.Fprintf(stderr, `
+wharf: created the first user %q; its password is in
+
+    %s
+
+(readable only by you; delete the file once you have the password). Log in
+at %s with it, and change it with: wharf user passwd %s
+
+`, name, path, url, name)
 	return nil
+}
+
+// firstPasswordFile holds the first user's password when wharf serve does
+// not run on a terminal.
+const firstPasswordFile = "first-user-password"
+
+// writePrivate writes data to a new file at path with mode 0600, replacing
+// a file left by an earlier first start.
+func writePrivate(path, data string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -49,10 +49,13 @@ func TestServe(t *testing.T) {
 	is.True(strings.HasPrefix(d.url, "http://127.0.0.1:")) // the first stdout line is the URL
 	is.True(strings.HasSuffix(d.url, "/"))                 // ending in a slash
 	name, password, _ := firstPassword(d.stderr.String())
-	is.Equal(name, "ann")                                                                            // the first user is named after $USER
-	is.True(len(password) >= 16)                                                                     // with a long random password
-	is.True(strings.Contains(d.stderr.String(), "wharf user passwd ann"))                            // the banner says how to change it
-	is.True(strings.Contains(d.stderr.String(), password+`","deviceLabel":"curl"}' `+d.url+"login")) // and how to log in
+	is.Equal(name, "ann")                                                 // the first user is named after $USER
+	is.True(len(password) >= 16)                                          // with a long random password
+	is.True(strings.Contains(d.stderr.String(), "wharf user passwd ann")) // the banner says how to change it
+	is.True(!strings.Contains(d.stderr.String(), password))               // stderr is no terminal: the password is not printed
+	pwFile := filepath.Join(dir, "first-user-password")
+	is.True(strings.Contains(d.stderr.String(), pwFile)) // but put in a file whose path is
+	is.Equal(fileMode(t, pwFile), os.FileMode(0o600))    // readable only by its owner
 
 	resp, s1 := login(ctx, t, c, d.url, "ann", password)
 	is.Equal(resp.StatusCode, http.StatusOK) // the printed password logs in

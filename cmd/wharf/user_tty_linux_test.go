@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,4 +81,35 @@ func TestUserTerminalPrompt(t *testing.T) {
 	resp, _ = login(ctx, t, c, d.url, "tina", "tina-password-3")
 	is.Equal(resp.StatusCode, http.StatusUnauthorized) // a refused passwd changed nothing
 	is.NoErr(d.stop())                                 // the daemon stops cleanly
+}
+
+// TestFirstPasswordOnATerminal: on a terminal, serve prints the first
+// user's password once and writes no file.
+func TestFirstPasswordOnATerminal(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := testContext(t)
+	dir := stateDir(t)
+	master, slave := openTTY(t)
+	seen := newOutput()
+	go io.Copy(seen, master) // drain the terminal, as a person's would be
+	runCtx, cancel := context.WithCancel(ctx)
+	stdout := newOutput()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(runCtx, []string{"serve", "--listen", "127.0.0.1:0", "--state-dir", dir},
+			envOf(map[string]string{"USER": "ann"}), strings.NewReader(""), stdout, slave)
+	}()
+	// A terminal turns each newline into CR LF.
+	lf := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+	banner, err := seen.waitFor(ctx, func(s string) bool { return bannerRE.MatchString(lf(s)) })
+	is.NoErr(err) // the banner reached the terminal
+	name, password, _ := firstPassword(lf(banner))
+	is.Equal(name, "ann")                                      // for the first user
+	is.True(len(password) >= 16 && !filepath.IsAbs(password)) // with the password itself
+	is.Equal(strings.Count(banner, password), 1)              // printed once
+	_, err = os.Stat(filepath.Join(dir, "first-user-password"))
+	is.True(os.IsNotExist(err)) // and no file holds it
+	cancel()
+	is.NoErr(<-done) // serve stops cleanly
 }
