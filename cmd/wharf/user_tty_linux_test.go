@@ -105,7 +105,7 @@ func TestFirstPasswordOnATerminal(t *testing.T) {
 	banner, err := seen.waitFor(ctx, func(s string) bool { return bannerRE.MatchString(lf(s)) })
 	is.NoErr(err) // the banner reached the terminal
 	name, password, _ := firstPassword(lf(banner))
-	is.Equal(name, "ann")                                      // for the first user
+	is.Equal(name, "ann")                                     // for the first user
 	is.True(len(password) >= 16 && !filepath.IsAbs(password)) // with the password itself
 	is.Equal(strings.Count(banner, password), 1)              // printed once
 	_, err = os.Stat(filepath.Join(dir, "first-user-password"))
