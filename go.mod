@@ -1,6 +1,6 @@
 module github.com/wharfhub/wharf
 
-go 1.26.8
+go 1.27.3
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1

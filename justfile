@@ -1,5 +1,9 @@
 # Wharf's everyday commands; each runs exactly what the README shows.
 
+# go.mod asks for Go 1.27.3; an older local Go fetches it through the
+# module proxy instead of refusing.
+export GOTOOLCHAIN := "go1.27.3"
+
 # Run the Hub (extra flags pass through: just run --listen 127.0.0.1:0).
 run *FLAGS:
     go run ./cmd/wharf serve {{FLAGS}}

@@ -70,7 +70,29 @@ type Config struct {
 	// be running (wharf user): the directory is not locked, no journal is
 	// recovered and no workspace is started.
 	Admin bool
+	// MaxConns and MaxConnsPerClient cap the connections Serve holds at
+	// once, in total and per client address (an IPv6 /64; trusted
+	// proxies are capped only in total). Zero picks DefaultMaxConns (or
+	// half the process's descriptor limit, when that is lower) and
+	// DefaultMaxConnsPerClient.
+	MaxConns, MaxConnsPerClient int
+	// ReadTimeout bounds reading one request, headers and body; zero
+	// picks DefaultReadTimeout. A handler that takes a larger body moves
+	// its own deadline (http.ResponseController.SetReadDeadline).
+	ReadTimeout time.Duration
 }
+
+// Bounds of every request the server reads. The live stream's long
+// writes are not bounded here: its writer sets a deadline per write.
+const (
+	// DefaultReadTimeout bounds reading a request, headers and body: a
+	// client sending a byte at a time is cut off.
+	DefaultReadTimeout = 30 * time.Second
+	// readHeaderTimeout bounds the headers alone.
+	readHeaderTimeout = 10 * time.Second
+	// maxHeaderBytes bounds a request's headers.
+	maxHeaderBytes = 64 << 10
+)
 
 // Daemon is a running Hub with the adapters it was built over. Close it
 // once done.
@@ -178,6 +200,21 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 	if h == nil {
 		h = d.handler
 	}
+	max, perClient := d.cfg.MaxConns, d.cfg.MaxConnsPerClient
+	if max <= 0 {
+		max = min(DefaultMaxConns, descriptorLimit()/2)
+	}
+	if perClient <= 0 {
+		perClient = DefaultMaxConnsPerClient
+	}
+	readTimeout := d.cfg.ReadTimeout
+	if readTimeout <= 0 {
+		readTimeout = DefaultReadTimeout
+	}
+	conns := newConnLimiter(max, perClient, func(a netip.Addr) bool {
+		return slices.ContainsFunc(d.cfg.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(a) })
+	})
+	ln = limitedListener{Listener: ln, l: conns}
 	if d.cfg.TLS != nil {
 		ln = tls.NewListener(ln, d.cfg.TLS)
 	}
@@ -185,9 +222,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 	defer endStreams()
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       readTimeout,
+		ReadHeaderTimeout: min(readHeaderTimeout, readTimeout),
+		MaxHeaderBytes:    maxHeaderBytes,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ConnState:         conns.track,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
@@ -199,6 +239,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 	}
 	d.log.Info("shutting down")
 	endStreams()
+	conns.closeQuiet()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil {

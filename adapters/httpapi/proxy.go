@@ -62,6 +62,21 @@ func (a *api) handleProxy(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if err := a.hub.CheckRunning(r.Context(), r.PathValue("workspaceId")); err != nil {
 		return err
 	}
+	if r.ContentLength != 0 {
+		// The server's read deadline suits the Hub's own small bodies; a
+		// workspace's (images for an agent) may be larger.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTime(r.ContentLength)))
+	}
 	a.proxy.ServeHTTP(w, r)
 	return nil
+}
+
+// uploadTime is how long a forwarded body of n bytes (-1: unknown) may
+// take to arrive: 30 s plus what 256 KiB/s needs, at most 10 minutes.
+func uploadTime(n int64) time.Duration {
+	const most = 10 * time.Minute
+	if n < 0 {
+		return most
+	}
+	return min(30*time.Second+time.Duration(n/(256<<10))*time.Second, most)
 }
