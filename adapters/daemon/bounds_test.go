@@ -157,6 +157,6 @@ func TestConnectionAndHeaderBounds(t *testing.T) {
 	c := dialFrom(t, "127.0.0.1", addr)
 	fmt.Fprintf(c, "GET /api/hub/state HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", addr, strings.Repeat("h", 100<<10))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	is.NoErr(err)                                                   // answered once a place was free
+	is.NoErr(err)                                                     // answered once a place was free
 	is.Equal(resp.StatusCode, http.StatusRequestHeaderFieldsTooLarge) // headers over 64 KiB are refused
 }
