@@ -41,6 +41,8 @@ type Config struct {
 	Password PasswordParams
 	// LoginLimits bounds failed logins.
 	LoginLimits LoginLimits
+	// LiveLimits bounds the live stream.
+	LiveLimits LiveLimits
 	// KDFConcurrency bounds concurrent password hashing; default the number
 	// of CPUs.
 	KDFConcurrency int
@@ -171,6 +173,7 @@ func withDefaults(cfg Config) Config {
 	if l.MaxKeys <= 0 {
 		l.MaxKeys = 10000
 	}
+	cfg.LiveLimits = cfg.LiveLimits.withDefaults()
 	if cfg.KDFConcurrency <= 0 {
 		cfg.KDFConcurrency = runtime.NumCPU()
 	}

@@ -40,7 +40,8 @@ func (b *liveBroker) activity() *activityTopic { return b.topic(TopicActivity).(
 // OpenLive opens a live stream for caller on workspace ws with the
 // subscriptions subs (checked, de-duplicated with the last entry winning).
 // activity turns the activity topic on. An unknown workspace is NotFound
-// ("unknown workspace"); an invalid subscription is Invalid.
+// ("unknown workspace"); an invalid subscription is Invalid; a stream or
+// subscriptions over the LiveLimits are RateLimited.
 func (h *Hub) OpenLive(ctx context.Context, caller DeviceSession, ws string, activity bool, subs []Subscription) (*LiveStream, error) {
 	if err := CheckLiveWorkspaceID(ws, true); err != nil {
 		return nil, err
@@ -62,6 +63,12 @@ func (h *Hub) OpenLive(ctx context.Context, caller DeviceSession, ws string, act
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, Errorf(Unavailable, "the Hub is shutting down")
+	}
+	if err := b.admitStreamLocked(caller); err != nil {
+		return nil, err
+	}
+	if err := b.admitUpstreamsLocked(ws, subs); err != nil {
+		return nil, err
 	}
 	if b.streams == nil {
 		b.streams = map[string]*LiveStream{}
@@ -129,6 +136,10 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller DeviceSession,
 	if len(after) > MaxLiveSubscriptions {
 		b.mu.Unlock()
 		return Errorf(Invalid, "too many subscriptions")
+	}
+	if err := b.admitUpstreamsLocked(s.ws, change.Add); err != nil {
+		b.mu.Unlock()
+		return err
 	}
 	for _, k := range change.Remove {
 		b.detachLocked(s, b.identity(k))

@@ -383,3 +383,21 @@ func TestLiveSubscriptionChangesRefused(t *testing.T) {
 	got := l.envelopes(2)
 	is.Equal(got[0].Topic+" "+got[1].Topic, "worktrees worktrees") // and only the valid change reached it
 }
+
+// A stream over the Hub's bounds is refused with 429 before it starts,
+// and so is a change that would follow too many contexts.
+func TestLiveLimitsOverHTTP(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{LiveLimits: hub.LiveLimits{PerDeviceSession: 1, UpstreamsPerWorkspace: 1}}, nil)
+	s.repo(t, "/home/ann/app")
+	auth := bearer(s.login(t, "ann", annPassword))
+	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)
+	l := s.openLive(t, subsQuery("app", `[{"topic":"document"}]`), auth...)
+	r := s.do(t, "GET", "/api/hub/live?ws=app", "", auth...)
+	is.Equal(r.status, http.StatusTooManyRequests)                                                         // a second stream of the session
+	is.Equal(r.errorText(t), "too many live streams for this device session (at most 1): close one first") // says why
+	is.True(strings.HasPrefix(r.header.Get("Content-Type"), "application/json"))                           // before any stream byte
+	r = s.do(t, "POST", "/api/hub/live/"+l.id+"/subscriptions", `{"add":[{"topic":"inventory"}]}`, auth...)
+	is.Equal(r.status, http.StatusTooManyRequests)                                                 // a second upstream on the workspace
+	is.Equal(r.errorText(t), "too many distinct live subscriptions on this workspace (at most 1)") // says why
+}
