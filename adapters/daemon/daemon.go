@@ -44,7 +44,9 @@ type Config struct {
 	StateDir string
 	// Hub tunes the core. Its Logger defaults to Logger.
 	Hub hub.Config
-	// Logger receives the daemon's logs; default discards them.
+	// Logger receives the daemon's logs; default discards them. Warnings
+	// of one kind are let through at most five a minute, the next one
+	// saying how many were dropped.
 	Logger *slog.Logger
 	// SessionCommand starts a workspace session child; the session
 	// arguments follow it. Default: this program (os.Executable()), which
@@ -113,9 +115,11 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("daemon: no state directory")
 	}
-	d := &Daemon{cfg: cfg, log: cfg.Logger}
-	if d.log == nil {
-		d.log = slog.New(slog.DiscardHandler)
+	d := &Daemon{cfg: cfg, log: slog.New(slog.DiscardHandler)}
+	if cfg.Logger != nil {
+		// Repeated warnings that clients can cause are throttled, so
+		// nobody floods the operator's log (logthrottle.go).
+		d.log = slog.New(newThrottle(cfg.Logger.Handler(), time.Now))
 	}
 	defer func() {
 		if err != nil {
