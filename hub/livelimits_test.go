@@ -58,7 +58,7 @@ func TestLiveLimits(t *testing.T) {
 	a.Close()
 	b.Close()
 	s, err := open(ann1, doc(""), doc("compareTarget=base")) // one context, spelled twice
-	is.NoErr(err)                                             // a freed place, and one upstream for the two spellings
+	is.NoErr(err)                                            // a freed place, and one upstream for the two spellings
 	err = h.UpdateLiveSubscriptions(ctx, ann1, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{doc("compareTarget=last-commit")}})
 	is.NoErr(err) // a second context: the workspace's second upstream
 	err = h.UpdateLiveSubscriptions(ctx, ann1, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{doc("scope=file&documentId=/x")}})
