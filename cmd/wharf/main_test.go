@@ -1,6 +1,7 @@
 package main
 
 import (
+	"syscall"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -25,6 +26,9 @@ import (
 // as a real child process (see process_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("WHARF_TEST_MAIN") == "1" {
+		if os.Getenv("WHARF_TEST_UMASK_000") == "1" {
+			syscall.Umask(0) // as a careless service manager might start it
+		}
 		main()
 		os.Exit(0)
 	}

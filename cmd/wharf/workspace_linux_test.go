@@ -260,3 +260,45 @@ func workspaceSessionAlive(pid int, id string) bool {
 	i := slices.Index(args, "--workspace-id")
 	return len(args) > 1 && args[1] == "session" && i > 0 && i+1 < len(args) && args[i+1] == id
 }
+
+// TestStateIsPrivateUnderUmask000: even started with umask 000, every
+// directory of the state is 0700 and every file and socket 0600, with a
+// workspace session running (its socket exists) and a commit made.
+func TestStateIsPrivateUnderUmask000(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := testContext(t)
+	home, dir := t.TempDir(), stateDir(t)
+	repo := filepath.Join(t.TempDir(), "project")
+	is.NoErr(os.Mkdir(repo, 0o755))
+	gitInit(t, repo, home)
+	c := newClient(t, nil)
+	h := startHub(ctx, t, dir, home, "WHARF_TEST_UMASK_000=1")
+	_, token := loginFirstUser(ctx, t, c, h)
+	status, _ := postJSON(ctx, t, c, h.url+"api/hub/workspaces", token, map[string]any{"path": repo, "start": true}, nil)
+	is.Equal(status, http.StatusOK) // a workspace runs
+
+	sockets := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		mode := fi.Mode()
+		switch {
+		case mode.IsDir():
+			is.Equal(mode.Perm(), os.FileMode(0o700)) // a private directory
+		case mode&os.ModeSocket != 0:
+			sockets++
+			is.Equal(mode.Perm(), os.FileMode(0o600)) // a private socket
+		default:
+			is.Equal(mode.Perm(), os.FileMode(0o600)) // a private file
+		}
+		return nil
+	})
+	is.NoErr(err)         // the whole state directory was read
+	is.Equal(sockets, 1) // the running workspace's socket was among them
+}
