@@ -1,7 +1,6 @@
 package main
 
 import (
-	"syscall"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -15,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 

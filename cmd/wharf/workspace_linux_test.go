@@ -299,6 +299,6 @@ func TestStateIsPrivateUnderUmask000(t *testing.T) {
 		}
 		return nil
 	})
-	is.NoErr(err)         // the whole state directory was read
+	is.NoErr(err)        // the whole state directory was read
 	is.Equal(sockets, 1) // the running workspace's socket was among them
 }
