@@ -14,7 +14,7 @@ type LoginLimits struct {
 	AddressWindow time.Duration // default 1 minute
 	PerName       int           // failures per user name per NameWindow; default 20
 	NameWindow    time.Duration // default 15 minutes
-	MaxKeys       int           // addresses or names remembered per limiter; default 10,000
+	MaxKeys       int           // keys per limiter table, default 10,000; a full table refuses new keys
 }
 
 // LoginRequest is one login attempt.
@@ -42,7 +42,7 @@ var (
 // spent its budget of failed logins. Transports call it before they read the
 // request body; Login checks again.
 func (h *Hub) CheckLoginRate(clientAddr string) error {
-	if !h.addrLimit.Allowed(clientAddr, h.clock.Now()) {
+	if ok, _ := h.addrLimit.Check(clientAddr, h.clock.Now()); !ok {
 		return errTooManyAttempts
 	}
 	return nil
@@ -63,10 +63,10 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 		label = DeviceLabelFromUserAgent(req.UserAgent)
 	}
 	now := h.clock.Now()
-	if !h.addrLimit.Reserve(req.ClientAddr, now) {
+	if ok, _ := h.addrLimit.Reserve(req.ClientAddr, now); !ok {
 		return LoginResult{}, errTooManyAttempts
 	}
-	if !h.nameLimit.Reserve(req.Name, now) {
+	if ok, _ := h.nameLimit.Reserve(req.Name, now); !ok {
 		h.addrLimit.Fail(req.ClientAddr, now)
 		return LoginResult{}, errTooManyAttempts
 	}

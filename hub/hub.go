@@ -129,8 +129,8 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		stranded:  map[int64]JournalKind{},
 		log:       cfg.Logger,
 		kdf:       make(chan struct{}, cfg.KDFConcurrency),
-		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
-		nameLimit: ratelimit.New(cfg.LoginLimits.PerName, cfg.LoginLimits.NameWindow, cfg.LoginLimits.MaxKeys),
+		addrLimit: ratelimit.New(ratelimit.Config{Budget: cfg.LoginLimits.PerAddress, Window: cfg.LoginLimits.AddressWindow, MaxKeys: cfg.LoginLimits.MaxKeys}),
+		nameLimit: ratelimit.New(ratelimit.Config{Budget: cfg.LoginLimits.PerName, Window: cfg.LoginLimits.NameWindow, MaxKeys: cfg.LoginLimits.MaxKeys}),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
 	h.live.h = h
