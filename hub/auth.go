@@ -2,19 +2,102 @@ package hub
 
 import (
 	"context"
+	"errors"
+	"net/netip"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wharfhub/wharf/hub/internal/ratelimit"
 )
 
 // LoginLimits bound failed logins. A zero field takes its default.
+//
+// A client address is keyed by its IPv4 address or its IPv6 /64 prefix
+// (one subscriber's network, inside which a client can pick any address).
+// A device is known to a user when it presents a device token that a
+// successful login of that user issued (see devicetoken.go).
 type LoginLimits struct {
-	PerAddress    int           // failures per client address per AddressWindow; default 5
-	AddressWindow time.Duration // default 1 minute
-	PerName       int           // failures per user name per NameWindow; default 20
-	NameWindow    time.Duration // default 15 minutes
-	MaxKeys       int           // addresses or names remembered per limiter; default 10,000
+	// PerAddress bounds failures per client address per AddressWindow,
+	// known device or not; past it the address is answered 429 before any
+	// password is hashed. Default 5 per minute.
+	PerAddress    int
+	AddressWindow time.Duration
+	// PerNameAddress bounds failures from unknown devices per (user name,
+	// client address) per NameWindow. Default 10.
+	PerNameAddress int
+	// PerName is how many failures from unknown devices a user name may
+	// have per NameWindow before it slows down: each further attempt from
+	// an unknown device must come NameDelay after the name's previous one,
+	// the delay doubling with each further failure up to MaxNameDelay.
+	// Known devices are not slowed, so the owner is never locked out.
+	// Default 20 per 15 minutes, 1 s doubling to 1 minute.
+	PerName      int
+	NameWindow   time.Duration
+	NameDelay    time.Duration
+	MaxNameDelay time.Duration
+	// PerDevice bounds failures per device token per DeviceWindow; past
+	// it the token no longer makes its device known, so a stolen token
+	// buys little. Default 5 per hour.
+	PerDevice    int
+	DeviceWindow time.Duration
+	// DeviceLifetime is how long a device token makes its device known
+	// after the login that issued it. Default 365 days.
+	DeviceLifetime time.Duration
+	// MaxKeys bounds the keys of each limiter table; default 10,000. A
+	// full table forgets only keys with nothing in their window and
+	// otherwise refuses new keys (429), so junk cannot reset a real key.
+	MaxKeys int
+}
+
+// withDefaults fills the zero fields of l.
+func (l LoginLimits) withDefaults() LoginLimits {
+	setInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setInt(&l.PerAddress, 5)
+	setDur(&l.AddressWindow, time.Minute)
+	setInt(&l.PerNameAddress, 10)
+	setInt(&l.PerName, 20)
+	setDur(&l.NameWindow, 15*time.Minute)
+	setDur(&l.NameDelay, time.Second)
+	setDur(&l.MaxNameDelay, time.Minute)
+	l.MaxNameDelay = max(l.MaxNameDelay, l.NameDelay)
+	setInt(&l.PerDevice, 5)
+	setDur(&l.DeviceWindow, time.Hour)
+	setDur(&l.DeviceLifetime, 365*24*time.Hour)
+	setInt(&l.MaxKeys, 10000)
+	return l
+}
+
+// loginGate holds what limits logins: one table per limit, and the key
+// device tokens are signed with.
+type loginGate struct {
+	limits LoginLimits
+	addr   *ratelimit.Limiter // failures per client address
+	pair   *ratelimit.Limiter // unknown-device failures per (name, address)
+	name   *ratelimit.Limiter // unknown-device failures per name: slows down
+	device *ratelimit.Limiter // failures per device token
+	key    deviceKey
+}
+
+func newLoginGate(l LoginLimits) loginGate {
+	return loginGate{
+		limits: l,
+		addr:   ratelimit.New(ratelimit.Config{Budget: l.PerAddress, Window: l.AddressWindow, MaxKeys: l.MaxKeys}),
+		pair:   ratelimit.New(ratelimit.Config{Budget: l.PerNameAddress, Window: l.NameWindow, MaxKeys: l.MaxKeys}),
+		name: ratelimit.New(ratelimit.Config{Budget: l.PerName, Window: l.NameWindow, MaxKeys: l.MaxKeys,
+			Delay: l.NameDelay, MaxDelay: l.MaxNameDelay}),
+		device: ratelimit.New(ratelimit.Config{Budget: l.PerDevice, Window: l.DeviceWindow, MaxKeys: l.MaxKeys}),
+	}
 }
 
 // LoginRequest is one login attempt.
@@ -23,7 +106,13 @@ type LoginRequest struct {
 	Password    string
 	DeviceLabel string // optional; derived from UserAgent when blank
 	UserAgent   string
-	ClientAddr  string // the key of the per-address limiter
+	// ClientAddr is the client's address as the transport sees it (an IP
+	// address, possibly with a port); the limits key it by IPv4 address
+	// or IPv6 /64 prefix.
+	ClientAddr string
+	// DeviceToken is what an earlier login of this device returned as
+	// LoginResult.DeviceToken, if anything.
+	DeviceToken string
 }
 
 // LoginResult is a successful login: the new session and its secret id,
@@ -31,6 +120,11 @@ type LoginRequest struct {
 type LoginResult struct {
 	SessionID string
 	Session   DeviceSession
+	// DeviceToken makes this device known to Session.User at its next
+	// logins for DeviceTokenLifetime: the caller hands it to the client
+	// (a cookie) and passes it back with them. Empty when none could be
+	// issued.
+	DeviceToken string
 }
 
 var (
@@ -38,22 +132,96 @@ var (
 	errInvalidCredentials = Errorf(Unauthenticated, "invalid credentials")
 )
 
-// CheckLoginRate reports a RateLimited error when the client address has
-// spent its budget of failed logins. Transports call it before they read the
-// request body; Login checks again.
-func (h *Hub) CheckLoginRate(clientAddr string) error {
-	if !h.addrLimit.Allowed(clientAddr, h.clock.Now()) {
+// waitError is errTooManyAttempts with the wait the limit knows.
+type waitError struct {
+	err  *Error
+	wait time.Duration
+}
+
+func (e *waitError) Error() string { return e.err.Error() }
+func (e *waitError) Unwrap() error { return e.err }
+
+// tooManyAttempts is the refusal of a login that may try again after
+// wait (zero: not known).
+func tooManyAttempts(wait time.Duration) error {
+	if wait <= 0 {
 		return errTooManyAttempts
+	}
+	return &waitError{err: errTooManyAttempts, wait: wait}
+}
+
+// RetryAfter reports how long the client of a login refused as
+// RateLimited should wait before trying again, or zero when that is not
+// known.
+func RetryAfter(err error) time.Duration {
+	var w *waitError
+	if errors.As(err, &w) {
+		return w.wait
+	}
+	return 0
+}
+
+// addressKey is the key of a client address in the login limits: an IPv4
+// address as it is, an IPv6 address by its /64 prefix, anything else
+// (no address the transport could tell) as given, cut to a bound.
+func addressKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil {
+			ip, err = netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
+		} else {
+			ip = ap.Addr()
+		}
+		if err != nil {
+			if len(addr) > maxAddressKeyLen {
+				addr = addr[:maxAddressKeyLen]
+			}
+			return addr
+		}
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
+}
+
+// maxAddressKeyLen bounds a client address that is not an IP address.
+const maxAddressKeyLen = 64
+
+// CheckLoginRate reports a RateLimited error when the client address has
+// spent its budget of failed logins (or the address table is full).
+// Transports call it before they read the request body; Login checks
+// again.
+func (h *Hub) CheckLoginRate(clientAddr string) error {
+	if ok, wait := h.loginGate.addr.Check(addressKey(clientAddr), h.clock.Now()); !ok {
+		return tooManyAttempts(wait)
 	}
 	return nil
 }
 
+// DeviceTokenLifetime reports how long a device token issued now makes
+// its device known: a transport keeps it (a cookie) that long.
+func (h *Hub) DeviceTokenLifetime() time.Duration { return h.loginGate.limits.DeviceLifetime }
+
 // Login verifies a name and password and opens a device session.
 //
-// Order: input validation (Invalid), the per-address then per-name failure
-// budgets (RateLimited, before any hash is computed), then one password
-// verification, also for an unknown name, so the answer and its cost do
-// not reveal which names exist (Unauthenticated "invalid credentials").
+// Order: input validation (Invalid); the limits, answered RateLimited
+// before any hash is computed: the client address's failure budget, then,
+// unless DeviceToken makes the device known to the name (and its own
+// budget is not spent), the (name, address) budget and the name's
+// slow-down; then one password verification, also for an unknown name, so
+// the answer and its cost do not reveal which names exist
+// (Unauthenticated "invalid credentials"). A RateLimited answer carries
+// the wait when it is known (RetryAfter).
+//
+// A failure counts against the address and either the device token or
+// the (name, address) pair and the name. A success clears the device
+// token's or the pair's failures, but not the address's (they may be
+// guesses at other names) nor the name's (the owner logging in must not
+// reset an attacker's slow-down), and issues a fresh device token.
 func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) {
 	label, err := validateLogin(req)
 	if err != nil {
@@ -62,26 +230,50 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 	if label == "" {
 		label = DeviceLabelFromUserAgent(req.UserAgent)
 	}
+	g := &h.loginGate
+	addr := addressKey(req.ClientAddr)
+	pair := req.Name + "\x00" + addr
 	now := h.clock.Now()
-	if !h.addrLimit.Reserve(req.ClientAddr, now) {
-		return LoginResult{}, errTooManyAttempts
+	if ok, wait := g.addr.Reserve(addr, now); !ok {
+		return LoginResult{}, tooManyAttempts(wait)
 	}
-	if !h.nameLimit.Reserve(req.Name, now) {
-		h.addrLimit.Fail(req.ClientAddr, now)
-		return LoginResult{}, errTooManyAttempts
+	device, known := h.knownDevice(ctx, req.DeviceToken, req.Name, now)
+	if known {
+		known, _ = g.device.Reserve(device, now) // a spent token is an unknown device
+	}
+	if !known {
+		if ok, wait := g.pair.Reserve(pair, now); !ok {
+			g.addr.Release(addr)
+			return LoginResult{}, tooManyAttempts(wait)
+		}
+		if ok, wait := g.name.Reserve(req.Name, now); !ok {
+			g.addr.Release(addr)
+			g.pair.Release(pair)
+			return LoginResult{}, tooManyAttempts(wait)
+		}
 	}
 	ok, err := h.checkPassword(ctx, req.Name, req.Password)
 	now = h.clock.Now()
 	if err != nil || !ok {
-		h.addrLimit.Fail(req.ClientAddr, now)
-		h.nameLimit.Fail(req.Name, now)
+		g.addr.Fail(addr, now)
+		if known {
+			g.device.Fail(device, now)
+		} else {
+			g.pair.Fail(pair, now)
+			g.name.Fail(req.Name, now)
+		}
 		if err != nil {
 			return LoginResult{}, err
 		}
 		return LoginResult{}, errInvalidCredentials
 	}
-	h.addrLimit.Succeed(req.ClientAddr)
-	h.nameLimit.Succeed(req.Name)
+	g.addr.Release(addr)
+	if known {
+		g.device.Succeed(device)
+	} else {
+		g.pair.Succeed(pair)
+		g.name.Release(req.Name)
+	}
 
 	id, handle, err := newDeviceSessionSecrets()
 	if err != nil {
@@ -101,7 +293,7 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 	if err != nil {
 		return LoginResult{}, err
 	}
-	return LoginResult{SessionID: id, Session: s}, nil
+	return LoginResult{SessionID: id, Session: s, DeviceToken: h.issueDeviceToken(ctx, req.Name, now)}, nil
 }
 
 // checkPassword verifies password for name under the bound on concurrent

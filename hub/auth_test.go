@@ -160,7 +160,7 @@ func TestLoginRateLimits(t *testing.T) {
 		_, err = th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "correct horse", ClientAddr: "a"})
 		is.NoErr(err) // the window slides
 	})
-	t.Run("PerName", func(t *testing.T) {
+	t.Run("PerNameSlowsDown", func(t *testing.T) {
 		is := is.New(t)
 		th := newTestHub(t, hub.Config{LoginLimits: hub.LoginLimits{PerName: 3}})
 		th.mustAddUser(t, "ann", "correct horse")
@@ -169,8 +169,30 @@ func TestLoginRateLimits(t *testing.T) {
 		}
 		_, err := th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "wrong password", ClientAddr: "z"})
 		is.Equal(hub.KindOf(err), hub.RateLimited) // many addresses cannot spray one name
+		is.Equal(hub.RetryAfter(err), time.Second) // they wait for the name's delay
 		_, err = th.Login(ctx, hub.LoginRequest{Name: "bob", Password: "wrong password", ClientAddr: "z"})
 		is.Equal(hub.KindOf(err), hub.Unauthenticated) // other names are unaffected
+	})
+	t.Run("PerNameAndAddress", func(t *testing.T) {
+		is := is.New(t)
+		th := newTestHub(t, hub.Config{})
+		th.mustAddUser(t, "ann", "correct horse")
+		for range 2 {
+			for range 5 {
+				_, err := th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "wrong password", ClientAddr: "192.0.2.1"})
+				is.Equal(hub.KindOf(err), hub.Unauthenticated) // a failure within the address's budget
+			}
+			th.clock.Advance(time.Minute) // the address's window slides
+		}
+		n := th.PasswordVerifications()
+		_, err := th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "correct horse", ClientAddr: "192.0.2.1"})
+		is.Equal(hub.KindOf(err), hub.RateLimited)    // ten failures for ann from one address spend the pair's budget
+		is.Equal(hub.RetryAfter(err), 13*time.Minute) // until the first leaves its 15 minutes
+		is.Equal(th.PasswordVerifications(), n)       // before any hash
+		_, err = th.Login(ctx, hub.LoginRequest{Name: "bob", Password: "wrong password", ClientAddr: "192.0.2.1"})
+		is.Equal(hub.KindOf(err), hub.Unauthenticated) // the address may still try other names
+		_, err = th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "correct horse", ClientAddr: "192.0.2.2"})
+		is.NoErr(err) // and ann other addresses
 	})
 	t.Run("ConcurrentAttemptsStayWithinBudget", func(t *testing.T) {
 		is := is.New(t)
@@ -185,16 +207,29 @@ func TestLoginRateLimits(t *testing.T) {
 		wg.Wait()
 		is.Equal(th.PasswordVerifications(), uint64(5)) // reservations keep concurrent attempts within budget
 	})
-	t.Run("SuccessResets", func(t *testing.T) {
+	t.Run("SuccessClearsThePairNotTheAddress", func(t *testing.T) {
 		is := is.New(t)
-		th := newTestHub(t, hub.Config{})
+		th := newTestHub(t, hub.Config{LoginLimits: hub.LoginLimits{PerAddress: 8, PerNameAddress: 3}})
 		th.mustAddUser(t, "ann", "correct horse")
-		for range 4 {
-			th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "wrong password", ClientAddr: "a"})
+		th.mustAddUser(t, "bob", "battery staple")
+		try := func(name, password string) error {
+			_, err := th.Login(ctx, hub.LoginRequest{Name: name, Password: password, ClientAddr: "a"})
+			return err
 		}
-		th.mustLogin(t, "ann", "correct horse")
-		_, err := th.Login(ctx, hub.LoginRequest{Name: "ann", Password: "correct horse", ClientAddr: "a"})
-		is.NoErr(err) // four failures, a success, and the budget is whole again
+		for range 2 {
+			is.Equal(hub.KindOf(try("ann", "wrong password")), hub.Unauthenticated) // a failure
+		}
+		is.NoErr(try("ann", "correct horse")) // two failures and a success
+		for range 3 {
+			is.Equal(hub.KindOf(try("ann", "wrong password")), hub.Unauthenticated) // the pair's budget is whole again
+		}
+		is.Equal(hub.KindOf(try("ann", "correct horse")), hub.RateLimited) // and now spent
+		for range 2 {
+			is.Equal(hub.KindOf(try("bob", "wrong password")), hub.Unauthenticated) // guesses at bob
+		}
+		is.NoErr(try("bob", "battery staple"))                                  // seven failures and two successes
+		is.Equal(hub.KindOf(try("bob", "wrong password")), hub.Unauthenticated) // the address's eighth failure
+		is.Equal(hub.KindOf(try("eve", "wrong password")), hub.RateLimited)     // successes did not clear the address
 	})
 }
 

@@ -19,3 +19,9 @@ func CheckSchema(name string, data []byte) error {
 	}
 	return doc.Components.Schemas[name].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
 }
+
+// AddressKey is the key of a client address in the login limits.
+var AddressKey = addressKey
+
+// SettingDeviceKey is the setting holding the device token key.
+const SettingDeviceKey = settingDeviceKey

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub/internal/keylock"
-	"github.com/wharfhub/wharf/hub/internal/ratelimit"
 )
 
 // The contract revisions this core implements.
@@ -39,7 +38,7 @@ type Config struct {
 	// Password sets the cost of new password hashes; default
 	// DefaultPasswordParams.
 	Password PasswordParams
-	// LoginLimits bounds failed logins.
+	// LoginLimits bounds failed logins (see LoginLimits for the defaults).
 	LoginLimits LoginLimits
 	// LiveLimits bounds the live stream.
 	LiveLimits LiveLimits
@@ -77,8 +76,7 @@ type Hub struct {
 
 	kdf       chan struct{} // semaphore bounding password hashing
 	dummyHash string        // verified for unknown names, at the cost of a real hash
-	addrLimit *ratelimit.Limiter
-	nameLimit *ratelimit.Limiter
+	loginGate loginGate     // the login limits and the device token key
 	verified  atomic.Uint64 // password verifications performed
 
 	git     GitRunner
@@ -131,8 +129,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		stranded:  map[int64]JournalKind{},
 		log:       cfg.Logger,
 		kdf:       make(chan struct{}, cfg.KDFConcurrency),
-		addrLimit: ratelimit.New(cfg.LoginLimits.PerAddress, cfg.LoginLimits.AddressWindow, cfg.LoginLimits.MaxKeys),
-		nameLimit: ratelimit.New(cfg.LoginLimits.PerName, cfg.LoginLimits.NameWindow, cfg.LoginLimits.MaxKeys),
+		loginGate: newLoginGate(cfg.LoginLimits),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
 	h.live.h = h
@@ -157,22 +154,7 @@ func withDefaults(cfg Config) Config {
 	if cfg.Password == (PasswordParams{}) {
 		cfg.Password = DefaultPasswordParams
 	}
-	l := &cfg.LoginLimits
-	if l.PerAddress <= 0 {
-		l.PerAddress = 5
-	}
-	if l.AddressWindow <= 0 {
-		l.AddressWindow = time.Minute
-	}
-	if l.PerName <= 0 {
-		l.PerName = 20
-	}
-	if l.NameWindow <= 0 {
-		l.NameWindow = 15 * time.Minute
-	}
-	if l.MaxKeys <= 0 {
-		l.MaxKeys = 10000
-	}
+	cfg.LoginLimits = cfg.LoginLimits.withDefaults()
 	cfg.LiveLimits = cfg.LiveLimits.withDefaults()
 	if cfg.KDFConcurrency <= 0 {
 		cfg.KDFConcurrency = runtime.NumCPU()

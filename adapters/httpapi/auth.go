@@ -24,22 +24,28 @@ func isHTTPS(r *http.Request) bool {
 // the scheme's default port, wharf_hub_<port> at any other port of the
 // request's Host. Cookies are not isolated by port, so two Hubs on one
 // host would otherwise overwrite each other's sessions.
-func CookieName(r *http.Request) string {
+func CookieName(r *http.Request) string { return portCookieName(r, "hub") }
+
+// deviceCookieName returns the device cookie name for a request, by the
+// session cookie's rule: wharf_device or wharf_device_<port>.
+func deviceCookieName(r *http.Request) string { return portCookieName(r, "device") }
+
+// portCookieName returns <prefix>_<kind>, with _<port> unless the
+// request's Host names the scheme's default port.
+func portCookieName(r *http.Request, kind string) string {
+	name := CookiePrefix + "_" + kind
 	_, port, err := net.SplitHostPort(r.Host)
 	if err != nil || port == "" {
-		return CookiePrefix + "_hub"
+		return name
 	}
 	if (port == "443" && isHTTPS(r)) || (port == "80" && !isHTTPS(r)) {
-		return CookiePrefix + "_hub"
+		return name
 	}
-	return CookiePrefix + "_hub_" + port
+	return name + "_" + port
 }
 
-// deviceSessionCookie returns the value of this port's session cookie, or "".
-// A cookie under another port's name, or a bare name at a non-default port,
-// is ignored.
-func deviceSessionCookie(r *http.Request) string {
-	name := CookieName(r)
+// cookieValue returns the value of the cookie named name, or "".
+func cookieValue(r *http.Request, name string) string {
 	for _, c := range r.Cookies() {
 		if c.Name == name && c.Value != "" {
 			return c.Value
@@ -48,6 +54,11 @@ func deviceSessionCookie(r *http.Request) string {
 	return ""
 }
 
+// deviceSessionCookie returns the value of this port's session cookie, or "".
+// A cookie under another port's name, or a bare name at a non-default port,
+// is ignored.
+func deviceSessionCookie(r *http.Request) string { return cookieValue(r, CookieName(r)) }
+
 func setDeviceSessionCookie(w http.ResponseWriter, r *http.Request, id string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: id, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
@@ -55,6 +66,22 @@ func setDeviceSessionCookie(w http.ResponseWriter, r *http.Request, id string, m
 
 func clearDeviceSessionCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
+}
+
+// The device cookie holds the device token a successful login issues
+// (hub.LoginResult.DeviceToken): presented with the next logins of the
+// same user, it makes the device known, which a name under attack does
+// not slow down. It is no credential, so it outlives the sessions, and
+// sign-out leaves it. Only the login reads it, so it is scoped to
+// deviceCookiePath and no other request carries it.
+const deviceCookiePath = "/login"
+
+// deviceCookie returns the value of this port's device cookie, or "".
+func deviceCookie(r *http.Request) string { return cookieValue(r, deviceCookieName(r)) }
+
+func setDeviceCookie(w http.ResponseWriter, r *http.Request, token string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: deviceCookieName(r), Value: token, Path: deviceCookiePath, MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
 }
 
@@ -118,10 +145,10 @@ func hostPort(hp, scheme string) string {
 	return strings.ToLower(host) + "|" + port
 }
 
-// clientAddr is the key of the per-address login limiter: the peer
-// address or, when the peer is a trusted proxy, the last X-Forwarded-For
-// hop (the one that proxy appended; earlier hops are what the client
-// claimed).
+// clientAddr is the client address the login limits count (the core
+// keys it by IPv4 address or IPv6 /64 prefix): the peer address or, when
+// the peer is a trusted proxy, the last X-Forwarded-For hop (the one that
+// proxy appended; earlier hops are what the client claimed).
 func (a *api) clientAddr(r *http.Request) string {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {

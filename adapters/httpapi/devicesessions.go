@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -35,13 +37,17 @@ type deviceSessionList struct {
 
 // handleLogin checks, in the spec's order: origin (403), the address's
 // failure budget (429, before the body is read), the body (400), then the
-// credentials (401).
+// other limits (429) and the credentials (401). The device cookie, when
+// the request carries one, tells the core the device is known; a success
+// sets the session cookie and a fresh device cookie. A 429 says how long
+// to wait in Retry-After when the core knows.
 func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) error {
 	if !sameOrigin(r) {
 		return hub.Errorf(hub.Forbidden, "cross-origin login rejected")
 	}
 	addr := a.clientAddr(r)
 	if err := a.hub.CheckLoginRate(addr); err != nil {
+		setRetryAfter(w, err)
 		return err
 	}
 	var req loginRequest
@@ -49,13 +55,25 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return err
 	}
 	res, err := a.hub.Login(r.Context(), hub.LoginRequest{Name: req.Name, Password: req.Password,
-		DeviceLabel: req.DeviceLabel, UserAgent: r.UserAgent(), ClientAddr: addr})
+		DeviceLabel: req.DeviceLabel, UserAgent: r.UserAgent(), ClientAddr: addr, DeviceToken: deviceCookie(r)})
 	if err != nil {
+		setRetryAfter(w, err)
 		return err
 	}
 	setDeviceSessionCookie(w, r, res.SessionID, int(a.hub.DeviceSessionLifetime().Seconds()))
+	if res.DeviceToken != "" {
+		setDeviceCookie(w, r, res.DeviceToken, int(a.hub.DeviceTokenLifetime().Seconds()))
+	}
 	writeJSON(w, http.StatusOK, loginResponse{SessionID: res.SessionID, User: res.Session.User})
 	return nil
+}
+
+// setRetryAfter sets Retry-After, in whole seconds rounded up, on the
+// answer to a refused login whose wait the core knows.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	if d := hub.RetryAfter(err); d > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+	}
 }
 
 // handleLogout revokes the bearer session. It is bearer-only: a cookie

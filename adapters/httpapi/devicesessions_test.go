@@ -159,7 +159,8 @@ func TestAuthentication(t *testing.T) {
 }
 
 // TestCookieName copies the spec's rule: <service>_hub at the scheme's
-// default port, <service>_hub_<port> elsewhere.
+// default port, <service>_hub_<port> elsewhere; the device cookie
+// follows it.
 func TestCookieName(t *testing.T) {
 	s := newServer(t, hub.Config{}, nil, httpapi.Options{AllowedHosts: []string{"hub.example"}})
 	for _, tc := range []struct {
@@ -184,8 +185,10 @@ func TestCookieName(t *testing.T) {
 			r := s.do(t, "POST", "/login", `{"name":"ann","password":"`+annPassword+`"}`, headers...)
 			is.Equal(r.status, http.StatusOK) // login
 			c := (&http.Response{Header: r.header}).Cookies()
-			is.Equal(len(c), 1)          // one cookie
-			is.Equal(c[0].Name, tc.want) // named after the request's port
+			is.Equal(len(c), 2)                                                 // two cookies
+			is.Equal(c[0].Name, tc.want)                                        // the session cookie, named after the request's port
+			is.Equal(c[1].Name, strings.Replace(tc.want, "_hub", "_device", 1)) // and the device cookie likewise
+			s.secret(c[1].Value)
 			id := s.sessionOf(t, r)
 			is.Equal(s.do(t, "GET", "/api/hub/state", "", append(headers, "Cookie", tc.want+"="+id)...).status, 200) // read back under that name
 			if tc.want != "wharf_hub" {

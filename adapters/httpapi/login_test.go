@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
@@ -23,10 +26,10 @@ func TestLogin(t *testing.T) {
 	is.Equal(res.User, "ann")                           // the user
 	is.Equal(len(res.SessionID), 43)                    // 32 bytes, base64url
 	is.Equal(r.header.Get("Cache-Control"), "no-store") // never cached
-	cookies := (&http.Response{Header: r.header}).Cookies()
-	is.Equal(len(cookies), 1) // one cookie
-	c := cookies[0]
-	is.Equal(c.Name, s.cookieName())                                                               // named after the port
+	cookies := cookiesOf(r)
+	is.Equal(len(cookies), 2) // the session cookie and the device cookie
+	c := cookies[s.cookieName()]
+	is.True(c != nil)                                                                              // named after the port
 	is.Equal(c.Value, res.SessionID)                                                               // holding the session id
 	is.True(c.HttpOnly)                                                                            // out of scripts' reach
 	is.Equal(c.SameSite, http.SameSiteLaxMode)                                                     // SameSite=Lax
@@ -34,11 +37,127 @@ func TestLogin(t *testing.T) {
 	is.True(!c.Secure)                                                                             // plain HTTP: not Secure
 	is.Equal(c.MaxAge, 30*24*60*60)                                                                // as long as the session
 	is.Equal(s.do(t, "GET", "/api/hub/state", "", bearer(res.SessionID)...).status, http.StatusOK) // the id is a bearer
+	d := cookies[s.deviceCookieName()]
+	is.True(d != nil) // the device cookie, named after the port
+	s.secret(d.Value)
+	is.Equal(len(d.Value), 76)                 // holding a device token
+	is.True(d.HttpOnly)                        // out of scripts' reach
+	is.Equal(d.SameSite, http.SameSiteLaxMode) // SameSite=Lax
+	is.Equal(d.Path, "/login")                 // sent with logins only
+	is.True(!d.Secure)                         // plain HTTP: not Secure
+	is.Equal(d.MaxAge, 365*24*60*60)           // a year: it outlives the sessions
 
 	r = s.do(t, "POST", "/login", `{"name":"ann","password":"`+annPassword+`"}`, "X-Forwarded-Proto", "https")
-	is.Equal(r.status, http.StatusOK)                               // login behind a TLS proxy
-	is.True((&http.Response{Header: r.header}).Cookies()[0].Secure) // the proxy's word adds Secure
+	is.Equal(r.status, http.StatusOK) // login behind a TLS proxy
 	s.secret(s.sessionOf(t, r))
+	for _, c := range cookiesOf(r) {
+		is.True(c.Secure) // the proxy's word adds Secure to both cookies
+		s.secret(c.Value)
+	}
+}
+
+// cookiesOf returns the cookies a reply sets, by name.
+func cookiesOf(r reply) map[string]*http.Cookie {
+	m := map[string]*http.Cookie{}
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		m[c.Name] = c
+	}
+	return m
+}
+
+// deviceCookieName is the device cookie's name at the test server's port.
+func (s *testServer) deviceCookieName() string { return "wharf_device_" + s.port }
+
+// deviceTokenKey returns the key the Hub signs device tokens with, from
+// the store's settings, and records it as a secret.
+func (s *testServer) deviceTokenKey(t *testing.T) string {
+	t.Helper()
+	var key string
+	err := s.store.View(context.Background(), func(tx hub.Tx) error {
+		var err error
+		key, _, err = tx.Setting("login.device-token-key")
+		return err
+	})
+	if err != nil || key == "" {
+		t.Fatalf("no device token key: %v", err)
+	}
+	s.secret(key)
+	return key
+}
+
+// TestLoginKnownDevice: a name under attack slows down unknown devices
+// but not the device cookie of one that logged in before, which a client
+// with a cookie jar presents at the next login by itself.
+func TestLoginKnownDevice(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, nil, behindProxy)
+	jar, err := cookiejar.New(nil)
+	is.NoErr(err) // a cookie jar
+	browser := *s.client
+	browser.Jar = jar
+	var replies []reply
+	send := func(c *http.Client, password, addr string, headers ...string) reply {
+		t.Helper()
+		req, err := http.NewRequest("POST", s.URL+"/login", strings.NewReader(`{"name":"ann","password":"`+password+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", addr)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Add(headers[i], headers[i+1])
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reply{status: resp.StatusCode, header: resp.Header, body: b}
+		if r.status == http.StatusOK {
+			s.sessionOf(t, r)
+			for _, c := range cookiesOf(r) {
+				s.secret(c.Value)
+			}
+		}
+		replies = append(replies, r)
+		return r
+	}
+
+	r := send(&browser, annPassword, "198.51.100.7")
+	is.Equal(r.status, http.StatusOK) // ann logs in with her browser
+	device := cookiesOf(r)[s.deviceCookieName()].Value
+	for i := range 20 {
+		r := send(s.client, "wrong password", fmt.Sprintf("203.0.113.%d", i/5))
+		is.Equal(r.status, http.StatusUnauthorized) // an attack from several addresses
+	}
+	r = send(s.client, annPassword, "192.0.2.50")
+	is.Equal(r.status, http.StatusTooManyRequests)                              // an unknown device is slowed down
+	is.Equal(r.errorText(t), "too many attempts — wait a minute and try again") // with the usual message
+	is.Equal(r.header.Get("Retry-After"), "1")                                  // and told how long to wait
+
+	r = send(&browser, annPassword, "192.0.2.50")
+	is.Equal(r.status, http.StatusOK)                           // ann's browser is not, from any address
+	is.True(cookiesOf(r)[s.deviceCookieName()].Value != device) // and gets a fresh device cookie
+	r = send(s.client, annPassword, "192.0.2.51", "Cookie", s.deviceCookieName()+"="+device)
+	is.Equal(r.status, http.StatusOK) // nor a curl with the cookie
+	r = send(s.client, annPassword, "192.0.2.52", "Cookie", "wharf_device="+device)
+	is.Equal(r.status, http.StatusTooManyRequests) // a bare name at a non-default port is ignored
+	r = send(s.client, annPassword, "192.0.2.52", "Cookie", s.deviceCookieName()+"="+tamper(device))
+	is.Equal(r.status, http.StatusTooManyRequests) // and so is a tampered token
+
+	s.clock.Advance(time.Second)
+	r = send(s.client, annPassword, "192.0.2.52")
+	is.Equal(r.status, http.StatusOK) // the unknown device gets in once the delay has passed
+
+	key := s.deviceTokenKey(t)
+	for _, r := range replies {
+		is.True(!strings.Contains(string(r.body), key))       // the key never reaches a body
+		is.True(!strings.Contains(fmt.Sprint(r.header), key)) // nor a header
+	}
 }
 
 // TestLoginOrderOfChecks copies the spec's order: origin 403, rate limit
@@ -147,6 +266,7 @@ func TestLoginLimits(t *testing.T) {
 		r := s.do(t, "POST", "/login", `{"name":"bob","password":"`+bobPassword+`"}`)
 		is.Equal(r.status, http.StatusTooManyRequests)                              // the sixth attempt from the address
 		is.Equal(r.errorText(t), "too many attempts — wait a minute and try again") // says when to retry
+		is.Equal(r.header.Get("Retry-After"), "60")                                 // in seconds too
 		is.Equal(s.hub.PasswordVerifications(), n)                                  // before any hash
 		other := s.do(t, "POST", "/login", `{"name":"bob","password":"`+bobPassword+`"}`, "X-Forwarded-For", "192.0.2.7")
 		is.Equal(other.status, http.StatusOK) // another client behind the loopback proxy is not limited
@@ -165,8 +285,23 @@ func TestLoginLimits(t *testing.T) {
 			is.Equal(r.status, http.StatusUnauthorized) // failures spread over addresses
 		}
 		r := s.do(t, "POST", "/login", `{"name":"ann","password":"`+annPassword+`"}`, "X-Forwarded-For", "203.0.113.1")
-		is.Equal(r.status, http.StatusTooManyRequests) // the name's budget holds from a fresh address
+		is.Equal(r.status, http.StatusTooManyRequests) // the name slows down, from a fresh address too
+		is.Equal(r.header.Get("Retry-After"), "1")     // for a second
 		s.secret(s.login(t, "bob", bobPassword, "X-Forwarded-For", "203.0.113.1"))
+		s.clock.Advance(time.Second)
+		s.secret(s.login(t, "ann", annPassword, "X-Forwarded-For", "203.0.113.1")) // and then lets ann in
+	})
+	t.Run("per IPv6 /64", func(t *testing.T) {
+		is := is.New(t)
+		s := newServer(t, hub.Config{}, nil, behindProxy)
+		for i := range 5 {
+			addr := fmt.Sprintf("2001:db8:1:2::%x", i+1)
+			r := s.do(t, "POST", "/login", `{"name":"eve","password":"wrong password"}`, "X-Forwarded-For", addr)
+			is.Equal(r.status, http.StatusUnauthorized) // failures from five addresses of one /64
+		}
+		r := s.do(t, "POST", "/login", `{"name":"ann","password":"`+annPassword+`"}`, "X-Forwarded-For", "2001:db8:1:2:ffff::6")
+		is.Equal(r.status, http.StatusTooManyRequests) // a sixth address of the /64 shares their budget
+		s.secret(s.login(t, "ann", annPassword, "X-Forwarded-For", "2001:db8:1:3::1"))
 	})
 }
 

@@ -7,57 +7,102 @@ import (
 	"time"
 )
 
-// Limiter allows at most Budget failures per key within Window. An attempt
-// is reserved before the expensive work it guards and then settled as a
-// failure or a success, so concurrent attempts cannot overspend the budget.
-// The number of keys held is bounded by MaxKeys: when full, keys with
-// nothing in the window are dropped, then the least recently used ones.
+// Config shapes a Limiter.
+type Config struct {
+	// Budget is how many failures a key may have within Window before it
+	// is limited. Must be positive.
+	Budget int
+	Window time.Duration
+	// MaxKeys bounds the keys held. Must be positive. A full table drops
+	// the keys that have nothing in their window; when none can be
+	// dropped it refuses new keys. It never forgets a key that still holds
+	// failures or an attempt in flight, so filling the table with junk
+	// keys cannot reset a real key's budget.
+	MaxKeys int
+	// Delay, when positive, makes the limiter slow a key down instead of
+	// refusing it: past Budget failures in the window, an attempt is
+	// allowed once Delay has passed since the key's previous attempt, the
+	// delay doubling with each further failure in the window up to
+	// MaxDelay (at least Delay).
+	Delay    time.Duration
+	MaxDelay time.Duration
+}
+
+// Limiter allows at most Budget failures per key within Window, or, when
+// Config.Delay is set, slows a key down past Budget failures. An attempt
+// is reserved before the expensive work it guards and then settled, so
+// concurrent attempts cannot overspend the budget or the delay.
 type Limiter struct {
-	budget  int
-	window  time.Duration
-	maxKeys int
+	cfg  Config
+	keep int // failure times kept per key: more could not change an answer
 
 	mu   sync.Mutex
 	keys map[string]*entry
+	// nextSweep is the earliest time a key without attempts in flight
+	// may have emptied its window: before it, a full table has nothing
+	// to drop and does not look. Zero: look.
+	nextSweep time.Time
 }
 
 type entry struct {
-	fails   []time.Time // oldest first, at most budget
-	pending int
-	last    time.Time
+	fails   []time.Time // oldest first, at most keep
+	pending int         // attempts reserved and not yet settled
+	last    time.Time   // the latest reserved attempt (slow-down)
 }
 
-// New returns a Limiter. budget and maxKeys must be positive.
-func New(budget int, window time.Duration, maxKeys int) *Limiter {
-	return &Limiter{budget: budget, window: window, maxKeys: maxKeys, keys: make(map[string]*entry)}
+// never is later than any time a caller passes.
+var never = time.Unix(1<<62, 0)
+
+// New returns a Limiter.
+func New(cfg Config) *Limiter {
+	keep := cfg.Budget
+	if cfg.Delay > 0 {
+		if cfg.MaxDelay < cfg.Delay {
+			cfg.MaxDelay = cfg.Delay
+		}
+		// From Budget+steps failures on, the delay is MaxDelay.
+		steps := 0
+		for d := cfg.Delay; d < cfg.MaxDelay; d *= 2 {
+			steps++
+		}
+		keep = cfg.Budget + steps + 1
+	}
+	return &Limiter{cfg: cfg, keep: keep, keys: make(map[string]*entry)}
 }
 
-// Allowed reports whether key may make an attempt now, without reserving.
-func (l *Limiter) Allowed(key string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.keys[key]
-	return e == nil || e.spent(now, l.window) < l.budget
-}
-
-// Reserve takes one attempt from key's budget, reporting false (and taking
-// nothing) when the budget is spent. Every true must be followed by Fail or
-// Succeed.
-func (l *Limiter) Reserve(key string, now time.Time) bool {
+// Check reports whether key may make an attempt now, without reserving
+// one. When it may not, wait is how long until it may, or zero when that
+// is not known (the table is full).
+func (l *Limiter) Check(key string, now time.Time) (ok bool, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.keys[key]
 	if e == nil {
-		l.makeRoom(now)
+		return len(l.keys) < l.cfg.MaxKeys || l.sweep(now), 0
+	}
+	return l.allowed(e, now)
+}
+
+// Reserve takes one attempt for key, or reports (taking nothing) why it
+// may not: as Check. Every true must be followed by exactly one Fail,
+// Succeed or Release of key.
+func (l *Limiter) Reserve(key string, now time.Time) (ok bool, wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.keys[key]
+	if e == nil {
+		if len(l.keys) >= l.cfg.MaxKeys && !l.sweep(now) {
+			return false, 0
+		}
 		e = &entry{}
 		l.keys[key] = e
 	}
-	if e.spent(now, l.window) >= l.budget {
-		return false
+	if ok, wait := l.allowed(e, now); !ok {
+		return false, wait
 	}
 	e.pending++
 	e.last = now
-	return true
+	return true, 0
 }
 
 // Fail settles a reserved attempt as a failure.
@@ -65,21 +110,24 @@ func (l *Limiter) Fail(key string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.keys[key]
-	if e == nil {
-		l.makeRoom(now)
+	if e == nil { // not reserved: count it if there is room
+		if len(l.keys) >= l.cfg.MaxKeys && !l.sweep(now) {
+			return
+		}
 		e = &entry{}
 		l.keys[key] = e
 	} else if e.pending > 0 {
 		e.pending--
 	}
 	e.fails = append(e.fails, now)
-	if len(e.fails) > l.budget {
-		e.fails = e.fails[len(e.fails)-l.budget:]
+	if len(e.fails) > l.keep {
+		e.fails = append(e.fails[:0], e.fails[len(e.fails)-l.keep:]...)
 	}
-	e.last = now
+	l.settled(key, e)
 }
 
-// Succeed settles a reserved attempt as a success and forgets key's failures.
+// Succeed settles a reserved attempt as a success and forgets key's
+// failures.
 func (l *Limiter) Succeed(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -88,9 +136,22 @@ func (l *Limiter) Succeed(key string) {
 		if e.pending > 0 {
 			e.pending--
 		}
-		if e.pending == 0 {
-			delete(l.keys, key)
+		l.settled(key, e)
+	}
+}
+
+// Release settles a reserved attempt without counting it either way: it
+// was refused by another limit before it ran, or its success says nothing
+// about the failures key holds, which stay. For a slowed-down key the
+// attempt still counts as the previous one.
+func (l *Limiter) Release(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.keys[key]; e != nil {
+		if e.pending > 0 {
+			e.pending--
 		}
+		l.settled(key, e)
 	}
 }
 
@@ -101,37 +162,77 @@ func (l *Limiter) Len() int {
 	return len(l.keys)
 }
 
-// spent drops failures that left the window and counts what remains.
-func (e *entry) spent(now time.Time, window time.Duration) int {
-	i := 0
-	for i < len(e.fails) && !now.Before(e.fails[i].Add(window)) {
-		i++
+// allowed answers Check for a held key. Called with mu held.
+func (l *Limiter) allowed(e *entry, now time.Time) (bool, time.Duration) {
+	l.trim(e, now)
+	n := len(e.fails) + e.pending
+	if n < l.cfg.Budget {
+		return true, 0
 	}
-	e.fails = e.fails[i:]
-	return len(e.fails) + e.pending
+	if l.cfg.Delay > 0 {
+		need := l.cfg.MaxDelay
+		if step := n - l.cfg.Budget; step < 62 && l.cfg.Delay<<step < need && l.cfg.Delay<<step > 0 {
+			need = l.cfg.Delay << step
+		}
+		if at := e.last.Add(need); now.Before(at) {
+			return false, at.Sub(now)
+		}
+		return true, 0
+	}
+	// n drops below Budget once drop of the failures have left the window.
+	if drop := n - l.cfg.Budget + 1; drop <= len(e.fails) {
+		return false, e.fails[drop-1].Add(l.cfg.Window).Sub(now)
+	}
+	return false, 0 // attempts in flight fill the budget: not known
 }
 
-// makeRoom ensures one more key fits. Called with mu held.
-func (l *Limiter) makeRoom(now time.Time) {
-	if len(l.keys) < l.maxKeys {
-		return
+// trim drops the failures that have left the window.
+func (l *Limiter) trim(e *entry, now time.Time) {
+	i := 0
+	for i < len(e.fails) && !now.Before(e.fails[i].Add(l.cfg.Window)) {
+		i++
 	}
+	if i > 0 {
+		e.fails = append(e.fails[:0], e.fails[i:]...)
+	}
+}
+
+// settled forgets key when it holds nothing, else notes when it may
+// become droppable. Called with mu held.
+func (l *Limiter) settled(key string, e *entry) {
+	switch {
+	case e.pending > 0:
+	case len(e.fails) == 0:
+		delete(l.keys, key)
+	default:
+		if at := e.fails[len(e.fails)-1].Add(l.cfg.Window); at.Before(l.nextSweep) {
+			l.nextSweep = at
+		}
+	}
+}
+
+// sweep drops the keys that have nothing in their window and reports
+// whether that made room for one more. It does not look before nextSweep,
+// so a flood of new keys at a full table costs no scan each. Called with
+// mu held.
+func (l *Limiter) sweep(now time.Time) bool {
+	if now.Before(l.nextSweep) {
+		return false
+	}
+	next := never
 	for k, e := range l.keys {
-		if e.spent(now, l.window) == 0 {
+		if e.pending > 0 {
+			continue // settling it notes its time
+		}
+		l.trim(e, now)
+		if len(e.fails) == 0 {
 			delete(l.keys, k)
+			continue
+		}
+		if at := e.fails[len(e.fails)-1].Add(l.cfg.Window); at.Before(next) {
+			next = at
 		}
 	}
-	for len(l.keys) >= l.maxKeys {
-		var oldest string
-		var at time.Time
-		for k, e := range l.keys {
-			if e.pending == 0 && (oldest == "" || e.last.Before(at)) {
-				oldest, at = k, e.last
-			}
-		}
-		if oldest == "" {
-			return // every key has an attempt in flight; allow a brief overshoot
-		}
-		delete(l.keys, oldest)
-	}
+	l.nextSweep = next
+	return len(l.keys) < l.cfg.MaxKeys
 }
