@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The "live" group: a Wharf whose sessions are fakes.Backend's (so the
+// benchmark makes them report activity and send inventory ticks) and the
+// SSE probe (live_probe.go), each served through a tap; and the streams'
+// client: one raw TCP connection per stream, its chunked body decoded by
+// http.ReadResponse, read by one goroutine.
+
+// benchEpoch is the origin of the times the live workloads record, so a
+// publish and a receipt in different goroutines compare.
+var benchEpoch = time.Now()
+
+func sinceEpoch() time.Duration { return time.Since(benchEpoch) }
+
+// liveTarget is a live server as the workloads drive it.
+type liveTarget struct {
+	name, addr string
+	hdr        http.Header
+	ws, b      string // A, which every stream opens on; B, whose inventory W7's slow stream follows (Wharf only)
+	summaries  int    // activity envelopes a stream with activity=1 opens with
+	activity   func(working bool)
+	tick       func(ws string, data []byte) bool // false when there was no upstream to send it to
+	tap        *liveTap
+	released   func(ctx context.Context) // waits (up to 5 s) until A's inventory upstream is released
+}
+
+// liveHub is the group's targets and what its workloads share.
+type liveHub struct {
+	wharf, probe liveTarget
+	clientRSS    float64    // the load generator's own memory per stream (clientMemory)
+	w3           *fanResult // W3's Wharf run, W7's reference
+	noFile       string
+}
+
+func (e *env) liveGroup(ctx context.Context) (*liveHub, error) {
+	if e.live != nil {
+		return e.live, nil
+	}
+	soft, hard, err := raiseNoFile(2*w4Streams + 1024)
+	h := &liveHub{noFile: fmt.Sprintf("Open-file limit: soft %d, hard %d (W4 needs two descriptors per stream)%s.", soft, hard, errNote(fmt.Sprint(err)))}
+	backend, tap := fakes.NewBackend(), &liveTap{}
+	w, err := e.openWharf(ctx, func(p *hub.Ports) { p.Backend = backend }, tap.wrap)
+	dirs := make([]string, 2)
+	for i := range dirs {
+		if err == nil {
+			dirs[i], err = mkTemp(e, "wharf-bench-live-")
+		}
+	}
+	var ids []string
+	if err == nil {
+		ids, err = w.register(ctx, dirs)
+	}
+	for _, id := range ids {
+		if err == nil {
+			err = w.lifecycle(ctx, id, "start")
+		}
+		if err == nil { // the Hub watches every running session's activity
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err = backend.WaitFeed(wctx, id, hub.TopicActivity, "", 1)
+			cancel()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	inventory := func(ws string) *fakes.Feed { // the inventory feed of ws the Hub has open, or nil
+		if n := backend.FeedOpens(ws, hub.TopicInventory, ""); n > 0 {
+			if f, err := backend.WaitFeed(ctx, ws, hub.TopicInventory, "", n); err == nil && !f.IsClosed() {
+				return f
+			}
+		}
+		return nil
+	}
+	h.wharf = liveTarget{name: "Wharf", addr: w.addr, hdr: bearer(w.session), ws: ids[0], b: ids[1], summaries: len(ids), tap: tap,
+		activity: func(working bool) { backend.SetActivity(ids[0], working, false) },
+		tick: func(ws string, data []byte) bool {
+			f := inventory(ws)
+			if f != nil {
+				f.Send(hub.FeedFrame{Kind: hub.FrameData, Data: data})
+			}
+			return f != nil
+		},
+		released: func(ctx context.Context) {
+			for end := time.Now().Add(5 * time.Second); inventory(ids[0]) != nil && time.Now().Before(end); {
+				waitUntil(ctx, time.Now().Add(50*time.Millisecond))
+			}
+		}}
+	p, ptap := &sseProbe{ws: ids[0], byID: map[string]*probeStream{}}, &liveTap{}
+	srv, err := e.serve(w.d, ptap.wrap(p.handler()))
+	h.probe = liveTarget{name: "probe", addr: srv.addr, hdr: http.Header{}, ws: ids[0], summaries: 1, tap: ptap,
+		activity: func(working bool) { p.publish(working, nil) },
+		tick:     func(_ string, data []byte) bool { p.publish(false, data); return true }, released: func(context.Context) {}}
+	e.live = h
+	return h, err
+}
+
+// liveTap wraps a live server's handler to see, server side, what the
+// client cannot: an inventory envelope written to a stream after a POST
+// removing that subscription answered 200 and before the next addition
+// reached the handler (W5); and when the handler of the stream tagged
+// bench=slow returned, which ends it (W7). A write costs an atomic load.
+type liveTap struct {
+	next      http.Handler
+	removed   sync.Map // stream id → *atomic.Bool
+	late      atomic.Int64
+	slowEnded atomic.Int64 // sinceEpoch when the slow stream's handler returned; 0 before
+}
+
+func (t *liveTap) wrap(h http.Handler) http.Handler { t.next = h; return t }
+
+func (t *liveTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tw := &tapWriter{ResponseWriter: w, t: t, status: http.StatusOK, stream: r.Method == http.MethodGet && r.URL.Path == "/api/hub/live"}
+	id, isSub := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/api/hub/live/"), "/subscriptions")
+	if !tw.stream && !(isSub && r.Method == http.MethodPost) {
+		t.next.ServeHTTP(w, r)
+		return
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	v, _ := t.removed.Load(id)
+	removed, _ := v.(*atomic.Bool)
+	if removed != nil && bytes.HasPrefix(body, []byte(`{"add"`)) {
+		removed.Store(false)
+	}
+	t.next.ServeHTTP(tw, r)
+	if removed != nil && tw.status == http.StatusOK && bytes.HasPrefix(body, []byte(`{"remove"`)) {
+		removed.Store(true)
+	}
+	if tw.stream && r.URL.Query().Get("bench") == "slow" {
+		t.slowEnded.Store(int64(sinceEpoch()))
+	}
+	t.removed.Delete(tw.id)
+}
+
+// tapWriter learns a stream's id from its hello and checks its writes;
+// it records the status of other answers.
+type tapWriter struct {
+	http.ResponseWriter
+	t       *liveTap
+	stream  bool
+	id      string
+	removed *atomic.Bool
+	status  int
+}
+
+func (w *tapWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func (w *tapWriter) Write(p []byte) (int, error) {
+	if w.stream && w.removed == nil {
+		if id := jsonString(p, "streamId"); id != nil {
+			w.id, w.removed = string(id), &atomic.Bool{}
+			w.t.removed.Store(w.id, w.removed)
+		}
+	} else if w.removed != nil && w.removed.Load() && bytes.Contains(p, []byte(`"topic":"inventory"`)) {
+		w.t.late.Add(1)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// frame is one frame of an event stream, a comment or an event; its
+// slices are valid until the next read.
+type frame struct{ comment, event, data []byte }
+
+// liveConn is one open live stream.
+type liveConn struct {
+	conn              net.Conn
+	br                *bufio.Reader
+	long, ev, dat, cm []byte
+	ID                string
+	Hello             time.Duration // from the dial to hello
+}
+
+// livePath is a stream's request path and query.
+func livePath(ws string, activity bool, subs, extra string) string {
+	q := "/api/hub/live?ws=" + ws + map[bool]string{true: "&activity=1"}[activity]
+	if subs != "" {
+		q += "&subs=" + url.QueryEscape(subs)
+	}
+	return q + extra
+}
+
+// dialLive opens a stream and reads its opening (`: open`, then hello)
+// within 15 s. wrap, when set, wraps the connection (W7's throttle).
+func dialLive(ctx context.Context, addr, path string, hdr http.Header, wrap func(net.Conn) net.Conn) (*liveConn, error) {
+	t0 := time.Now()
+	conn, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetDeadline(t0.Add(15 * time.Second))
+	c, rc := &liveConn{conn: conn}, conn
+	if wrap != nil {
+		rc = wrap(conn)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	req.Header = hdr
+	var resp *http.Response
+	var open, hello frame
+	if err = req.Write(conn); err == nil {
+		resp, err = http.ReadResponse(bufio.NewReaderSize(rc, 4096), req)
+	}
+	if err == nil && resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		err = fmt.Errorf("live stream: %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	if err == nil {
+		c.br = bufio.NewReaderSize(resp.Body, 4096)
+		if open, err = c.next(); err == nil {
+			open.comment = bytes.Clone(open.comment)
+			hello, err = c.next()
+		}
+	}
+	if c.ID = string(jsonString(hello.data, "streamId")); err == nil && (string(open.comment) != "open" || string(hello.event) != "hello" || c.ID == "") {
+		err = fmt.Errorf("live stream: opening %q, %q %q", open.comment, hello.event, hello.data)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c.Hello = time.Since(t0)
+	conn.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// next reads up to the blank line that ends a frame; a line longer than
+// the buffer is assembled.
+func (c *liveConn) next() (frame, error) {
+	c.ev, c.dat, c.cm = c.ev[:0], c.dat[:0], c.cm[:0]
+	isComment, any := false, false
+	for {
+		l, err := c.br.ReadSlice('\n')
+		for c.long = c.long[:0]; errors.Is(err, bufio.ErrBufferFull); l, err = c.br.ReadSlice('\n') {
+			c.long = append(c.long, l...)
+		}
+		if err != nil {
+			return frame{}, err
+		}
+		if len(c.long) > 0 {
+			l = append(c.long, l...)
+		}
+		switch l = l[:len(l)-1]; {
+		case len(l) == 0 && !any:
+		case len(l) == 0 && isComment:
+			return frame{comment: c.cm}, nil
+		case len(l) == 0:
+			return frame{event: c.ev, data: c.dat}, nil
+		case l[0] == ':':
+			isComment, c.cm = true, append(c.cm, bytes.TrimPrefix(l[1:], []byte(" "))...)
+		case bytes.HasPrefix(l, []byte("event: ")):
+			c.ev = append(c.ev, l[7:]...)
+		case bytes.HasPrefix(l, []byte("data: ")):
+			c.dat = append(c.dat, l[6:]...)
+		}
+		any = any || len(l) > 0
+	}
+}
+
+// liveEnv is what the workloads read of a LiveEnvelope; its slices point
+// into the frame.
+type liveEnv struct {
+	ws, topic, cursor, kind, epoch, data []byte
+	seq                                  int64 // the cursor's number after its last '.'; -1 none
+}
+
+// parseEnvelope reads a frame as a LiveEnvelope written the Hub's way
+// (ws, topic, key, cursor, event; the payload last); false otherwise.
+func parseEnvelope(f frame) (liveEnv, bool) {
+	b := f.data
+	e := liveEnv{ws: jsonString(b, "ws"), topic: jsonString(b, "topic"), cursor: jsonString(b, "cursor"), kind: jsonString(b, "kind"), seq: -1}
+	_, rest, ok := bytes.Cut(b, []byte(`"event":{"kind":"`))
+	if f.comment != nil || e.ws == nil || e.topic == nil || e.cursor == nil || !ok {
+		return e, false
+	}
+	if d, ok := bytes.CutPrefix(rest[len(e.kind)+1:], []byte(`,"data":`)); ok {
+		if !bytes.HasSuffix(d, []byte("}}")) {
+			return e, false
+		}
+		e.data = d[:len(d)-2]
+	}
+	e.epoch, e.seq = splitCursor(e.cursor)
+	return e, true
+}
+
+// splitCursor is a cursor's epoch (up to its last '.') and number.
+func splitCursor(c []byte) ([]byte, int64) {
+	i := bytes.LastIndexByte(c, '.')
+	if n, err := strconv.ParseInt(string(c[i+1:]), 10, 64); i >= 0 && err == nil {
+		return c[:i], n
+	}
+	return nil, -1
+}
+
+// jsonString is the value of the first string member name of b, not
+// unescaped, or nil: for envelopes and payloads without escaped quotes.
+func jsonString(b []byte, name string) []byte {
+	_, rest, ok := bytes.Cut(b, []byte(`"`+name+`":"`))
+	if j := bytes.IndexByte(rest, '"'); ok && j >= 0 {
+		return rest[:j]
+	}
+	return nil
+}
+
+// streams is a set of live streams, each read by its own goroutine
+// handing every frame to a workload's function.
+type streams struct {
+	cs      []*liveConn
+	done    []chan struct{}
+	ended   []bool // the stream ended before the benchmark closed it
+	closing atomic.Bool
+}
+
+func newStreams(n int) *streams {
+	return &streams{cs: make([]*liveConn, n), done: make([]chan struct{}, n), ended: make([]bool, n)}
+}
+
+// start makes c stream i, read by its own goroutine calling on.
+func (s *streams) start(i int, c *liveConn, on func(i int, f frame)) {
+	s.cs[i], s.done[i] = c, make(chan struct{})
+	go func() {
+		defer close(s.done[i])
+		for {
+			f, err := c.next()
+			if err != nil {
+				s.ended[i] = !s.closing.Load()
+				return
+			}
+			on(i, f)
+		}
+	}()
+}
+
+// openStreams opens n streams, 64 at a time: dial(i), start, then, when
+// set, opened(i, done) waits until the opening is complete (done closes
+// when the stream ends). The first error stops the opening; close the set
+// in any case.
+func openStreams(ctx context.Context, n int, dial func(i int) (*liveConn, error), on func(i int, f frame),
+	opened func(i int, done <-chan struct{}) error) (*streams, error) {
+	s, sem := newStreams(n), make(chan struct{}, 64)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		if mu.Lock(); first != nil {
+			mu.Unlock()
+			break
+		}
+		mu.Unlock()
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c, err := dial(i)
+			if err == nil {
+				if s.start(i, c, on); opened != nil {
+					err = opened(i, s.done[i])
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				first = cmp.Or(first, fmt.Errorf("stream %d: %w", i, err))
+			}
+		})
+	}
+	wg.Wait()
+	return s, cmp.Or(first, ctx.Err())
+}
+
+// close closes every stream and waits for its reader.
+func (s *streams) close() {
+	s.closing.Store(true)
+	for i, c := range s.cs {
+		if c != nil {
+			c.conn.Close()
+			<-s.done[i]
+		}
+	}
+}
+
+// endedEarly counts the streams that ended before the benchmark closed them.
+func (s *streams) endedEarly() (n int) {
+	for _, e := range s.ended {
+		n += b2i(e)
+	}
+	return n
+}
+
+// waitFor waits up to limit for ch, or until the stream ends.
+func waitFor(ch, done <-chan struct{}, limit time.Duration) error {
+	select {
+	case <-ch:
+		return nil
+	case <-done:
+		return errors.New("the stream ended while opening")
+	case <-time.After(limit):
+		return errors.New("timed out while opening")
+	}
+}
