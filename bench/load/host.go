@@ -65,12 +65,6 @@ func parseVmRSS(status string) int64 {
 	return -1
 }
 
-// readRSS is this process's resident set size, -1 unknown.
-func readRSS() int64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	return parseVmRSS(string(b))
-}
-
 // loadavg is the first three fields of /proc/loadavg.
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
@@ -83,18 +77,15 @@ func loadavg() string {
 // openFDs counts this process's open descriptors (less the one reading
 // the directory), -1 without /proc.
 func openFDs() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
+	entries, _ := os.ReadDir("/proc/self/fd")
 	return len(entries) - 1
 }
 
-// procStat is the part of /proc/<pid>/stat W11 reads.
+// procStat is the part of /proc/<pid>/stat W11 reads (State: R, S, Z…).
 type procStat struct {
 	PID, PPID int
 	Comm      string
-	State     byte // R, S, D, Z, T, ...
+	State     byte
 }
 
 // parseProcStat reads one /proc/<pid>/stat line. The command name is in

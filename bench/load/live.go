@@ -23,26 +23,29 @@ import (
 
 // The "live" group: a Wharf whose sessions are fakes.Backend's (so the
 // benchmark makes them report activity and send inventory ticks) and the
-// SSE probe (live_probe.go), each served through a tap; and the streams'
-// client: one raw TCP connection per stream, its chunked body decoded by
-// http.ReadResponse, read by one goroutine.
+// SSE probe, each behind a tap; and the streams' client: one raw TCP
+// connection per stream (http.ReadResponse decodes the chunked body), read
+// by one goroutine.
 
-// benchEpoch is the origin of the times the live workloads record, so a
+// benchEpoch is the origin of the live workloads' times, so that a
 // publish and a receipt in different goroutines compare.
 var benchEpoch = time.Now()
 
 func sinceEpoch() time.Duration { return time.Since(benchEpoch) }
 
-// liveTarget is a live server as the workloads drive it.
+// liveTarget is a live server as the workloads drive it: streams open on
+// workspace ws (A); W7's slow stream follows b's inventory (Wharf only); a
+// stream with activity=1 opens with summaries envelopes; tick reports
+// false when there was no upstream to send to; released waits (up to 5 s)
+// until A's inventory upstream is gone.
 type liveTarget struct {
-	name, addr string
-	hdr        http.Header
-	ws, b      string // A, which every stream opens on; B, whose inventory W7's slow stream follows (Wharf only)
-	summaries  int    // activity envelopes a stream with activity=1 opens with
-	activity   func(working bool)
-	tick       func(ws string, data []byte) bool // false when there was no upstream to send it to
-	tap        *liveTap
-	released   func(ctx context.Context) // waits (up to 5 s) until A's inventory upstream is released
+	name, addr, ws, b string
+	hdr               http.Header
+	summaries         int
+	activity          func(working bool)
+	tick              func(ws string, data []byte) bool
+	tap               *liveTap
+	released          func(ctx context.Context)
 }
 
 // liveHub is the group's targets and what its workloads share.
@@ -58,26 +61,25 @@ func (e *env) liveGroup(ctx context.Context) (*liveHub, error) {
 		return e.live, nil
 	}
 	soft, hard, err := raiseNoFile(2*w4Streams + 1024)
-	h := &liveHub{noFile: fmt.Sprintf("Open-file limit: soft %d, hard %d (W4 needs two descriptors per stream)%s.", soft, hard, errNote(fmt.Sprint(err)))}
-	backend, tap := fakes.NewBackend(), &liveTap{}
+	h := &liveHub{noFile: fmt.Sprintf("Open-file limit: soft %d, hard %d (W4 needs two per stream)%s.", soft, hard, errNote(fmt.Sprint(err)))}
+	backend, tap, ids := fakes.NewBackend(), &liveTap{}, []string(nil)
 	w, err := e.openWharf(ctx, func(p *hub.Ports) { p.Backend = backend }, tap.wrap)
-	dirs := make([]string, 2)
-	for i := range dirs {
+	for _, name := range []string{"a", "b"} { // A and B, started; the Hub watches each one's activity
+		var dir string
 		if err == nil {
-			dirs[i], err = mkTemp(e, "wharf-bench-live-")
+			dir, err = mkTemp(e, "wharf-bench-live-"+name)
 		}
-	}
-	var ids []string
-	if err == nil {
-		ids, err = w.register(ctx, dirs)
-	}
-	for _, id := range ids {
+		var id []string
 		if err == nil {
-			err = w.lifecycle(ctx, id, "start")
+			id, err = w.register(ctx, []string{dir})
+			ids = append(ids, id...)
 		}
-		if err == nil { // the Hub watches every running session's activity
+		if err == nil {
+			err = w.lifecycle(ctx, ids[len(ids)-1], "start")
+		}
+		if err == nil {
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err = backend.WaitFeed(wctx, id, hub.TopicActivity, "", 1)
+			_, err = backend.WaitFeed(wctx, ids[len(ids)-1], hub.TopicActivity, "", 1)
 			cancel()
 		}
 	}
@@ -92,7 +94,7 @@ func (e *env) liveGroup(ctx context.Context) (*liveHub, error) {
 		}
 		return nil
 	}
-	h.wharf = liveTarget{name: "Wharf", addr: w.addr, hdr: bearer(w.session), ws: ids[0], b: ids[1], summaries: len(ids), tap: tap,
+	h.wharf = liveTarget{name: "Wharf", addr: w.addr, hdr: bearer(w.session), ws: ids[0], b: ids[1], summaries: 2, tap: tap,
 		activity: func(working bool) { backend.SetActivity(ids[0], working, false) },
 		tick: func(ws string, data []byte) bool {
 			f := inventory(ws)
@@ -143,8 +145,7 @@ func (t *liveTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if removed != nil && bytes.HasPrefix(body, []byte(`{"add"`)) {
 		removed.Store(false)
 	}
-	t.next.ServeHTTP(tw, r)
-	if removed != nil && tw.status == http.StatusOK && bytes.HasPrefix(body, []byte(`{"remove"`)) {
+	if t.next.ServeHTTP(tw, r); removed != nil && tw.status == http.StatusOK && bytes.HasPrefix(body, []byte(`{"remove"`)) {
 		removed.Store(true)
 	}
 	if tw.stream && r.URL.Query().Get("bench") == "slow" {
@@ -153,8 +154,8 @@ func (t *liveTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.removed.Delete(tw.id)
 }
 
-// tapWriter learns a stream's id from its hello and checks its writes;
-// it records the status of other answers.
+// tapWriter learns a stream's id from its hello and checks its writes; it
+// records the status of other answers.
 type tapWriter struct {
 	http.ResponseWriter
 	t       *liveTap
@@ -166,44 +167,42 @@ type tapWriter struct {
 
 func (w *tapWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
 
+func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *tapWriter) Write(p []byte) (int, error) {
-	if w.stream && w.removed == nil {
-		if id := jsonString(p, "streamId"); id != nil {
-			w.id, w.removed = string(id), &atomic.Bool{}
-			w.t.removed.Store(w.id, w.removed)
-		}
+	if id := jsonString(p, "streamId"); w.stream && w.removed == nil && id != nil {
+		w.id, w.removed = string(id), &atomic.Bool{}
+		w.t.removed.Store(w.id, w.removed)
 	} else if w.removed != nil && w.removed.Load() && bytes.Contains(p, []byte(`"topic":"inventory"`)) {
 		w.t.late.Add(1)
 	}
 	return w.ResponseWriter.Write(p)
 }
 
-func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // frame is one frame of an event stream, a comment or an event; its
 // slices are valid until the next read.
 type frame struct{ comment, event, data []byte }
 
-// liveConn is one open live stream.
+// liveConn is one open live stream: its id, and the time from its dial to
+// its hello.
 type liveConn struct {
 	conn              net.Conn
 	br                *bufio.Reader
 	long, ev, dat, cm []byte
 	ID                string
-	Hello             time.Duration // from the dial to hello
+	Hello             time.Duration
 }
 
 // livePath is a stream's request path and query.
 func livePath(ws string, activity bool, subs, extra string) string {
-	q := "/api/hub/live?ws=" + ws + map[bool]string{true: "&activity=1"}[activity]
 	if subs != "" {
-		q += "&subs=" + url.QueryEscape(subs)
+		extra = "&subs=" + url.QueryEscape(subs) + extra
 	}
-	return q + extra
+	return "/api/hub/live?ws=" + ws + map[bool]string{true: "&activity=1"}[activity] + extra
 }
 
 // dialLive opens a stream and reads its opening (`: open`, then hello)
-// within 15 s. wrap, when set, wraps the connection (W7's throttle).
+// within 15 s; wrap, when set, wraps the connection (W7's throttle).
 func dialLive(ctx context.Context, addr, path string, hdr http.Header, wrap func(net.Conn) net.Conn) (*liveConn, error) {
 	t0 := time.Now()
 	conn, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
@@ -241,16 +240,14 @@ func dialLive(ctx context.Context, addr, path string, hdr http.Header, wrap func
 		return nil, err
 	}
 	c.Hello = time.Since(t0)
-	conn.SetDeadline(time.Time{})
-	return c, nil
+	return c, conn.SetDeadline(time.Time{})
 }
 
 // next reads up to the blank line that ends a frame; a line longer than
 // the buffer is assembled.
 func (c *liveConn) next() (frame, error) {
 	c.ev, c.dat, c.cm = c.ev[:0], c.dat[:0], c.cm[:0]
-	isComment, any := false, false
-	for {
+	for isComment, any := false, false; ; {
 		l, err := c.br.ReadSlice('\n')
 		for c.long = c.long[:0]; errors.Is(err, bufio.ErrBufferFull); l, err = c.br.ReadSlice('\n') {
 			c.long = append(c.long, l...)
@@ -258,9 +255,7 @@ func (c *liveConn) next() (frame, error) {
 		if err != nil {
 			return frame{}, err
 		}
-		if len(c.long) > 0 {
-			l = append(c.long, l...)
-		}
+		l = append(c.long, l...)
 		switch l = l[:len(l)-1]; {
 		case len(l) == 0 && !any:
 		case len(l) == 0 && isComment:
@@ -279,10 +274,10 @@ func (c *liveConn) next() (frame, error) {
 }
 
 // liveEnv is what the workloads read of a LiveEnvelope; its slices point
-// into the frame.
+// into the frame; seq is the cursor's number after its last '.', -1 none.
 type liveEnv struct {
 	ws, topic, cursor, kind, epoch, data []byte
-	seq                                  int64 // the cursor's number after its last '.'; -1 none
+	seq                                  int64
 }
 
 // parseEnvelope reads a frame as a LiveEnvelope written the Hub's way
@@ -324,11 +319,12 @@ func jsonString(b []byte, name string) []byte {
 }
 
 // streams is a set of live streams, each read by its own goroutine
-// handing every frame to a workload's function.
+// handing every frame to a workload's function; ended marks those that
+// ended before the benchmark closed them.
 type streams struct {
 	cs      []*liveConn
 	done    []chan struct{}
-	ended   []bool // the stream ended before the benchmark closed it
+	ended   []bool
 	closing atomic.Bool
 }
 
@@ -363,11 +359,12 @@ func openStreams(ctx context.Context, n int, dial func(i int) (*liveConn, error)
 	var first error
 	var wg sync.WaitGroup
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		if mu.Lock(); first != nil {
-			mu.Unlock()
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
 			break
 		}
-		mu.Unlock()
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -377,10 +374,10 @@ func openStreams(ctx context.Context, n int, dial func(i int) (*liveConn, error)
 					err = opened(i, s.done[i])
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil {
+				mu.Lock()
 				first = cmp.Or(first, fmt.Errorf("stream %d: %w", i, err))
+				mu.Unlock()
 			}
 		})
 	}
@@ -388,7 +385,8 @@ func openStreams(ctx context.Context, n int, dial func(i int) (*liveConn, error)
 	return s, cmp.Or(first, ctx.Err())
 }
 
-// close closes every stream and waits for its reader.
+// close closes every stream and waits for its reader; endedEarly is then
+// the count of those that ended before.
 func (s *streams) close() {
 	s.closing.Store(true)
 	for i, c := range s.cs {
@@ -399,7 +397,6 @@ func (s *streams) close() {
 	}
 }
 
-// endedEarly counts the streams that ended before the benchmark closed them.
 func (s *streams) endedEarly() (n int) {
 	for _, e := range s.ended {
 		n += b2i(e)

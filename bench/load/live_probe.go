@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -231,7 +232,8 @@ type memSnap struct {
 
 func takeMem() memSnap {
 	debug.FreeOSMemory()
-	return memSnap{rss: readRSS(), servers: serverGoroutines()}
+	b, _ := os.ReadFile("/proc/self/status")
+	return memSnap{rss: parseVmRSS(string(b)), servers: serverGoroutines()}
 }
 
 // serverGoroutines counts the servers' goroutines now.

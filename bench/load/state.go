@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -134,23 +135,7 @@ func runW1(ctx context.Context, e *env) (*section, error) {
 		return nil, err
 	}
 	s := stateSection("W1: bearer `GET /api/hub/state` on a Hub with no workspace", "W1", h.w1.name, 0.80, h.rounds, h.body,
-		fmt.Sprintf("Wharf's answer: `%s`.", h.body))
-	// Diagnosis: Wharf answering 401 (no credentials): the server, mux,
-	// dispatch and JSON error writer, without authentication or state.
-	d := newTable("conns", "server CPU/req: probe", "401 (no credentials)", "W1")
-	for c, n := range e.cfg.conns {
-		e.progress("diagnosis: 401 answers at %d conns", n)
-		u := e.measure(ctx, e.byWrk(target{name: "401", srv: h.w.server, path: statePath}), n, e.cfg.duration, nil)
-		cpu := func(k int) string {
-			return us(time.Duration(h.rounds.medRun(c, k, func(x run) float64 { return float64(x.perReq(x.Server)) })))
-		}
-		d.add(n, cpu(0), us(u.perReq(u.Server)), cpu(h.rounds.index(h.w1.name)))
-	}
-	s.tables = append(s.tables, d)
-	s.after = append(s.after, "Diagnosis (not judged), the last table: the server's CPU per answer (medians over the rounds) beside "+
-		"one run per concurrency of Wharf answering the same request without credentials (401).")
-	s.reading = []string{"W1: in the diagnosis table the probe's CPU per answer is net/http's own floor; the 401 answer adds Wharf's " +
-		"routing, dispatch and JSON writer; W1 adds authentication and the state answer."}
+		fmt.Sprintf("Wharf's answer: `%s`.", bytes.TrimSpace(h.body)))
 	return s, nil
 }
 
@@ -253,16 +238,9 @@ func runW10(ctx context.Context, e *env) (*section, error) {
 		n401, n429, stored = n401+b2i(st == http.StatusUnauthorized), n429+b2i(st == http.StatusTooManyRequests), stored+b2i(st == http.StatusTooManyRequests && noStore[i])
 	}
 	budget, pr := benchLoginLimits.PerAddress, ratio(float64(during.Lat.P99), float64(base.Lat.P99))
-	t := newTable("W1", "req/s", "p50", "p90", "p99", "p99.9", "max", "server CPU/req", "other procs")
-	for i, x := range []run{base, during} {
-		t.add([]string{"baseline", "during the attack"}[i], rps(x.RPS()), ms(x.Lat.P50), ms(x.Lat.P90), ms(x.Lat.P99), ms(x.Lat.P999), ms(x.Lat.Max),
-			us(x.perReq(x.Server)), pct(x.Others))
-	}
-	return &section{title: "W10: login abuse during W1", tables: []*table{t}, text: []string{fmt.Sprintf("%d `POST /login` with the "+
-		"right name and a wrong password from one client, one every %s (open loop), while W1 runs at %d connections; the baseline is "+
-		"the same W1 run just before. The limiter allows %d failures per address per %s: the attack's budget is %d hash verifications "+
-		"(after those, refused attempts are cheap 429s; p99.9 and max show the hashes).", c.attackN, c.attackOver/time.Duration(c.attackN),
-		c.attackConns, budget, benchLoginLimits.AddressWindow, budget)}, verdicts: []verdict{
+	return &section{title: "W10: login abuse during W1", text: []string{fmt.Sprintf("W1 at %d connections: %s req/s (p99.9 %s) during the "+
+		"attack, %s (p99.9 %s) in the baseline just before; the limiter allows %d failures per address per %s.", c.attackConns,
+		rps(during.RPS()), ms(during.Lat.P999), rps(base.RPS()), ms(base.Lat.P999), budget, benchLoginLimits.AddressWindow)}, verdicts: []verdict{
 		{"W10 hash verifications", fmt.Sprintf("%d (401 answers: %d)", verified, n401), fmt.Sprintf("≤ limiter budget (%d)", budget),
 			verified <= uint64(budget) && n401 <= budget},
 		{"W10 the rest are 429", fmt.Sprintf("%d of %d (other answers or errors: %d)", n429, c.attackN-n401, c.attackN-n401-n429),

@@ -59,18 +59,7 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.3f ms", d.Seconds()*1e3)
 }
 
-func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", d.Seconds()*1e6) }
-func kb(x float64) string       { return fmt.Sprintf("%.1f KB", x/1024) }
-func mib(x uint64) string       { return fmt.Sprintf("%.1f MiB", float64(x)/(1<<20)) }
-func rps(x float64) string      { return fmt.Sprintf("%.0f", x) }
-
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "—"
-	}
-	return fmt.Sprintf("%.0f %%", 100*x)
-}
-
+// secs formats a duration; "never" for a negative one.
 func secs(d time.Duration) string {
 	if d < 0 {
 		return "never"
@@ -78,7 +67,19 @@ func secs(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-func passFail(ok bool) string { return map[bool]string{true: "PASS", false: "**FAIL**"}[ok] }
+// pct formats a share; "—" for NaN (unknown).
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f %%", 100*x)
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", d.Seconds()*1e6) }
+func kb(x float64) string       { return fmt.Sprintf("%.1f KB", x/1024) }
+func mib(x uint64) string       { return fmt.Sprintf("%.1f MiB", float64(x)/(1<<20)) }
+func rps(x float64) string      { return fmt.Sprintf("%.0f", x) }
+func passFail(ok bool) string   { return map[bool]string{true: "PASS", false: "**FAIL**"}[ok] }
 
 // errNote appends why something stopped early, when it did.
 func errNote(err string) string {
@@ -90,4 +91,9 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// vd is a verdict with a formatted figure.
+func vd(name, target string, ok bool, format string, a ...any) verdict {
+	return verdict{Name: name, Figure: fmt.Sprintf(format, a...), Target: target, OK: ok}
 }

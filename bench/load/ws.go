@@ -177,10 +177,6 @@ func runW11(ctx context.Context, e *env) (*section, error) {
 			procOK && len(kids) == 0},
 		{"W11 open fds afterwards", fmt.Sprintf("%d after the cycles, baseline %d (%d before the warm-up)", fds, fdBase, fd0), "= baseline",
 			fdBase > 0 && fds == fdBase}}}
-	s.text = []string{"Workspace 1 of the fleet; its session runs `wharf session` from the binary built at the start. One warm-up " +
-		"cycle, then cycles of `POST /api/hub/sessions/{id}/start` (answered once the child is ready) and `…/stop` (answered once it " +
-		"is reaped) over one keep-alive connection. Before each cycle the same binary is spawned with `version` and reaped: the floor " +
-		"a start cannot go below. Afterwards this process's children (from /proc/*/stat) and its descriptors (/proc/self/fd)."}
 	t := newTable("figure", "p50", "p90", "p99", "max")
 	for _, x := range []struct {
 		name string
