@@ -87,13 +87,14 @@ func (r *report) markdown() string {
 		"- **Wharf** is built by `daemon.Open`, as `cmd/wharf` builds it, in a fresh 0700 temp state directory (default `hub.Config` "+
 		"but `Version`), its sessions running `wharf session` from `./cmd/wharf` built at the start; it and every baseline (**probe**) "+
 		"are served by `Daemon.Serve` (the same `http.Server` settings), each on its own `127.0.0.1:0` listener.\n"+
-		"- **Load** comes from child processes: wrk (`-t min(conns, CPUs)`, whole seconds, no warm-up), or the **load generator**, "+
-		"this program re-executed: one goroutine per raw TCP keep-alive connection sending pre-built requests and reading each "+
-		"answer's status line and Content-Length bytes (closed loop), %s warm-up then %s measured, every latency recorded (write "+
-		"to last byte), at most %d requests per connection. Throughput = answers to the requests started in the window / window.\n"+
-		"- **CPU per request**: server = getrusage of this process and of its children reaped in the window (the `git` commands "+
-		"Wharf runs; wrk's own CPU subtracted) per answer; client = the load generator's getrusage (wrk's whole run). On loopback "+
-		"the kernel does part of the receiver's TCP work in the sender's system call, alike for every server.\n"+
+		"- **Load**: wrk, a child process (`-t min(conns, CPUs)`, whole seconds, no warm-up), drives W1 and state1 and their probe "+
+		"when it is on PATH; otherwise, and for every other HTTP run, the **load generator** in this process: one goroutine per raw "+
+		"TCP keep-alive connection sending pre-built requests and reading each answer's status line and Content-Length bytes "+
+		"(closed loop; W5's POSTs open loop), %s warm-up then %s measured, every latency recorded (write to last byte), at most %d "+
+		"requests per connection. Throughput = answers to the requests started in the window / window.\n"+
+		"- **CPU per request** (server CPU/req): getrusage of this process and of its children reaped in the window (the `git` "+
+		"commands Wharf runs) per answer, less wrk's own CPU: the servers alone for wrk's runs, servers and load generator for the "+
+		"others; client CPU/req is wrk's. On loopback the kernel does part of the receiver's TCP work in the sender's system call.\n"+
 		"- Servers are driven one at a time, in %d rounds; ratios are taken within a round and verdicts use the median over the "+
 		"rounds no other process disturbed (“other procs”, from /proc/stat). Percentiles by nearest rank.\n",
 		strings.Join(ran, ", "), r.cfg.warmup, r.cfg.duration, r.cfg.maxPerWorker, r.cfg.rounds)
