@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -188,6 +191,68 @@ func (p *sseProbe) publish(working bool, data []byte) {
 			s.push(env)
 		}
 	}
+}
+
+// liveTap wraps a live server's handler to see, server side, what the
+// client cannot: an inventory envelope written to a stream after a POST
+// removing that subscription answered 200 and before the next addition
+// reached the handler (W5); and when the handler of the stream tagged
+// bench=slow returned, which ends it (W7). A write costs an atomic load.
+type liveTap struct {
+	next      http.Handler
+	removed   sync.Map // stream id → *atomic.Bool
+	late      atomic.Int64
+	slowEnded atomic.Int64 // sinceEpoch when the slow stream's handler returned; 0 before
+}
+
+func (t *liveTap) wrap(h http.Handler) http.Handler { t.next = h; return t }
+
+func (t *liveTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tw := &tapWriter{ResponseWriter: w, t: t, status: http.StatusOK, stream: r.Method == http.MethodGet && r.URL.Path == "/api/hub/live"}
+	id, isSub := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/api/hub/live/"), "/subscriptions")
+	if !tw.stream && !(isSub && r.Method == http.MethodPost) {
+		t.next.ServeHTTP(w, r)
+		return
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	v, _ := t.removed.Load(id)
+	removed, _ := v.(*atomic.Bool)
+	if removed != nil && bytes.HasPrefix(body, []byte(`{"add"`)) {
+		removed.Store(false)
+	}
+	if t.next.ServeHTTP(tw, r); removed != nil && tw.status == http.StatusOK && bytes.HasPrefix(body, []byte(`{"remove"`)) {
+		removed.Store(true)
+	}
+	if tw.stream && r.URL.Query().Get("bench") == "slow" {
+		t.slowEnded.Store(int64(sinceEpoch()))
+	}
+	t.removed.Delete(tw.id)
+}
+
+// tapWriter learns a stream's id from its hello and checks its writes; it
+// records the status of other answers.
+type tapWriter struct {
+	http.ResponseWriter
+	t       *liveTap
+	stream  bool
+	id      string
+	removed *atomic.Bool
+	status  int
+}
+
+func (w *tapWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *tapWriter) Write(p []byte) (int, error) {
+	if id := jsonString(p, "streamId"); w.stream && w.removed == nil && id != nil {
+		w.id, w.removed = string(id), &atomic.Bool{}
+		w.t.removed.Store(w.id, w.removed)
+	} else if w.removed != nil && w.removed.Load() && bytes.Contains(p, []byte(`"topic":"inventory"`)) {
+		w.t.late.Add(1)
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 // clientMemory is the load generator's own share of a stream: the

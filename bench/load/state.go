@@ -60,16 +60,18 @@ func stateSection(title, label, name string, min float64, rs *rounds, body []byt
 	j, p := rs.index(name), rs.index("probe"+map[bool]string{true: " (wrk)"}[strings.HasSuffix(name, "(wrk)")])
 	t := newTable("conns", "probe req/s", label+" req/s", "throughput ratio", "probe p99", label+" p99", "p99 / limit",
 		"server CPU/req: probe", label, "non-200 / errors", "verdict")
-	s := &section{title: title, tables: []*table{t}}
+	s, cost := &section{title: title, tables: []*table{t}}, []string(nil)
 	for c, n := range rs.conns {
 		f2 := func(f func([]run) float64) func([]run) string {
 			return func(x []run) string { return fmt.Sprintf("%.2f", f(x)) }
 		}
 		tr := func(x []run) float64 { return ratio(x[j].RPS(), x[p].RPS()) }
 		pr := func(x []run) float64 { return ratio(float64(x[j].Lat.P99), float64(2*x[p].Lat.P99+time.Millisecond)) }
-		cpu := func(k int) string {
-			return us(time.Duration(rs.medRun(c, k, func(x run) float64 { return float64(x.perReq(x.Server)) })))
+		cpuOf := func(k int) time.Duration {
+			return time.Duration(rs.medRun(c, k, func(x run) float64 { return float64(x.perReq(x.Server)) }))
 		}
+		cpu := func(k int) string { return us(cpuOf(k)) }
+		cost = append(cost, fmt.Sprintf("%s against %s at %d conns (%s more)", cpu(j), cpu(p), n, us(cpuOf(j)-cpuOf(p))))
 		p99 := func(k int) string {
 			return ms(time.Duration(rs.medRun(c, k, func(x run) float64 { return float64(x.Lat.P99) })))
 		}
@@ -85,6 +87,8 @@ func stateSection(title, label, name string, min float64, rs *rounds, body []byt
 		t.add(n, rps(rs.medRun(c, p, run.RPS)), rps(rs.medRun(c, j, run.RPS)), fmt.Sprintf("%.2f", tm), p99(p), p99(j), fmt.Sprintf("%.2f", pm),
 			cpu(p), cpu(j), fmt.Sprintf("%d / %d", non200, errs), passFail(tm >= min && pm <= 1 && non200 == 0 && errs == 0 && ok))
 	}
+	s.reading = []string{fmt.Sprintf("%s: the server's CPU per answer, Wharf's against the probe's: %s. The difference is Wharf's own work "+
+		"beyond net/http serving the same bytes: routing, authentication, the state answer.", label, strings.Join(cost, "; "))}
 	every, note := rs.everyRun()
 	s.text = append(text, fmt.Sprintf("Targets: throughput ≥ %.2f × probe; p99 ≤ 2 × probe p99 + 1 ms; 0 non-200. The probe answers "+
 		"the exact bytes, head and body, of Wharf's answer, captured once before the runs (%d B); %s drove these runs.", min, len(body),
