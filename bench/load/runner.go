@@ -340,11 +340,17 @@ func (rs *rounds) answers(c, j int) (non200, errs int, ok bool) {
 func (rs *rounds) everyRun() (*table, string) {
 	t := newTable("round", "conns", "attempts", "run", "new conns", "requests", "req/s", "p50", "p90", "p99", "p99.9", "max",
 		"server CPU/req", "client CPU/req", "other procs")
+	client := func(x run) string { // wrk's; the load generator's is counted with the servers'
+		if x.Client == 0 {
+			return "—"
+		}
+		return us(x.perReq(x.Client))
+	}
 	for k := range rs.runs[0] {
 		for c, n := range rs.conns {
 			for _, x := range rs.runs[c][k] {
 				t.add(k+1, n, rs.attempts[c][k], x.Name+errNote(x.Err), x.Accepted, x.OK+x.Non200, rps(x.RPS()), ms(x.Lat.P50), ms(x.Lat.P90),
-					ms(x.Lat.P99), ms(x.Lat.P999), ms(x.Lat.Max), us(x.perReq(x.Server)), us(x.perReq(x.Client)), pct(x.Others))
+					ms(x.Lat.P99), ms(x.Lat.P999), ms(x.Lat.Max), us(x.perReq(x.Server)), client(x), pct(x.Others))
 			}
 		}
 	}
