@@ -72,7 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk `command`: drives W1 and state1 when found on PATH; empty: never")
 	fs.StringVar(&c.out, "out", "", "write the Markdown report to this `file` (overwritten); default stdout")
 	fs.BoolVar(&c.strict, "strict", false, "exit with status 2 when a target is missed")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the servers) to `file`")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (servers and in-process load generator) to `file`")
 	var names []string
 	for _, w := range workloads {
 		names = append(names, w.name)
