@@ -247,3 +247,45 @@ func TestSecurityHeaders(t *testing.T) {
 	is.Equal(resp.Header.Get("Strict-Transport-Security"), "max-age=31536000") // with HSTS
 	is.Equal(resp.Header.Get("X-Content-Type-Options"), "nosniff")
 }
+
+// Pages get the GET and HEAD requests outside /api/ and /s/, after the
+// Host check; everything else stays the API's.
+func TestPages(t *testing.T) {
+	is := is.New(t)
+	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("page " + r.URL.Path))
+	})
+	s := newServer(t, hub.Config{}, nil, httpapi.Options{Pages: pages})
+	for _, tc := range []struct {
+		method, path, host string
+		status             int
+		page               bool
+	}{
+		{"GET", "/", "", 200, true},
+		{"GET", "/login", "", 200, true},
+		{"HEAD", "/settings", "", 200, true},
+		{"POST", "/login", "", 400, false},
+		{"GET", "/api/hub/state", "", 401, false},
+		{"GET", "/api/nope", "", 404, false},
+		{"GET", "/s/app/api/session", "", 401, false},
+		{"GET", "/", "evil.example", 421, false},
+	} {
+		t.Run(tc.method+" "+tc.path+" "+tc.host, func(t *testing.T) {
+			is := is.New(t)
+			req, err := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(""))
+			is.NoErr(err)
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			is.NoErr(err)
+			body := new(bytes.Buffer)
+			body.ReadFrom(resp.Body)
+			resp.Body.Close()
+			is.Equal(resp.StatusCode, tc.status)                                               // routed as expected
+			is.Equal(strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"), tc.page) // by the pages or the API
+			is.Equal(resp.Header.Get("X-Content-Type-Options"), "nosniff")                     // nosniff either way
+		})
+	}
+}

@@ -33,6 +33,12 @@ type Options struct {
 	// public names behind a proxy, the names of its TLS certificate. Any
 	// other name answers 421 (see host.go). Default none.
 	AllowedHosts []string
+	// Pages, when set, serves the GET and HEAD requests for paths outside
+	// the API (/api/... and /s/...): the browser dashboard's pages and
+	// assets (adapters/web), including GET /login, whose POST is the
+	// API's. It gets them after the Host check and with nosniff (and HSTS)
+	// set, and sets its own other headers.
+	Pages http.Handler
 }
 
 // anyMethod routes every method of a pattern to one handler.
@@ -123,12 +129,13 @@ type api struct {
 	exact   map[string]http.Handler // the routes without wildcards, by path
 	proxies []netip.Prefix
 	hosts   map[string]struct{} // Options.AllowedHosts, normalized
+	pages   http.Handler        // Options.Pages
 }
 
 // NewHandler returns the HTTP handler of the Hub API over h.
 func NewHandler(h *hub.Hub, opts Options) http.Handler {
 	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
-		hosts: normalizeHosts(opts.AllowedHosts)}
+		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -230,6 +237,11 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if p := r.URL.Path; p == "" || p[0] != '/' || (p != "/" && (path.Clean(p) != p)) {
 		writeStatus(sw, http.StatusNotFound, "not found")
+		return
+	}
+	if a.pages != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		!strings.HasPrefix(r.URL.Path, "/api/") && !strings.HasPrefix(r.URL.Path, "/s/") {
+		a.pages.ServeHTTP(sw, r)
 		return
 	}
 	// A route without wildcards is found by one map lookup; the busiest
