@@ -48,8 +48,10 @@ type Options struct {
 	// Env is added last to the daemon's environment: the test's own minus
 	// HOME, USER and every XDG_*, GIT_* and WHARF_* variable.
 	Env []string
-	// Log, when set, receives every byte of the daemon's stderr as it
-	// comes, across restarts (Secrets.Log, a file, os.Stderr).
+	// Log, when set, receives every byte of the daemon's stderr and
+	// stdout as it comes, across restarts (Secrets.Log, a file,
+	// os.Stderr). The two are copied by two goroutines: Log must be safe
+	// for concurrent writes.
 	Log io.Writer
 }
 
@@ -87,7 +89,7 @@ func Start(ctx context.Context, opts Options) (*Daemon, error) {
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", opts.StateDir}, opts.Args...)
 	cmd := exec.Command(opts.Binary, args...)
 	cmd.Env = append(append(scrubbedEnv(), "HOME="+opts.Home, "USER="+opts.User), opts.Env...)
-	stdout := newOutput(nil)
+	stdout := newOutput(opts.Log)
 	d := &Daemon{opts: opts, cmd: cmd, stderr: newOutput(opts.Log), exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = stdout, d.stderr
 	// A process that leaves a descendant holding its pipes must not hold
