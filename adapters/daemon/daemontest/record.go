@@ -37,6 +37,7 @@ type recorder struct {
 	base http.RoundTripper
 }
 
+// RoundTrip records the answer: a place for its headers, one for its body.
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {

@@ -60,6 +60,7 @@ type place struct {
 	data bytes.Buffer
 }
 
+// Write appends to the place: a log line, a body as it is read.
 func (p *place) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -119,6 +120,7 @@ type Leak struct {
 	Encoding string // how it was written there: raw, json, url, base64, hex
 }
 
+// String describes the leak: the secret's name, the place, the encoding.
 func (l Leak) String() string {
 	return fmt.Sprintf("%s leaked to %s (%s)", l.Secret, l.Where, l.Encoding)
 }
