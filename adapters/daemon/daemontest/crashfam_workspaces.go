@@ -13,13 +13,14 @@ import (
 
 // WorkspaceFamily registers folders as workspaces (the legacy
 // registration, configure and create, each with the Hub's own git init,
-// each under an onboarding journal), forgets them, and renames the folders
-// ("boxes") that hold them, which moves their paths under a rename
+// each under an onboarding journal), forgets them, removes their folders
+// (emptied first, as a user would: a removal journal), and renames the
+// folders ("boxes") that hold them, which moves their paths under a rename
 // journal. Workspaces are never started: a restart then costs no session
 // child. Its facts:
 //
 //	box <name>            → ""                       a folder of the root
-//	dir <box>/<name>      → "" | "registered=<id> name=<display name>"
+//	dir <box>/<name>      → "" | "registered=<id> name=<display name>[ (no repository)]"
 //	workspace <id>        → "path=<box>/<name> name=<display name>"
 //
 // so every check also compares the registry (state) with the disk and the
@@ -64,9 +65,12 @@ func nextWorkspaceOp(w *Writer) (Op, error) {
 	box := strings.TrimPrefix(boxes[w.Rand.IntN(len(boxes))], "box ")
 	registered := w.Model.Keys("workspace ")
 	choice := w.Rand.IntN(100)
+	pick := func() string { return strings.TrimPrefix(registered[w.Rand.IntN(len(registered))], "workspace ") }
 	switch {
-	case len(registered) >= maxWorkspaces || len(registered) > 0 && choice >= 85:
-		return forgetOp(w, strings.TrimPrefix(registered[w.Rand.IntN(len(registered))], "workspace ")), nil
+	case len(registered) >= maxWorkspaces || len(registered) > 0 && choice >= 88:
+		return forgetOp(w, pick()), nil
+	case len(registered) > 0 && choice >= 78:
+		return removeOp(w, pick())
 	case choice < 22:
 		return registerOp(w, box)
 	case choice < 40:
@@ -256,6 +260,36 @@ func forgetOp(w *Writer, id string) Op {
 	}
 }
 
+// removeOp empties a workspace's folder on disk (its .git: the writer
+// puts nothing else there) and has the Hub remove the folder, which
+// forgets the workspace under a removal journal.
+func removeOp(w *Writer, id string) (Op, error) {
+	rel := strings.TrimPrefix(strings.Fields(w.Model["workspace "+id])[0], "path=")
+	path := filepath.Join(w.Root, rel)
+	if err := os.RemoveAll(filepath.Join(path, ".git")); err != nil {
+		return Op{}, err
+	}
+	w.Model["dir "+rel] = strings.TrimSuffix(w.Model["dir "+rel], noRepository) + noRepository
+	remove := func(m Model) {
+		delete(m, "workspace "+id)
+		delete(m, "dir "+rel)
+	}
+	return Op{Name: "remove", Method: "POST", Path: "api/hub/folders/remove", Body: map[string]string{"path": path},
+		Acked: func(m Model, answer []byte) error {
+			remove(m)
+			var res struct{ Path, WorkspaceID string }
+			if err := json.Unmarshal(answer, &res); err != nil || res.Path != path || res.WorkspaceID != id {
+				return fmt.Errorf("removal answer %q, want %s and workspace %s (%v)", answer, path, id, err)
+			}
+			return nil
+		},
+		Landed: func(m, _ Model) { remove(m) },
+	}, nil
+}
+
+// noRepository marks a registered folder that holds no repository.
+const noRepository = " (no repository)"
+
 // observeWorkspaces reads the boxes and their folders through browse, and
 // the writer's workspaces from the state.
 func observeWorkspaces(ctx context.Context, w *Writer, st HubState) (Model, error) {
@@ -275,7 +309,7 @@ func observeWorkspaces(ctx context.Context, w *Writer, st HubState) (Model, erro
 			if d.RegisteredID != "" {
 				v = "registered=" + d.RegisteredID + " name=" + d.DisplayName
 				if !d.Git {
-					v += " (no repository)"
+					v += noRepository
 				}
 			}
 			m["dir "+b.Name+"/"+d.Name] = v
