@@ -1,0 +1,93 @@
+package daemontest
+
+import (
+	"context"
+	"maps"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// TestVerify drives one writer's verification with a fixed observation:
+// what it calls lost, unexpected or landed decides what the crash load
+// reports, so each case is a judgement the harness must get right.
+func TestVerify(t *testing.T) {
+	acked := Model{"folder a": "", "folder b": ""}
+	create := &Op{Name: "create", Landed: func(m, _ Model) { m["folder c"] = "" }}
+	rename := &Op{Name: "rename", Landed: func(m, _ Model) { delete(m, "folder b"); m["folder d"] = "" }}
+	for _, tc := range []struct {
+		name             string
+		pending          *Op
+		obs              Model
+		lost, unexpected int
+		landed           bool
+		pendingName      string
+	}{
+		{name: "everything there", obs: Model{"folder a": "", "folder b": ""}},
+		{name: "a cut create that did not land", pending: create, obs: Model{"folder a": "", "folder b": ""}, pendingName: "create"},
+		{name: "a cut create that landed", pending: create, obs: Model{"folder a": "", "folder b": "", "folder c": ""},
+			landed: true, pendingName: "create"},
+		{name: "an acknowledged fact missing", obs: Model{"folder a": ""}, lost: 1},
+		{name: "an acknowledged fact changed", obs: Model{"folder a": "", "folder b": "git=true"}, lost: 1},
+		{name: "a fact nothing explains", obs: Model{"folder a": "", "folder b": "", "folder z": ""}, unexpected: 1},
+		{name: "a cut create does not excuse a lost fact", pending: create, obs: Model{"folder a": "", "folder c": ""},
+			lost: 1, landed: true, pendingName: "create"},
+		{name: "a cut rename half done is no outcome", pending: rename, obs: Model{"folder a": "", "folder b": "", "folder d": ""},
+			unexpected: 1, pendingName: "rename"},
+		{name: "a cut op without Landed excuses nothing", pending: &Op{Name: "remove"}, obs: Model{"folder a": ""},
+			lost: 1, pendingName: "remove"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			fam := &Family{Name: "test", Observe: func(context.Context, *Writer, HubState) (Model, error) { return maps.Clone(tc.obs), nil }}
+			w := &Writer{Family: fam, Model: maps.Clone(acked), pending: tc.pending}
+			v, err := w.verify(t.Context(), HubState{})
+			is.NoErr(err)                              // observed
+			is.Equal(len(v.lost), tc.lost)             // lost facts
+			is.Equal(len(v.unexpected), tc.unexpected) // unexpected facts
+			is.Equal(v.landed, tc.landed)              // whether the cut op landed
+			is.Equal(v.pending, tc.pendingName)        // which op was cut
+			is.Equal(w.Model, tc.obs)                  // the model follows what was observed
+			is.True(w.pending == nil)                  // and the cut op is judged once
+		})
+	}
+}
+
+func TestCrashConfigParse(t *testing.T) {
+	is := is.New(t)
+	var c CrashConfig
+	is.NoErr(c.Parse(""))                                                   // nothing to set
+	is.NoErr(c.Parse("kills=200, writers=3,seed=42,uptime=1s,timeout=30s")) // every key
+	is.Equal(c, CrashConfig{Kills: 200, Writers: 3, Seed: 42, MeanUptime: time.Second, RequestTimeout: 30 * time.Second})
+	is.True(c.Parse("kills") != nil)      // not key=value
+	is.True(c.Parse("acks=3") != nil)     // an unknown key
+	is.True(c.Parse("kills=many") != nil) // a bad number
+}
+
+// TestNextChoicesAreValid runs every built-in family's Next on a model
+// grown by its own acknowledgements, without a daemon: each op must name
+// a request and keep the model's keys well formed.
+func TestNextChoicesAreValid(t *testing.T) {
+	for _, fam := range DefaultFamilies() {
+		t.Run(fam.Name, func(t *testing.T) {
+			is := is.New(t)
+			w := &Writer{Family: fam, Root: t.TempDir(), Model: Model{}, Rand: rand.New(rand.NewPCG(1, 2))}
+			switch fam.Name {
+			case "workspaces":
+				is.NoErr(fam.Setup(t.Context(), w)) // boxes on disk
+			case "display-names":
+				w.Model["workspace x"] = "name=x"
+			case "personal-state":
+				w.Model["state x"] = "{}"
+			}
+			for range 50 {
+				op, err := fam.Next(w)
+				is.NoErr(err)                               // an op
+				is.True(op.Name != "" && op.Method != "")   // named, with a method
+				is.True(op.Path != "" && op.Path[0] != '/') // and a relative path
+			}
+		})
+	}
+}
