@@ -163,6 +163,6 @@ func TestConnectionAndHeaderBounds(t *testing.T) {
 		fmt.Fprintf(c, "GET /api/hub/state HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", addr, strings.Repeat("h", 100<<10))
 		resp, _ = http.ReadResponse(bufio.NewReader(c), nil)
 	}
-	is.True(resp != nil) // answered once a place was free
+	is.True(resp != nil)                                              // answered once a place was free
 	is.Equal(resp.StatusCode, http.StatusRequestHeaderFieldsTooLarge) // headers over 64 KiB are refused
 }
