@@ -1,334 +1,233 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
-// target is what one run drives: GET path on a server (or the POSTs post
-// builds), with the load generator or wrk; or call, an operation without
-// HTTP (W9's raw SQLite write) through the same loop and accounting.
+// target is what a run drives: wrk on addr+path with hdr, wrk.lua's
+// BENCH_* in env, threads (0: min(conns, CPUs)); or call, in loop.
 type target struct {
-	name string
-	srv  *server
-	path string
-	hdr  http.Header
-	post func(w, n int) (path string, body []byte) // worker w sends post(w, 0) and post(w, 1) in turn
-	wrk  bool                                      // drive with wrk (GET only)
-	call func(ctx context.Context, w, n int) (status int, err error)
-	// pace, when set, makes the run open loop: worker w's n-th request is
-	// due w × pace / conns + n × pace after the start, and its latency
-	// counts from then, so a stall is charged to every request it delays.
-	pace time.Duration
+	name, addr, path string
+	hdr              http.Header
+	env              []string
+	threads          int
+	call             func(ctx context.Context, w, n int) (status int, err error)
 }
 
-// requests are the pre-built requests each of conns workers sends in turn.
-func (t target) requests(conns int) [][][]byte {
-	out := make([][][]byte, conns)
-	for w := range out {
-		for n := range 1 + b2i(t.post != nil) {
-			path, body, b := t.path, []byte(nil), &bytes.Buffer{}
-			if t.post != nil {
-				path, body = t.post(w, n)
-				fmt.Fprintf(b, "POST %s HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", path, len(body))
-			} else {
-				fmt.Fprintf(b, "GET %s HTTP/1.1\r\n", path)
-			}
-			fmt.Fprintf(b, "Host: %s\r\n", t.srv.addr)
-			t.hdr.Write(b)
-			out[w] = append(out[w], append(append(b.Bytes(), "\r\n"...), body...))
-		}
-	}
-	return out
-}
-
-// run is one measured run.
 type run struct {
-	Name               string
-	Conns              int
 	Window             time.Duration
-	OK, Non200, Errors int // answers to (and errors of) the requests started inside the window
-	Accepted           int64
+	OK, Non200, Errors int // answers (wrk: non-200 is its count of statuses ≥ 400), socket or call errors
 	Lat                summary
-	Server, Client     time.Duration // CPU over the window: this process (servers and load generator, wrk's aside), wrk
+	Server             time.Duration // this process's CPU over the window (getrusage), wrk's own aside
 	Others             float64       // other processes' share of the machine over the window; NaN unknown
-	Sent               []int         // requests each worker sent, warm-up included (W9's oracle)
+	Threads            []wrkThread   // with BENCH_BODY, wrk.lua's counts per thread
 	Err                string
 }
 
-// RPS is the answers to the requests started in the window, per second.
+// wrkThread is what wrk.lua counted in a thread: requests sent, answers,
+// the index of the last 200 (-1 none), 429s with no-store, by status.
+type wrkThread struct {
+	Sent, Answered, LastOK, NoStore int
+	Status                          map[int]int
+}
+
 func (r run) RPS() float64 { return float64(r.OK+r.Non200) / r.Window.Seconds() }
 
 func (r run) perReq(d time.Duration) time.Duration { return d / time.Duration(max(1, r.OK+r.Non200)) }
 
-// meter is the counters a run's figures are differences of.
 type meter struct {
 	at        time.Time
 	cpu, busy time.Duration
 	busyOK    bool
-	accepted  int64
 }
 
-func mark(s *server) meter {
-	m := meter{at: time.Now(), cpu: processCPU()}
-	if m.busy, m.busyOK = machineBusy(); s != nil {
-		m.accepted = s.accepted.Load()
+// mark counts reaped children: the git commands and sessions Wharf ran
+// are its cost; wrk's is subtracted by the runs.
+func mark() (m meter) {
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		syscall.Getrusage(who, &ru)
+		m.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	m.busy, m.busyOK = machineBusy()
+	m.at = time.Now()
 	return m
 }
 
-// fill sets r's CPU, accepted connections and others' share from the
-// window m0..m1; reaped is load generator CPU that getrusage counted in
-// it as this process's reaped children (wrk's).
-func (r *run) fill(m0, m1 meter, client, reaped time.Duration) {
-	r.Server, r.Client, r.Accepted = m1.cpu-m0.cpu-reaped, client, m1.accepted-m0.accepted
-	if r.Others = math.NaN(); m0.busyOK && m1.busyOK {
+// fill sets r's figures of m0..m1; client is wrk's CPU, a reaped child's.
+func (r *run) fill(m0, m1 meter, client time.Duration) {
+	if r.Server, r.Others = m1.cpu-m0.cpu-client, math.NaN(); m0.busyOK && m1.busyOK {
 		r.Others = max(0, float64(m1.busy-m0.busy-r.Server-client)/(float64(m1.at.Sub(m0.at))*float64(runtime.NumCPU())))
 	}
 }
 
-// measure makes one run of t at conns connections over window; onStart,
-// when set, is called as the window begins (not for wrk).
-func (e *env) measure(ctx context.Context, t target, conns int, window time.Duration, onStart func()) run {
-	r := run{Name: t.name, Conns: conns, Window: window, Others: math.NaN()}
-	if t.wrk {
-		if err := runWrk(ctx, e.wrk, t, &r); err != nil {
-			r.Err = err.Error()
-			e.progress("  %s at %d conns: %v", t.name, conns, err)
+// measure makes one run of t at conns connections over window: by wrk
+// (whole seconds, no warm-up), or by loop for a call.
+func (e *env) measure(ctx context.Context, t target, conns int, window time.Duration) (r run) {
+	if t.call != nil {
+		return e.loop(ctx, conns, window, 0, t.call)
+	}
+	args := []string{"-t", strconv.Itoa(cmp.Or(t.threads, min(conns, runtime.NumCPU()))), "-c", strconv.Itoa(conns),
+		"-d", fmt.Sprintf("%.0fs", math.Ceil(window.Seconds())), "-s", e.script}
+	for k, vs := range t.hdr {
+		for _, v := range vs {
+			args = append(args, "-H", k+": "+v)
 		}
-		return r
 	}
-	if t.call == nil {
-		var hangUp func()
-		t.call, hangUp = t.client(conns)
-		defer hangUp()
+	cmd := exec.CommandContext(ctx, e.wrk, append(args, "http://"+t.addr+t.path)...)
+	var out bytes.Buffer
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), t.env...), &out, &out
+	m0 := mark()
+	err := cmd.Run()
+	if m1 := mark(); err == nil {
+		r.fill(m0, m1, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+		err = parseWrk(out.String(), &r)
 	}
-	from := time.Now().Add(e.cfg.warmup)
-	until := from.Add(window)
-	m0 := make(chan meter, 1)
-	go func() {
-		if waitUntil(ctx, from); onStart != nil {
-			onStart()
-		}
-		m0 <- mark(t.srv)
-	}()
-	lats, non200, errs := make([][]time.Duration, conns), make([]int, conns), make([]int, conns)
-	r.Sent = make([]int, conns)
-	var wg sync.WaitGroup
-	for w := range conns {
-		wg.Go(func() {
-			for n := 0; n < e.cfg.maxPerWorker && errs[w] < maxGenErrors && ctx.Err() == nil; n++ {
-				t0 := time.Now()
-				if t.pace > 0 {
-					t0 = from.Add(-e.cfg.warmup + time.Duration(w)*t.pace/time.Duration(conns) + time.Duration(n)*t.pace)
-					waitUntil(ctx, t0)
-				}
-				if !t0.Before(until) {
-					return
-				}
-				status, err := t.call(ctx, w, n)
-				if r.Sent[w]++; !t0.Before(from) {
-					if errs[w], non200[w] = errs[w]+b2i(err != nil), non200[w]+b2i(err == nil && status != 200); err == nil {
-						lats[w] = append(lats[w], time.Since(t0))
-					}
-				}
-			}
-		})
+	if err != nil {
+		r.Err = fmt.Sprintf("wrk: %v: %q", err, out.String())
+		e.progress("  %s at %d conns: %s", t.name, conns, r.Err)
 	}
-	wg.Wait()
-	var all []time.Duration
-	for w := range lats {
-		all, r.Non200, r.Errors = append(all, lats[w]...), r.Non200+non200[w], r.Errors+errs[w]
-	}
-	r.Lat, r.OK = summarize(all), len(all)-r.Non200
-	r.fill(<-m0, mark(t.srv), 0, 0)
 	return r
 }
 
-// client is the load generator's side of t: conns raw TCP keep-alive
-// connections, each sending its worker's pre-built requests in turn and
-// reading each answer's status line and Content-Length bytes of body; a
-// broken connection is dialed again.
-func (t target) client(conns int) (call func(ctx context.Context, w, n int) (int, error), hangUp func()) {
-	reqs, cs, brs := t.requests(conns), make([]net.Conn, conns), make([]*bufio.Reader, conns)
-	return func(ctx context.Context, w, n int) (status int, err error) {
-			if cs[w] == nil {
-				if cs[w], err = net.DialTimeout("tcp", t.srv.addr, 5*time.Second); err != nil {
-					return 0, err
-				}
-				brs[w] = bufio.NewReaderSize(cs[w], 32<<10)
-			}
-			cs[w].SetDeadline(time.Now().Add(10 * time.Second))
-			if _, err = cs[w].Write(reqs[w][n%len(reqs[w])]); err == nil {
-				status, err = readAnswer(brs[w])
-			}
-			if err != nil {
-				cs[w].Close()
-				cs[w] = nil
-			}
-			return status, err
-		}, func() {
-			for _, c := range cs {
-				if c != nil {
-					c.Close()
-				}
-			}
+// parseWrk reads wrk.lua's lines of a wrk report into r.
+func parseWrk(s string, r *run) error {
+	for line := range strings.Lines(s) {
+		f := strings.Fields(line)
+		n := make([]int, len(f))
+		for i := 1; i < len(f); i++ {
+			n[i], _ = strconv.Atoi(strings.SplitN(f[i], ":", 2)[0])
 		}
+		if us := func(i int) time.Duration { return time.Duration(n[i]) * time.Microsecond }; len(f) == 8 && f[0] == "bench-run" {
+			r.Window, r.Errors, r.Non200, r.OK, r.Lat = us(2), n[3], n[4], n[1]-n[4], summary{N: n[1], P50: us(5), P99: us(6), Max: us(7)}
+		} else if len(f) >= 5 && f[0] == "bench-thread" {
+			th := wrkThread{Sent: n[1], Answered: n[2], LastOK: n[3], NoStore: n[4], Status: map[int]int{}}
+			for _, kv := range f[5:] {
+				k, v, _ := strings.Cut(kv, ":")
+				ki, _ := strconv.Atoi(k)
+				th.Status[ki], _ = strconv.Atoi(v)
+			}
+			r.Threads = append(r.Threads, th)
+		}
+	}
+	if r.Window <= 0 {
+		return errors.New("no figures in wrk's report")
+	}
+	if r.Threads != nil { // answers counted by status: non-200 is exact
+		r.OK = 0
+		for _, th := range r.Threads {
+			r.OK += th.Status[200]
+		}
+		r.Non200 = r.Lat.N - r.OK
+	}
+	return nil
 }
 
-// maxGenErrors retires a worker whose requests keep failing.
-const maxGenErrors = 100
-
-// readAnswer reads one HTTP/1.1 answer and returns its status; the body,
-// Content-Length bytes, is discarded. Chunked answers are refused: the
-// answers measured all carry a length.
-func readAnswer(br *bufio.Reader) (int, error) {
-	line, err := br.ReadSlice('\n')
-	if err == nil && (len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1."))) {
-		err = fmt.Errorf("bad status line %q", line)
+// loop calls f from conns workers, -warmup then window: closed loop, or with
+// pace, open: worker w's n-th call due at w × pace / conns + n × pace, its
+// latency counted from then (a stall is charged to every call it delays).
+func (e *env) loop(ctx context.Context, conns int, window, pace time.Duration, f func(ctx context.Context, w, n int) (int, error)) run {
+	start := time.Now()
+	from, until := start.Add(e.cfg.warmup), start.Add(e.cfg.warmup+window)
+	r, m0 := run{Window: window}, make(chan meter, 1)
+	go func() { waitUntil(ctx, from); m0 <- mark() }()
+	var mu sync.Mutex
+	var lats []time.Duration
+	var wg sync.WaitGroup
+	for w := range conns {
+		wg.Go(func() {
+			var mine []time.Duration
+			non200, errs := 0, 0
+			for n := 0; errs < 100 && ctx.Err() == nil; n++ {
+				t0 := time.Now()
+				if pace > 0 {
+					t0 = start.Add(time.Duration(w)*pace/time.Duration(conns) + time.Duration(n)*pace)
+					waitUntil(ctx, t0)
+				}
+				if !t0.Before(until) {
+					break
+				}
+				status, err := f(ctx, w, n)
+				if in := !t0.Before(from); in && err == nil {
+					mine, non200 = append(mine, time.Since(t0)), non200+b2i(status != http.StatusOK)
+				} else if in {
+					errs++
+				}
+			}
+			mu.Lock()
+			lats, r.Non200, r.Errors = append(lats, mine...), r.Non200+non200, r.Errors+errs
+			mu.Unlock()
+		})
 	}
-	if err != nil {
-		return 0, err
-	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	length := -1
-	for err == nil {
-		if line, err = br.ReadSlice('\n'); err == nil && len(bytes.TrimSpace(line)) == 0 {
-			break
-		}
-		if name, v, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(name, []byte("Content-Length")) {
-			length, err = strconv.Atoi(string(bytes.TrimSpace(v)))
-		}
-	}
-	if err == nil && length < 0 {
-		err = errors.New("answer without Content-Length")
-	}
-	if err == nil {
-		_, err = br.Discard(length)
-	}
-	return status, err
+	wg.Wait()
+	r.Lat, r.OK = summarize(lats), len(lats)-r.Non200
+	r.fill(<-m0, mark(), 0)
+	return r
 }
 
-// rounds is every run of a set of targets: runs[c][k] is round k at
-// concurrency conns[c], one run per target, in order.
+// rounds holds runs[c][k], round k at conns[c]: a run per target, in order.
 type rounds struct {
-	conns    []int
-	names    []string
-	runs     [][][]run
-	last     []run // the last attempt's runs, kept or not
-	attempts [][]int
-	mo       float64 // -max-others
-	retries  int
+	conns []int
+	names []string
+	runs  [][][]run
+	last  []run // the last round's runs
 }
 
-// rounds runs ts one after the other at each of conns, -rounds times over.
-// A round that other processes disturbed beyond -max-others is run again,
-// up to -retries times, and the least disturbed attempt kept.
 func (e *env) rounds(ctx context.Context, label string, conns []int, ts ...target) (*rounds, error) {
-	rs := &rounds{conns: conns, runs: make([][][]run, len(conns)), attempts: make([][]int, len(conns)), mo: e.cfg.maxOthers, retries: e.cfg.retries}
+	rs := &rounds{conns: conns, runs: make([][][]run, len(conns))}
 	for _, t := range ts {
 		rs.names = append(rs.names, t.name)
 	}
-	for k := range e.cfg.rounds {
+	for k := 0; k < e.cfg.rounds && ctx.Err() == nil; k++ {
 		for c, n := range conns {
-			var best []run
-			a := 1
-			for ; ctx.Err() == nil; a++ {
-				e.progress("%s: round %d/%d at %d conns (attempt %d)", label, k+1, e.cfg.rounds, n, a)
-				rs.last = make([]run, len(ts))
-				for j, t := range ts {
-					rs.last[j] = e.measure(ctx, t, n, e.cfg.duration, nil)
-				}
-				if best == nil || disturbance(rs.last) < disturbance(best) {
-					best = rs.last
-				}
-				if disturbance(rs.last) <= rs.mo || a > rs.retries {
-					break
-				}
-				e.progress("  other processes took %s of the machine during this round", pct(disturbance(rs.last)))
+			e.progress("%s: round %d/%d at %d conns", label, k+1, e.cfg.rounds, n)
+			rs.last = make([]run, len(ts))
+			for j, t := range ts {
+				rs.last[j] = e.measure(ctx, t, n, e.cfg.duration)
 			}
-			rs.runs[c], rs.attempts[c] = append(rs.runs[c], best), append(rs.attempts[c], a)
+			rs.runs[c] = append(rs.runs[c], rs.last)
 		}
 	}
 	return rs, ctx.Err()
 }
 
-// disturbance is the largest share of the machine other processes took
-// during a run of row (0 when unknown).
-func disturbance(row []run) (d float64) {
-	for _, r := range row {
-		if !math.IsNaN(r.Others) {
-			d = max(d, r.Others)
-		}
-	}
-	return d
-}
-
-// index is the position of target name, -1 when it did not run.
-func (rs *rounds) index(name string) int {
-	for j, n := range rs.names {
-		if n == name {
-			return j
-		}
-	}
-	return -1
-}
-
-// clean are the rounds at concurrency c no other process disturbed, all
-// of them when every one was.
-func (rs *rounds) clean(c int) (out [][]run) {
-	for _, row := range rs.runs[c] {
-		if disturbance(row) <= rs.mo {
-			out = append(out, row)
-		}
-	}
-	if len(out) == 0 {
-		return rs.runs[c]
-	}
-	return out
-}
-
-// med is the median of f over the clean rounds at c.
 func (rs *rounds) med(c int, f func(row []run) float64) float64 {
 	var xs []float64
-	for _, row := range rs.clean(c) {
+	for _, row := range rs.runs[c] {
 		xs = append(xs, f(row))
 	}
 	return median(xs)
 }
 
-// medRun is the median of f over target j's runs in the clean rounds at c.
 func (rs *rounds) medRun(c, j int, f func(run) float64) float64 {
 	return rs.med(c, func(x []run) float64 { return f(x[j]) })
 }
 
-// list says which rounds a median at c is over, and f of every round,
-// disturbed ones starred.
+// list is f of every round at c.
 func (rs *rounds) list(c int, f func(row []run) string) string {
 	var parts []string
-	for _, row := range rs.runs[c] {
-		parts = append(parts, f(row)+strings.Repeat("*", b2i(disturbance(row) > rs.mo)))
+	for _, row := range rs.runs[c] { // starred: other processes took more than 10 % of the machine during a run
+		parts = append(parts, f(row)+strings.Repeat("*", b2i(slices.ContainsFunc(row, func(r run) bool { return r.Others > 0.10 }))))
 	}
-	basis := fmt.Sprintf("median of %d rounds", len(rs.runs[c]))
-	if n := len(rs.clean(c)); n < len(rs.runs[c]) {
-		basis = fmt.Sprintf("median of the %d undisturbed round(s)", n)
-	}
-	return basis + "; rounds: " + strings.Join(parts, ", ")
+	return fmt.Sprintf("median of %d rounds: %s", len(rs.runs[c]), strings.Join(parts, ", "))
 }
 
-// answers sums target j's non-200 answers and errors over every round at
-// c, and says whether it had any 200.
+// answers sums target j's non-200 and errors at c; ok: it had a 200.
 func (rs *rounds) answers(c, j int) (non200, errs int, ok bool) {
 	for _, x := range rs.runs[c] {
 		non200, errs, ok = non200+x[j].Non200, errs+x[j].Errors+b2i(x[j].Err != ""), ok || x[j].OK > 0
@@ -336,26 +235,154 @@ func (rs *rounds) answers(c, j int) (non200, errs int, ok bool) {
 	return non200, errs, ok
 }
 
-// everyRun is the table of every run, and what its columns mean.
-func (rs *rounds) everyRun() (*table, string) {
-	t := newTable("round", "conns", "attempts", "run", "new conns", "requests", "req/s", "p50", "p90", "p99", "p99.9", "max",
-		"server CPU/req", "client CPU/req", "other procs")
-	client := func(x run) string { // wrk's; the load generator's is counted with the servers'
-		if x.Client == 0 {
-			return "—"
+// verdict is one target's outcome: a row of the Verdicts table.
+type verdict struct {
+	Name, Figure, Target string
+	OK                   bool
+}
+
+type report struct {
+	started             time.Time
+	args                []string
+	elapsed             time.Duration
+	cfg                 config
+	others              float64 // other processes' share of the machine over the whole run
+	verdicts            []verdict
+	cpu, kernel, noFile string
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	var ran, missed []string
+	for _, w := range workloads {
+		if r.cfg.has(w.name) {
+			ran = append(ran, w.name)
 		}
-		return us(x.perReq(x.Client))
 	}
-	for k := range rs.runs[0] {
-		for c, n := range rs.conns {
-			for _, x := range rs.runs[c][k] {
-				t.add(k+1, n, rs.attempts[c][k], x.Name+errNote(x.Err), x.Accepted, x.OK+x.Non200, rps(x.RPS()), ms(x.Lat.P50), ms(x.Lat.P90),
-					ms(x.Lat.P99), ms(x.Lat.P999), ms(x.Lat.Max), us(x.perReq(x.Server)), client(x), pct(x.Others))
-			}
+	p("# Wharf load benchmark results\n\nGenerated by `go run ./bench/load %s` (`just bench` runs it with `-out bench/RESULTS.md`) on %s; "+
+		"the run took %s. Every figure is from that one run on this machine.\n\n## Machine\n\n| | |\n|---|---|\n| CPU | %s |\n| CPUs, GOMAXPROCS "+
+		"| %d, %d |\n| Go | %s %s/%s |\n| Kernel | %s |\n| Open-file limit (soft / hard) | %s |\n| CPU used by other processes during the "+
+		"run | %s of the machine |\n\n", strings.Join(r.args, " "), r.started.UTC().Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second),
+		r.cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, r.kernel, r.noFile, pct(r.others))
+	p("## Method\n\nbench/README.md describes the workloads and the method. Workloads run: %s. **Wharf** is built by `daemon.Open`, as "+
+		"`cmd/wharf` builds it (its connection caps and live stream limits raised to %d: every client is 127.0.0.1, with one session); it and every baseline (**probe**) are served "+
+		"by `Daemon.Serve`. wrk drives every request/response run (`-t min(conns, CPUs)`, `-d` the %s window in whole seconds, no warm-up, "+
+		"`wrk.lua`); non-200 is wrk's count of statuses ≥ 400, but W9 and W10 count every status. In-process loops (W9's raw SQLite, W5's "+
+		"POSTs) discard %s of warm-up. **Server CPU/req** is this process's CPU per answer (getrusage, with the `git` children it reaped, "+
+		"less wrk's own): wrk is another process, so it is the servers' alone. Servers run one at a time, in %d rounds; verdicts use the "+
+		"median of the per-round ratios; `*` marks a round during which other processes took over 10 %% of the machine. Percentiles by "+
+		"nearest rank.\n\n## Verdicts\n\n| Target | Measured | Target | Verdict |\n|---|---|---|---|\n",
+		strings.Join(ran, ", "), benchMaxConns, r.cfg.duration, r.cfg.warmup, r.cfg.rounds)
+	for _, v := range r.verdicts {
+		if p("| %s | %s | %s | %s |\n", v.Name, v.Figure, v.Target, passFail(v.OK)); !v.OK {
+			missed = append(missed, v.Name)
 		}
 	}
-	return t, fmt.Sprintf("“new conns”: connections the server accepted in the window (0: keep-alive held; wrk connects in it). "+
-		"“other procs”: the share of the machine other processes took during the run; a round with a run above %s was run again, up "+
-		"to %d more times, keeping the least disturbed (“attempts”); disturbed rounds are starred in the verdicts. wrk prints no "+
-		"p99.9 or max.", pct(rs.mo), rs.retries)
+	p("\n## Reading these figures\n\nMissed in this run: %s.\n\n", strings.Join(append(missed, "none")[:max(1, len(missed))], "; "))
+	if !math.IsNaN(r.others) && r.others > 0.05 {
+		p("Other processes used %s of the machine's CPU during this run: some figures carry outside noise.\n\n", pct(r.others))
+	}
+	p("wrk and the servers share the machine's CPUs; the ratios, not the absolute figures, compare across machines.\n")
+	return b.String()
+}
+
+// machineBusy is all processes' CPU since boot (/proc/stat user, nice,
+// system, steal): interrupt time, where getrusage charges no one, aside.
+func machineBusy() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	f, ticks := strings.Fields(strings.SplitN(string(b), "\n", 2)[0]), int64(0)
+	for _, i := range []int{1, 2, 3, 8} {
+		if len(f) < 9 || f[0] != "cpu" || err != nil {
+			return 0, false
+		}
+		n, e := strconv.ParseInt(f[i], 10, 64)
+		ticks, err = ticks+n, e
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, err == nil
+}
+
+// machine reads the CPU model, the kernel release and the open-file limits.
+func (r *report) machine() {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	_, v, _ := strings.Cut(string(b), "model name")
+	r.cpu = strings.TrimSpace(strings.TrimPrefix(strings.SplitN(v, "\n", 2)[0], "\t:"))
+	b, _ = os.ReadFile("/proc/sys/kernel/osrelease")
+	var rl syscall.Rlimit // the os package raised the soft limit to the hard one
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl)
+	r.kernel, r.noFile = strings.TrimSpace(string(b)), fmt.Sprintf("%d / %d", rl.Cur, rl.Max)
+}
+
+type summary struct {
+	N                  int
+	P50, P90, P99, Max time.Duration
+}
+
+// percentile is the p-th (0 < p <= 100) of sorted by nearest rank: the
+// smallest value with at least p % of the values at or below it; 0 none.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(max(int(math.Ceil(p/100*float64(len(sorted)))), 1), len(sorted))-1]
+}
+
+// summarize sorts lat in place.
+func summarize(lat []time.Duration) summary {
+	slices.Sort(lat)
+	return summary{len(lat), percentile(lat, 50), percentile(lat, 90), percentile(lat, 99), percentile(lat, 100)}
+}
+
+// median is the median of xs (unmodified), NaN for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f ms", d.Seconds()*1e3)
+}
+
+func secs(d time.Duration) string {
+	if d < 0 {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f %%", 100*x)
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", d.Seconds()*1e6) }
+func kb(x float64) string       { return fmt.Sprintf("%.1f KB", x/1024) }
+func mib(x uint64) string       { return fmt.Sprintf("%.1f MiB", float64(x)/(1<<20)) }
+func rps(x float64) string      { return fmt.Sprintf("%.0f", x) }
+func passFail(ok bool) string   { return map[bool]string{true: "PASS", false: "**FAIL**"}[ok] }
+
+func errNote(err string) string {
+	return map[bool]string{true: "; " + err}[err != "" && err != "<nil>"]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
