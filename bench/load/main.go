@@ -134,6 +134,7 @@ var workloads = []workload{
 	{"w6", "live", runScenario(w6), func(c config) time.Duration { return 2 * (w6Spread + w6MaxHello + w6Settle + time.Minute) }},
 	{"w12", "live", runScenario(w12), func(c config) time.Duration { return 2 * (c.w12Idle + 90*time.Second) }},
 	{"d1", "d1", runD1, func(c config) time.Duration { return buildLimit + d1Limit }},
+	{"crash", "crash", runCrash, func(c config) time.Duration { return buildLimit + 3*time.Minute }},
 }
 
 func roundsLimit(c config, n int) time.Duration {
@@ -203,14 +204,13 @@ func runAll(ctx context.Context, cfg config, args []string, progress func(string
 
 // waitUntil waits for the clock to reach at; false when ctx ended first.
 func waitUntil(ctx context.Context, at time.Time) bool {
-	timer := time.NewTimer(time.Until(at))
-	defer timer.Stop()
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
 	select {
-	case <-timer.C:
-		return true
+	case <-t.C:
 	case <-ctx.Done():
-		return false
 	}
+	return ctx.Err() == nil
 }
 
 const (

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 	_ "modernc.org/sqlite" // the driver adapters/sqlite uses
 )
 
@@ -383,4 +384,21 @@ func runW9(ctx context.Context, e *env) ([]verdict, error) {
 			med(1, run.RPS)), fmt.Sprintf("≥ %.0f/s (absolute)", w9MinRate), wrate >= w9MinRate},
 		{"W9 answers", fmt.Sprintf("%d non-200, %d errors; %d of %d workspaces hold their client's last name%s", non200, errs, kept,
 			w9Clients, errNote(fmt.Sprint(err))), "0 non-200, 0 errors, every write landed", non200 == 0 && errs == 0 && kept == w9Clients}}, nil
+}
+
+// runCrash is cmd/wharf's TestCrashLoad at 50 kills, judged absolutely:
+// nothing acknowledged lost, no journal left pending.
+func runCrash(ctx context.Context, e *env) ([]verdict, error) {
+	dir, err := mkTemp(e, "wharf-crash-")
+	if err == nil {
+		err = e.buildChild(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := daemontest.CrashLoad(ctx, daemontest.CrashConfig{Binary: e.bin, Dir: dir, Kills: 50, Writers: 2})
+	return []verdict{{Name: "crash: acknowledged writes after SIGKILLs", Target: "≥ 20 kills; lost 0, pending 0",
+		Figure: fmt.Sprintf("%d kills, %d acknowledged writes (%d cut by a kill, %d of them landed), lost %d, unexpected %d, journals recovered %d, pending %d, in %s",
+			f.Kills, f.AckedTotal(), f.Cut, f.Landed, f.Lost, f.Unexpected, f.Recovered, f.Pending, f.Elapsed.Round(time.Second)),
+		OK: err == nil && f.Kills >= 20 && f.Lost == 0 && f.Unexpected == 0 && f.Pending == 0}}, err
 }
