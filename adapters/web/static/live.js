@@ -252,12 +252,14 @@ export class LiveStream {
       adding.push(k);
     }
     if (!add.length && !remove.length) return;
+    // The connection's set changes now, not when the answer comes: the
+    // Hub may write a new subscription's snapshot before it answers, and
+    // stops writing a removed one's before it answers.
+    for (const r of remove) this.sent.delete(subKey(r.topic, r.key));
+    for (const k of adding) this.sent.add(k);
     for (let attempt = 1; ; attempt++) {
       try {
         await hub.liveSubscriptions(this.streamId, { add, remove });
-        if (gen !== this.gen) return;
-        for (const r of remove) this.sent.delete(subKey(r.topic, r.key));
-        for (const k of adding) this.sent.add(k);
         return;
       } catch (e) {
         if (gen !== this.gen) return;

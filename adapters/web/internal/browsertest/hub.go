@@ -46,6 +46,8 @@ type Hub struct {
 	User     string
 	Password string
 	StateDir string
+	bin      string
+	env      []string
 	cmd      *exec.Cmd
 	stderr   *lockedBuffer
 	done     chan struct{}
@@ -61,40 +63,9 @@ func Start(ctx context.Context, bin, dir string, env ...string) (*Hub, error) {
 	if err := os.Mkdir(state, 0o700); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	h := &Hub{StateDir: state, bin: bin, env: env}
+	if err := h.run(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
-	}
-	h := &Hub{StateDir: state, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = h.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { cmd.Wait(); close(h.done) }()
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "http://") {
-				select {
-				case urls <- line:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case h.URL = <-urls:
-	case <-h.done:
-		return nil, fmt.Errorf("wharf serve exited: %s", h.stderr.String())
-	case <-time.After(30 * time.Second):
-		h.Stop()
-		return nil, fmt.Errorf("wharf serve printed no address in 30 s: %s", h.stderr.String())
-	case <-ctx.Done():
-		h.Stop()
-		return nil, ctx.Err()
 	}
 	pw, err := os.ReadFile(filepath.Join(state, "first-user-password"))
 	if err != nil {
@@ -122,10 +93,62 @@ func Start(ctx context.Context, bin, dir string, env ...string) (*Hub, error) {
 	return h, nil
 }
 
+// Restart stops the daemon and starts it again on the same address and
+// state directory: clients see their streams end and the Hub come back.
+func (h *Hub) Restart(ctx context.Context) error {
+	h.Stop()
+	addr := strings.TrimSuffix(strings.TrimPrefix(h.URL, "http://"), "/")
+	return h.run(ctx, addr)
+}
+
+// run starts the process listening on addr and waits for its address.
+func (h *Hub) run(ctx context.Context, addr string) error {
+	cmd := exec.Command(h.bin, "serve", "--listen", addr, "--state-dir", h.StateDir, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), h.env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	h.cmd, h.done = cmd, make(chan struct{})
+	if h.stderr == nil {
+		h.stderr = &lockedBuffer{}
+	}
+	cmd.Stderr = h.stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := h.done
+	go func() { cmd.Wait(); close(done) }()
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "http://") {
+				select {
+				case urls <- line:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case h.URL = <-urls:
+		return nil
+	case <-done:
+		return fmt.Errorf("wharf serve exited: %s", h.stderr.String())
+	case <-time.After(30 * time.Second):
+		h.Stop()
+		return fmt.Errorf("wharf serve printed no address in 30 s: %s", h.stderr.String())
+	case <-ctx.Done():
+		h.Stop()
+		return ctx.Err()
+	}
+}
+
 // Stop ends the daemon with SIGTERM (it stops its workspace sessions) and
 // waits for it, killing it after 15 s.
 func (h *Hub) Stop() {
-	if h.cmd.Process == nil {
+	if h.cmd == nil || h.cmd.Process == nil {
 		return
 	}
 	h.cmd.Process.Signal(os.Interrupt)
