@@ -139,16 +139,25 @@ func (p *Page) Errors() []string {
 // Close closes the tab.
 func (p *Page) Close() { p.cancel() }
 
-// Do runs chromedp actions in the tab.
+// opTimeout bounds every action on a page, so a step that can never
+// finish (a navigation that another one replaced, say) fails the caller
+// instead of hanging it.
+const opTimeout = 30 * time.Second
+
+// Do runs chromedp actions in the tab, for at most 30 s.
 func (p *Page) Do(actions ...chromedp.Action[chromedp.Void]) error {
-	return chromedp.Do(p.Ctx, actions...)
+	ctx, cancel := context.WithTimeout(p.Ctx, opTimeout)
+	defer cancel()
+	return chromedp.Do(ctx, actions...)
 }
 
 // Eval evaluates a JavaScript expression in the page (through DevTools,
 // which the page's Content-Security-Policy does not restrict) and decodes
 // its JSON value into T; a promise is awaited.
 func Eval[T any](p *Page, expr string) (T, error) {
-	return chromedp.Run(p.Ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	ctx, cancel := context.WithTimeout(p.Ctx, opTimeout)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 }
 
 // Wait waits until the JavaScript condition cond (an expression) is true,
@@ -157,7 +166,30 @@ func Eval[T any](p *Page, expr string) (T, error) {
 // (chromedp.Poll builds its predicate with new Function, which the
 // dashboard's Content-Security-Policy forbids.)
 func (p *Page) Wait(cond string, timeout time.Duration) error {
-	expr := fmt.Sprintf(`new Promise((resolve) => {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			left = time.Millisecond
+		}
+		ok, err := Eval[bool](p, fmt.Sprintf(waitJS, cond, left.Milliseconds()))
+		if err != nil && navigated(err) && time.Now().Before(deadline) {
+			// The document changed under the check: check the new one.
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", cond, err)
+		}
+		if !ok {
+			text, _ := Eval[string](p, `document.body ? document.body.innerText : ''`)
+			return fmt.Errorf("waited %v for %s; the page says:\n%s", timeout, cond, text)
+		}
+		return nil
+	}
+}
+
+// waitJS resolves true once the condition %s holds, false after %d ms.
+const waitJS = `new Promise((resolve) => {
   const test = () => { try { return !!(%s); } catch (e) { return false; } };
   if (test()) { resolve(true); return; }
   let done = false;
@@ -166,16 +198,13 @@ func (p *Page) Wait(cond string, timeout time.Duration) error {
   obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const iv = setInterval(() => { if (test()) finish(true); }, 50);
   const to = setTimeout(() => finish(false), %d);
-})`, cond, timeout.Milliseconds())
-	ok, err := Eval[bool](p, expr)
-	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", cond, err)
-	}
-	if !ok {
-		text, _ := Eval[string](p, `document.body ? document.body.innerText : ''`)
-		return fmt.Errorf("waited %v for %s; the page says:\n%s", timeout, cond, text)
-	}
-	return nil
+})`
+
+// navigated reports an evaluation cut short by a navigation.
+func navigated(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "navigated or closed") || strings.Contains(s, "Cannot find context") ||
+		strings.Contains(s, "Execution context was destroyed")
 }
 
 // JS quotes s as a JavaScript string literal.

@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -52,7 +53,9 @@ func (p *Page) Go(url string) error {
 
 // Screenshot writes the viewport as a PNG to path.
 func (p *Page) Screenshot(path string) error {
-	b, err := chromedp.Run(p.Ctx, chromedp.CaptureScreenshot())
+	ctx, cancel := context.WithTimeout(p.Ctx, opTimeout)
+	defer cancel()
+	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		return err
 	}
