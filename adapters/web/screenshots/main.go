@@ -45,12 +45,16 @@ func run(out string) error {
 	if !ok {
 		return fmt.Errorf("no Chromium: install the chromium package or set WHARF_CHROMIUM")
 	}
-	tmp, err := os.MkdirTemp("", "wharf-screenshots-")
-	if err != nil {
+	// A fixed, short place, so the pictures show the same paths each time.
+	tmp := filepath.Join(os.TempDir(), "wharf-demo")
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	home := filepath.Join(tmp, "home", "ann")
+	home := filepath.Join(tmp, "ann")
 	if err := browsertest.MakeDemo(ctx, home); err != nil {
 		return err
 	}
