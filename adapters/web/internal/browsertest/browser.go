@@ -80,6 +80,16 @@ type Page struct {
 	cancel func()
 	mu     sync.Mutex
 	errs   []string
+	hooks  []func(ev any)
+}
+
+// OnEvent adds fn to the functions that see every DevTools event of the
+// tab (network events, say, once the Network domain is enabled). fn runs
+// on the tab's reading goroutine: it must return fast.
+func (p *Page) OnEvent(fn func(ev any)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hooks = append(p.hooks, fn)
 }
 
 // NewPage opens a tab. With isolated, it gets a browser context of its
@@ -100,6 +110,12 @@ func (b *Browser) NewPage(isolated bool) (*Page, error) {
 }
 
 func (p *Page) listen(ev any) {
+	p.mu.Lock()
+	hooks := p.hooks
+	p.mu.Unlock()
+	for _, fn := range hooks {
+		fn(ev)
+	}
 	switch e := ev.(type) {
 	case *runtime.EventExceptionThrown:
 		d := e.ExceptionDetails
