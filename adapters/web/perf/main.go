@@ -5,11 +5,12 @@
 //     transferred (gzip, headers included, the live stream left out) and
 //     the time from navigation to the workspace list on screen, cache
 //     disabled, median of several loads;
+//
 //   - responsiveness with 500 running workspaces whose activity changes
 //     100 times a second: frame intervals (requestAnimationFrame), long
 //     tasks (over 50 ms) and the main thread's busy time, from Chromium.
 //
-//	go run ./adapters/web/perf
+//     go run ./adapters/web/perf
 //
 // The Hub runs in this process (daemon.Open) with the real adapters except
 // the workspace backend, which is the fake one (fakes.Backend): 500 real
