@@ -1,16 +1,15 @@
 // Command perf measures the dashboard in a headless Chromium against a
 // Hub on loopback, and prints the figures as Markdown:
 //
-//   - first load with 50 workspaces: the bytes the page's requests
-//     transferred (gzip, headers included, the live stream left out) and
-//     the time from navigation to the workspace list on screen, cache
-//     disabled, median of several loads;
+//	go run ./adapters/web/perf
 //
-//   - responsiveness with 500 running workspaces whose activity changes
-//     100 times a second: frame intervals (requestAnimationFrame), long
-//     tasks (over 50 ms) and the main thread's busy time, from Chromium.
-//
-//     go run ./adapters/web/perf
+// It measures the first load with 50 workspaces (the bytes the page's
+// requests transferred, gzip and headers included and the live stream
+// left out, and the time from navigation to the workspace list on screen,
+// cache disabled, median of several loads), then the responsiveness of
+// the list of 500 running workspaces whose activity changes 100 times a
+// second (frame intervals from requestAnimationFrame, long tasks over
+// 50 ms, and the main thread's busy time from Chromium's metrics).
 //
 // The Hub runs in this process (daemon.Open) with the real adapters except
 // the workspace backend, which is the fake one (fakes.Backend): 500 real
