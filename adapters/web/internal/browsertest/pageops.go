@@ -62,14 +62,20 @@ func (p *Page) Screenshot(path string) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// Type focuses the element sel matches, clears it and types text with
-// real key events.
+// Type focuses the element sel matches, selects what it holds and types
+// text over it with real key events (so the page sees the same input
+// events as from a person).
 func (p *Page) Type(sel, text string) error {
-	return p.Do(
-		chromedp.WaitVisible(chromedp.CSS(sel)),
-		chromedp.Clear(chromedp.CSS(sel)),
-		chromedp.SendKeys(chromedp.CSS(sel), text),
-	)
+	if err := p.Do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel))); err != nil {
+		return err
+	}
+	if _, err := Eval[bool](p, fmt.Sprintf(`(() => { const el = document.querySelector(%s); el.select(); return true; })()`, JS(sel))); err != nil {
+		return err
+	}
+	if text == "" {
+		return p.Do(chromedp.KeyEvent("\b"))
+	}
+	return p.Do(chromedp.SendKeys(chromedp.CSS(sel), text))
 }
 
 // Click clicks the first visible element sel matches, with the mouse.
