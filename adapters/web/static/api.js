@@ -76,6 +76,8 @@ const enc = encodeURIComponent;
 export const hub = {
   login: (name, password, deviceLabel) => request('POST', '/login', { name, password, deviceLabel }, { login: true }),
   state: () => request('GET', '/api/hub/state'),
+  /** signedIn reports whether the cookie holds a session, without the 401 handling. */
+  signedIn: () => request('GET', '/api/hub/state', undefined, { login: true }).then(() => true, () => false),
   sessions: () => request('GET', '/api/hub/sessions'),
   revokeSession: (handle) => request('POST', `/api/hub/sessions/${enc(handle)}/revoke`),
   browse: (path) => request('GET', '/api/hub/browse' + (path ? `?path=${enc(path)}` : '')),

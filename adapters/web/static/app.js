@@ -16,10 +16,13 @@ import { WorkspacePage } from './pages/workspace.js';
 import { SettingsPage } from './pages/settings.js';
 
 setExpiredHandler(() => {
+  // On the login page a 401 is no news (and a late one must not stop the
+  // dashboard that a login has just started).
+  if (location.pathname === '/login') return;
   const reason = wasSignedIn() ? 'expired' : '';
   clearSignedIn();
   stop();
-  if (location.pathname !== '/login') navigate(loginPath(reason), { replace: true });
+  navigate(loginPath(reason), { replace: true });
 });
 
 /** signOut revokes this device's session (the cookie is cleared with it). */

@@ -45,7 +45,7 @@ export function LoginPage({ query }) {
 
   // Already signed in (a valid cookie): go straight on.
   useEffect(() => {
-    hub.state().then(() => navigate(next, { replace: true })).catch(() => {});
+    hub.signedIn().then((yes) => { if (yes) navigate(next, { replace: true }); });
     (name ? passRef : nameRef).current?.focus();
   }, []);
 
