@@ -56,7 +56,9 @@ const skipMessage = `
 *  WHARF_CHROMIUM). .ci/run installs it: apt-get install chromium  *
 ********************************************************************`
 
-func newEnv(t *testing.T) *env {
+// needBrowser starts the shared browser (building wharf on the way) the
+// first time, and skips the test when there is no Chromium.
+func needBrowser(t *testing.T) {
 	t.Helper()
 	suite.once.Do(func() {
 		path, ok := browsertest.Chromium()
@@ -82,6 +84,11 @@ func newEnv(t *testing.T) *env {
 	if suite.err != nil {
 		t.Fatal(suite.err)
 	}
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	needBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
@@ -109,6 +116,13 @@ func newEnv(t *testing.T) *env {
 // page opens a tab in a browser context of its own (its own cookies) at
 // the given screen, failing the test on any console error or exception.
 func (e *env) page(t *testing.T, screen browsertest.Screen) *browsertest.Page {
+	t.Helper()
+	return openPage(t, screen)
+}
+
+// openPage opens a tab of the shared browser in a browser context of its
+// own, failing the test on any console error or exception it logs.
+func openPage(t *testing.T, screen browsertest.Screen) *browsertest.Page {
 	t.Helper()
 	p, err := suite.browser.NewPage(true)
 	if err != nil {

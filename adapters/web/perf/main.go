@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"log"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,10 +36,8 @@ import (
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 
-	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
 	"github.com/wharfhub/wharf/fakes"
-	"github.com/wharfhub/wharf/hub"
 )
 
 func main() {
@@ -67,29 +64,12 @@ func run(few, many, rate, secs, loads int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	state := filepath.Join(tmp, "state")
-	if err := os.Mkdir(state, 0o700); err != nil {
-		return err
-	}
-	backend := fakes.NewBackend()
-	d, err := daemon.Open(ctx, daemon.Config{StateDir: state, Adapt: func(p *hub.Ports) { p.Backend = backend }})
+	ip, err := browsertest.StartInProcess(ctx, tmp)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(sctx, ln, nil) }()
-	defer func() { stop(); <-served }()
-	password, _, err := d.Hub().EnsureFirstUser(ctx, "ann")
-	if err != nil {
-		return err
-	}
-	h := &browsertest.Hub{URL: "http://" + ln.Addr().String() + "/", User: "ann", Password: password}
+	defer ip.Close()
+	h, backend := ip.Hub, ip.Backend
 	api, err := h.Login(ctx, "perf")
 	if err != nil {
 		return err
