@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { hub, setExpiredHandler } from './api.js';
 import { Link, loginPath, navigate, useLocation } from './router.js';
-import { model, start, stop, useModel } from './model.js';
+import { start, stop, useModel } from './model.js';
 import { clearSignedIn, userName, wasSignedIn } from './session.js';
 import { ErrorNote, Icon, Logo, usePageTitle } from './ui.js';
 import { LoginPage } from './pages/login.js';
@@ -43,8 +43,7 @@ function LiveStatus() {
     const title = m.live.message || 'Connecting to the Hub';
     return html`<span class="live live-off" role="status" title=${title}>${s === 'connecting' ? 'Connecting…' : 'Reconnecting…'}</span>`;
   }
-  if (m.state && !m.state.workspaces.length) return null;
-  return null;
+  return null; // idle: no workspace to follow yet
 }
 
 function Header({ path }) {
@@ -115,4 +114,3 @@ export function App() {
   </div>`;
 }
 
-void model;

@@ -52,8 +52,9 @@ export class LiveStream {
     this.wake = () => {
       if (this.ws && this.status.state === 'reconnecting') this.connect();
     };
+    this.shown = () => { if (!document.hidden) this.wake(); };
     window.addEventListener('online', this.wake);
-    document.addEventListener('visibilitychange', () => { if (!document.hidden) this.wake(); });
+    document.addEventListener('visibilitychange', this.shown);
   }
 
   /**
@@ -94,6 +95,7 @@ export class LiveStream {
     this.ws = '';
     this.stop({ state: 'idle' });
     window.removeEventListener('online', this.wake);
+    document.removeEventListener('visibilitychange', this.shown);
   }
 
   setStatus(s) {

@@ -77,9 +77,12 @@ export function start() {
     onGone: () => refresh(),
     onExpired: () => sessionExpired(),
   });
-  document.addEventListener('visibilitychange', () => { if (!document.hidden && started) refresh(); });
   refresh();
 }
+
+// Coming back to the page (a phone unlocked, a tab shown): read the state
+// again rather than wait for the next poll.
+document.addEventListener('visibilitychange', () => { if (!document.hidden && started) refresh(); });
 
 /** stop forgets everything (sign-out, expired session). */
 export function stop() {

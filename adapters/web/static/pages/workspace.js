@@ -6,7 +6,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub } from '../api.js';
 import { Link, navigate } from '../router.js';
-import { activityOf, follow, model, refresh, useModel, workspace } from '../model.js';
+import { activityOf, follow, refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { Badge, Empty, ErrorNote, Icon, Spinner, relTime, statusOf, useAction, useNow, usePageTitle } from '../ui.js';
 import { ForgetDialog, RenameDialog } from './workspaces.js';
@@ -208,4 +208,3 @@ function Repo({ r, now, multi }) {
   </div>`;
 }
 
-void model;
