@@ -95,6 +95,16 @@ func run(out string) error {
 		return err
 	}
 	defer b.Close()
+	// One login for every picture but the login page's, so Settings
+	// shows this browser once beside the two devices above.
+	login, err := b.NewPage(false)
+	if err != nil {
+		return err
+	}
+	defer login.Close()
+	if err := login.LogIn(hub); err != nil {
+		return err
+	}
 	shots := []struct {
 		name, path, ready string
 		screens           []browsertest.Screen
@@ -120,10 +130,10 @@ func run(out string) error {
 
 func both() []browsertest.Screen { return []browsertest.Screen{browsertest.Desktop, browsertest.Phone} }
 
-// shoot captures one page in a fresh tab of its own (logged in unless it
-// is the login page).
+// shoot captures one page in a fresh tab: the login page in a browser
+// context of its own (no session), the others in the logged-in one.
 func shoot(b *browsertest.Browser, hub *browsertest.Hub, out, name, path, ready string, screen browsertest.Screen, scheme string) error {
-	p, err := b.NewPage(true)
+	p, err := b.NewPage(name == "login")
 	if err != nil {
 		return err
 	}
@@ -133,11 +143,6 @@ func shoot(b *browsertest.Browser, hub *browsertest.Hub, out, name, path, ready 
 	}
 	if err := p.ColorScheme(scheme); err != nil {
 		return err
-	}
-	if name != "login" {
-		if err := p.LogIn(hub); err != nil {
-			return err
-		}
 	}
 	if err := p.Go(hub.URL + path); err != nil {
 		return err

@@ -90,12 +90,14 @@ const join = (parent, name) => (parent === '/' ? '/' + name : parent + '/' + nam
 function Dir({ parent, dir, onAct }) {
   const p = join(parent, dir.name);
   return html`<li class="dir">
-    <${Link} href=${addPath(p)} class="dir-name"><${Icon} name="folder" /><span>${dir.name}</span><//>
-    <span class="dir-tags">
-      ${dir.git ? html`<span class="tag">Git</span>` : null}
-      ${dir.registeredId ? html`<${Link} href=${wsPath(dir.registeredId)} class="tag tag-ws"
-        title="Registered workspace">${dir.running ? '● ' : ''}${dir.displayName}<//>` : null}
-    </span>
+    <div class="dir-main">
+      <${Link} href=${addPath(p)} class="dir-name"><${Icon} name="folder" /><span>${dir.name}</span><//>
+      <span class="dir-tags">
+        ${dir.git ? html`<span class="tag">Git</span>` : null}
+        ${dir.registeredId ? html`<${Link} href=${wsPath(dir.registeredId)} class="tag tag-ws"
+          title="Registered workspace">${dir.running ? '● ' : ''}${dir.displayName}<//>` : null}
+      </span>
+    </div>
     <span class="dir-actions">
       <button type="button" class="btn btn-sm btn-quiet" onClick=${() => onAct({ kind: 'rename', dir, path: p })}
         aria-label=${`Rename folder ${dir.name}`}>Rename</button>
