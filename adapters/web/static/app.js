@@ -6,9 +6,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { hub, setExpiredHandler } from './api.js';
 import { Link, loginPath, navigate, useLocation } from './router.js';
-import { start, stop, useModel } from './model.js';
+import { reconnectNow, start, stop, useModel } from './model.js';
 import { clearSignedIn, userName, wasSignedIn } from './session.js';
-import { ErrorNote, Icon, Logo, usePageTitle } from './ui.js';
+import { ErrorNote, Icon, Logo, useNow, usePageTitle } from './ui.js';
 import { LoginPage } from './pages/login.js';
 import { WorkspacesPage } from './pages/workspaces.js';
 import { AddPage } from './pages/add.js';
@@ -46,6 +46,24 @@ function LiveStatus() {
   return null; // idle: no workspace to follow yet
 }
 
+/**
+ * Reconnecting says, under the header, why the live stream is down and
+ * when it tries again, with a way to try at once. It shows only after a
+ * first failed retry, so a blip does not flash a banner.
+ */
+function Reconnecting() {
+  const m = useModel();
+  const now = useNow(1000);
+  const s = m.live;
+  if (s.state !== 'reconnecting' || !s.retryAt) return null;
+  const secs = Math.max(0, Math.ceil((s.retryAt - now) / 1000));
+  return html`<div class="banner" role="status">
+    <span>${s.message || 'The connection to the Hub was lost.'} What you see may be out of date.
+      ${secs > 0 ? ` Trying again in ${secs} s.` : ' Trying again…'}</span>
+    <button type="button" class="btn btn-sm" onClick=${reconnectNow}>Retry now</button>
+  </div>`;
+}
+
 function Header({ path }) {
   const [error, setError] = useState(null);
   const item = (href, label, icon, current) => html`<${Link} href=${href} class="nav-link"
@@ -71,6 +89,7 @@ function Header({ path }) {
       </div>
     </div>
     ${error ? html`<div class="top-error"><${ErrorNote} error=${error} /></div>` : null}
+    <${Reconnecting} />
   </header>`;
 }
 

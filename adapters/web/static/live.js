@@ -134,6 +134,7 @@ export class LiveStream {
     return '/api/hub/live?' + q.toString();
   }
 
+  /** connect opens a new connection now (also what "Retry now" does). */
   async connect() {
     this.stop({ state: this.everConnected ? 'reconnecting' : 'connecting' });
     const gen = this.gen;

@@ -128,6 +128,11 @@ export function refresh() {
   return reading;
 }
 
+/** reconnectNow skips the wait before the stream's next attempt. */
+export function reconnectNow() {
+  if (stream && stream.status.state === 'reconnecting') stream.connect();
+}
+
 /** follow makes id's documents part of the stream (id '' stops that). */
 export function follow(id) {
   focus = id;
