@@ -48,8 +48,8 @@ function LiveStatus() {
 
 /**
  * Reconnecting says, under the header, why the live stream is down and
- * when it tries again, with a way to try at once. It shows only after a
- * first failed retry, so a blip does not flash a banner.
+ * when it tries again, with a way to try at once, from the first failed
+ * connection until one succeeds.
  */
 function Reconnecting() {
   const m = useModel();
