@@ -32,6 +32,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/adapters/statedir"
+	"github.com/wharfhub/wharf/adapters/web"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -161,8 +162,11 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 			d.log.Error("recovery left journals pending: folder and workspace changes are refused until they are settled (see the errors above)", "journals", n)
 		}
 	}
+	// The browser dashboard is a client of the API like any other; it
+	// gets the GET and HEAD requests outside /api/ and /s/.
 	d.handler = httpapi.NewHandler(d.hub, httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
-		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...)})
+		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...),
+		Pages:        web.NewHandler(web.Options{})})
 	return d, nil
 }
 
@@ -190,9 +194,11 @@ func (d *Daemon) Hub() *hub.Hub { return d.hub }
 // Root returns the canonical path of the state directory.
 func (d *Daemon) Root() string { return d.dir.Root() }
 
-// Handler returns everything the daemon serves over HTTP: the Hub API.
-// An embedder may mount it in its own mux (it owns its absolute paths:
-// /login, /logout, /api/..., /s/...) and pass that mux to Serve.
+// Handler returns everything the daemon serves over HTTP: the Hub API
+// and the browser dashboard (its pages and /assets/...). An embedder may
+// mount it in its own mux (it owns its absolute paths: /, /login, /logout,
+// /add, /settings, /w/..., /assets/..., /api/..., /s/...) and pass that
+// mux to Serve.
 func (d *Daemon) Handler() http.Handler { return d.handler }
 
 // Serve serves h (nil: Handler) on ln, wrapped in TLS when Config.TLS is

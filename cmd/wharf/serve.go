@@ -218,8 +218,8 @@ wharf: created the first user %q with password:
 
     %s
 
-This password is shown only now. Log in at %s with it
-(curl: see the README), and change it with: wharf user passwd %s
+This password is shown only now. Open %s in a browser and
+log in with it; change it with: wharf user passwd %s
 
 `, name, password, url, name)
 		return nil

@@ -1,0 +1,166 @@
+// Command screenshots pictures the dashboard for the README: it builds
+// and starts a real `wharf serve` over a demonstration home folder, logs
+// in with a headless Chromium and captures the main pages at desktop and
+// phone widths, in light and dark, as PNG files beside this program.
+//
+//	go run ./adapters/web/screenshots
+//
+// It needs Chromium (chromium on PATH, or WHARF_CHROMIUM) and git. It is
+// never run by the test suite.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+)
+
+func main() {
+	out := flag.String("out", "", "folder for the PNG files (default: this program's folder, adapters/web/screenshots)")
+	flag.Parse()
+	if err := run(*out); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(out string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out == "" {
+		gomod, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			return err
+		}
+		out = filepath.Join(filepath.Dir(strings.TrimSpace(string(gomod))), "adapters", "web", "screenshots")
+	}
+	chromium, ok := browsertest.Chromium()
+	if !ok {
+		return fmt.Errorf("no Chromium: install the chromium package or set WHARF_CHROMIUM")
+	}
+	// A fixed, short place, so the pictures show the same paths each time.
+	tmp := filepath.Join(os.TempDir(), "wharf-demo")
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	home := filepath.Join(tmp, "ann")
+	if err := browsertest.MakeDemo(ctx, home); err != nil {
+		return err
+	}
+	bin, err := browsertest.Build(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	hub, err := browsertest.Start(ctx, bin, tmp, "HOME="+home, "USER=ann")
+	if err != nil {
+		return err
+	}
+	defer hub.Stop()
+	api, err := hub.Login(ctx, "Terminal on the workstation")
+	if err != nil {
+		return err
+	}
+	var first string
+	for _, d := range browsertest.Demo {
+		id, err := api.Register(ctx, filepath.Join(home, "src", d.Folder), d.Name, d.Start)
+		if err != nil {
+			return fmt.Errorf("register %s: %w", d.Folder, err)
+		}
+		if first == "" {
+			first = id
+		}
+	}
+	if _, err := hub.Login(ctx, "Safari on iPhone"); err != nil {
+		return err
+	}
+	// A file saved after the start shows as the fresh one.
+	if err := os.WriteFile(filepath.Join(home, "src", browsertest.Demo[0].Folder, "docs", "phone.md"),
+		[]byte("# On your phone\n\nOpen the Hub's address and log in.\n"), 0o644); err != nil {
+		return err
+	}
+
+	b, err := browsertest.NewBrowser(ctx, chromium)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	// One login for every picture but the login page's, so Settings
+	// shows this browser once beside the two devices above.
+	login, err := b.NewPage(false)
+	if err != nil {
+		return err
+	}
+	defer login.Close()
+	if err := login.LogIn(hub); err != nil {
+		return err
+	}
+	shots := []struct {
+		name, path, ready string
+		screens           []browsertest.Screen
+		schemes           []string
+	}{
+		{"login", "login", `document.querySelector('input[name=password]')`, both(), []string{"light"}},
+		{"workspaces", "", `document.querySelectorAll('.ws-row').length === 4 && document.querySelector('.live-on')`, both(), []string{"light", "dark"}},
+		{"workspace", "w/" + first, `document.querySelector('.tree-file') && document.querySelector('.commits li')`, both(), []string{"light", "dark"}},
+		{"add", "add?path=" + filepath.Join(home, "src"), `document.querySelector('.dir')`, both(), []string{"light"}},
+		{"settings", "settings", `document.querySelector('.sessions li') && document.querySelector('.page-settings code')`, []browsertest.Screen{browsertest.Desktop}, []string{"light"}},
+	}
+	for _, s := range shots {
+		for _, screen := range s.screens {
+			for _, scheme := range s.schemes {
+				if err := shoot(b, hub, out, s.name, s.path, s.ready, screen, scheme); err != nil {
+					return fmt.Errorf("%s at %s (%s): %w", s.name, screen.Name, scheme, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func both() []browsertest.Screen { return []browsertest.Screen{browsertest.Desktop, browsertest.Phone} }
+
+// shoot captures one page in a fresh tab: the login page in a browser
+// context of its own (no session), the others in the logged-in one.
+func shoot(b *browsertest.Browser, hub *browsertest.Hub, out, name, path, ready string, screen browsertest.Screen, scheme string) error {
+	p, err := b.NewPage(name == "login")
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := p.Emulate(screen); err != nil {
+		return err
+	}
+	if err := p.ColorScheme(scheme); err != nil {
+		return err
+	}
+	if err := p.Go(hub.URL + path); err != nil {
+		return err
+	}
+	if err := p.Wait(ready, 20*time.Second); err != nil {
+		return err
+	}
+	// Let fonts settle and the "saved" highlight fade a little.
+	if err := p.Wait(`document.fonts.status === 'loaded'`, 5*time.Second); err != nil {
+		return err
+	}
+	file := fmt.Sprintf("%s-%s", name, screen.Name)
+	if scheme != "light" {
+		file += "-" + scheme
+	}
+	if errs := p.Errors(); len(errs) > 0 {
+		return fmt.Errorf("the page logged errors: %s", strings.Join(errs, "; "))
+	}
+	fmt.Println("wrote", filepath.Join(out, file+".png"))
+	return p.Screenshot(filepath.Join(out, file+".png"))
+}

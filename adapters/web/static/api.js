@@ -1,0 +1,99 @@
+// A client of the Hub's documented HTTP API (api/openapi.yaml), with the
+// session cookie that POST /login sets. Same-origin fetches carry the
+// cookie and pass the Hub's same-origin check; nothing here uses a route
+// outside the contract.
+
+/** ApiError is a refused or failed request, with words for people. */
+export class ApiError extends Error {
+  /**
+   * @param {number} status HTTP status, 0 when the Hub did not answer
+   * @param {string} message the Hub's `error`, or our own words
+   * @param {object|null} body the whole error body (needsStop, needsInit, retainedPath…)
+   * @param {number} retryAfter seconds to wait, from Retry-After (0 when absent)
+   */
+  constructor(status, message, body = null, retryAfter = 0) {
+    super(message);
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+}
+
+let onExpired = () => {};
+
+/** setExpiredHandler names what to do when the session is gone (a 401). */
+export function setExpiredHandler(fn) { onExpired = fn; }
+
+/** sessionExpired runs the handler: the login page, then back here. */
+export function sessionExpired() { onExpired(); }
+
+const unreachable = 'The Hub did not answer. Check that wharf serve is running and that this device can reach it.';
+
+/**
+ * request sends one API request and returns the parsed JSON answer (null
+ * for an empty one). A refusal throws ApiError with the Hub's message; a
+ * 401 also sends the user to the login page, unless opts.login says the
+ * request is the login itself (where 401 means a wrong password).
+ */
+export async function request(method, path, body, opts = {}) {
+  const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, unreachable);
+  }
+  let data = null;
+  const text = await res.text().catch(() => '');
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = null; }
+  }
+  if (res.ok) return data;
+  const message = data && typeof data.error === 'string' && data.error
+    ? sentence(data.error)
+    : `The Hub answered ${res.status} ${res.statusText || ''}`.trim() + '.';
+  const wait = Number.parseInt(res.headers.get('Retry-After') || '0', 10);
+  const err = new ApiError(res.status, message, data, Number.isFinite(wait) ? wait : 0);
+  if (res.status === 401 && !opts.login) onExpired();
+  throw err;
+}
+
+/** sentence capitalizes the Hub's message and ends it with a full stop. */
+export function sentence(s) {
+  s = String(s).trim();
+  if (!s) return s;
+  s = s[0].toUpperCase() + s.slice(1);
+  return /[.!?]$/.test(s) ? s : s + '.';
+}
+
+const enc = encodeURIComponent;
+
+/** The documented operations the dashboard uses, by operationId. */
+export const hub = {
+  login: (name, password, deviceLabel) => request('POST', '/login', { name, password, deviceLabel }, { login: true }),
+  state: () => request('GET', '/api/hub/state'),
+  /** signedIn reports whether the cookie holds a session, without the 401 handling. */
+  signedIn: () => request('GET', '/api/hub/state', undefined, { login: true }).then(() => true, () => false),
+  sessions: () => request('GET', '/api/hub/sessions'),
+  revokeSession: (handle) => request('POST', `/api/hub/sessions/${enc(handle)}/revoke`),
+  browse: (path) => request('GET', '/api/hub/browse' + (path ? `?path=${enc(path)}` : '')),
+  createFolder: (parent, name) => request('POST', '/api/hub/folders/create', { parent, name }),
+  renameFolder: (path, name, stop) => request('POST', '/api/hub/folders/rename', { path, name, stop }),
+  removeFolder: (path, stop) => request('POST', '/api/hub/folders/remove', { path, stop }),
+  defaults: () => request('GET', '/api/hub/settings/workspace-defaults'),
+  setDefaults: (parent) => request('POST', '/api/hub/settings/workspace-defaults', { defaultWorkspaceParent: parent }),
+  configure: (req) => request('POST', '/api/hub/workspaces/configure', req),
+  createRepository: (req) => request('POST', '/api/hub/workspaces/create', req),
+  rename: (id, displayName) => request('POST', `/api/hub/workspaces/${enc(id)}/display-name`, { displayName }),
+  start: (id) => request('POST', `/api/hub/sessions/${enc(id)}/start`),
+  stop: (id) => request('POST', `/api/hub/sessions/${enc(id)}/stop`),
+  forget: (id) => request('POST', `/api/hub/workspaces/${enc(id)}/forget`),
+  personalState: (id) => request('GET', `/s/${enc(id)}/api/personal-state`),
+  patchPersonalState: (id, patch) => request('PATCH', `/s/${enc(id)}/api/personal-state`, patch),
+  activityViewed: (id) => request('POST', `/s/${enc(id)}/api/activity-viewed`),
+  liveSubscriptions: (streamId, change) => request('POST', `/api/hub/live/${enc(streamId)}/subscriptions`, change),
+};

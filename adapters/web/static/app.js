@@ -1,0 +1,135 @@
+// The dashboard's frame: the header with the navigation and the live
+// stream's state, and the page of the current route. Pages other than the
+// login page need a session: the first 401 of any request sends the user
+// to the login page, which brings them back here afterwards.
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { hub, setExpiredHandler } from './api.js';
+import { Link, loginPath, navigate, useLocation } from './router.js';
+import { reconnectNow, start, stop, useModel } from './model.js';
+import { clearSignedIn, userName, wasSignedIn } from './session.js';
+import { ErrorNote, Icon, Logo, useNow, usePageTitle } from './ui.js';
+import { LoginPage } from './pages/login.js';
+import { WorkspacesPage } from './pages/workspaces.js';
+import { AddPage } from './pages/add.js';
+import { WorkspacePage } from './pages/workspace.js';
+import { SettingsPage } from './pages/settings.js';
+
+setExpiredHandler(() => {
+  // On the login page a 401 is no news (and a late one must not stop the
+  // dashboard that a login has just started).
+  if (location.pathname === '/login') return;
+  const reason = wasSignedIn() ? 'expired' : '';
+  clearSignedIn();
+  stop();
+  navigate(loginPath(reason), { replace: true });
+});
+
+/** signOut revokes this device's session (the cookie is cleared with it). */
+export async function signOut() {
+  const { sessions } = await hub.sessions();
+  const me = sessions.find((s) => s.current);
+  if (me) await hub.revokeSession(me.handle);
+  clearSignedIn();
+  stop();
+  navigate('/login?reason=signedout', { replace: true });
+}
+
+function LiveStatus() {
+  const m = useModel();
+  const s = m.live.state;
+  if (s === 'live') return html`<span class="live live-on" role="status" title="Changes appear as they happen">Live</span>`;
+  if (s === 'reconnecting' || s === 'connecting') {
+    const title = m.live.message || 'Connecting to the Hub';
+    return html`<span class="live live-off" role="status" title=${title}>${s === 'connecting' ? 'Connecting…' : 'Reconnecting…'}</span>`;
+  }
+  return null; // idle: no workspace to follow yet
+}
+
+/**
+ * Reconnecting says, under the header, why the live stream is down and
+ * when it tries again, with a way to try at once, from the first failed
+ * connection until one succeeds.
+ */
+function Reconnecting() {
+  const m = useModel();
+  const now = useNow(1000);
+  const s = m.live;
+  if (s.state !== 'reconnecting' || !s.retryAt) return null;
+  const secs = Math.max(0, Math.ceil((s.retryAt - now) / 1000));
+  return html`<div class="banner" role="status">
+    <span>${s.message || 'The connection to the Hub was lost.'} What you see may be out of date.
+      ${secs > 0 ? ` Trying again in ${secs} s.` : ' Trying again…'}</span>
+    <button type="button" class="btn btn-sm" onClick=${reconnectNow}>Retry now</button>
+  </div>`;
+}
+
+function Header({ path }) {
+  const [error, setError] = useState(null);
+  const item = (href, label, icon, current) => html`<${Link} href=${href} class="nav-link"
+    aria-current=${current ? 'page' : undefined}><${Icon} name=${icon} /><span>${label}</span><//>`;
+  const out = async () => {
+    setError(null);
+    try { await signOut(); } catch (e) { setError(e); }
+  };
+  const user = userName();
+  return html`<header class="top">
+    <div class="top-inner">
+      <${Link} href="/" class="brand" aria-label="Wharf, workspaces"><${Logo} /><span>Wharf</span><//>
+      <nav class="nav" aria-label="Main">
+        ${item('/', 'Workspaces', 'home', path === '/' || path.startsWith('/w/'))}
+        ${item('/add', 'Add', 'plus', path === '/add')}
+        ${item('/settings', 'Settings', 'gear', path === '/settings')}
+      </nav>
+      <div class="top-end">
+        <${LiveStatus} />
+        <button type="button" class="btn btn-quiet" onClick=${out} title=${user ? `Signed in as ${user}` : 'Sign out'}>
+          <${Icon} name="out" /><span class="hide-sm">Sign out</span>
+        </button>
+      </div>
+    </div>
+    ${error ? html`<div class="top-error"><${ErrorNote} error=${error} /></div>` : null}
+    <${Reconnecting} />
+  </header>`;
+}
+
+function NotFound() {
+  usePageTitle('Not found');
+  return html`<main class="page" id="main"><h1 tabindex="-1">Nothing here</h1>
+    <p>This address is not a page of the dashboard. <${Link} href="/">Go to your workspaces<//>.</p></main>`;
+}
+
+function Route({ path, query }) {
+  if (path === '/') return html`<${WorkspacesPage} />`;
+  if (path === '/add') return html`<${AddPage} query=${query} />`;
+  if (path === '/settings') return html`<${SettingsPage} />`;
+  const m = /^\/w\/([^/]+)$/.exec(path);
+  if (m) {
+    let id = '';
+    try { id = decodeURIComponent(m[1]); } catch { return html`<${NotFound} />`; }
+    return html`<${WorkspacePage} key=${id} id=${id} />`;
+  }
+  return html`<${NotFound} />`;
+}
+
+export function App() {
+  const { path, query } = useLocation();
+  const isLogin = path === '/login';
+  useEffect(() => {
+    if (!isLogin) start();
+  }, [isLogin]);
+  // Move focus to the new page's heading, so keyboard and screen-reader
+  // users start at the top of what changed.
+  useEffect(() => {
+    const h1 = document.querySelector('main h1');
+    if (h1 && document.activeElement === document.body) h1.focus({ preventScroll: true });
+  }, [path]);
+  if (isLogin) return html`<${LoginPage} query=${query} />`;
+  return html`<div class="shell">
+    <a class="skip" href="#main">Skip to content</a>
+    <${Header} path=${path} />
+    <${Route} path=${path} query=${query} />
+    <div class="sr-only" aria-live="polite" id="announce"></div>
+  </div>`;
+}
+

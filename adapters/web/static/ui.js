@@ -1,0 +1,187 @@
+// Small shared pieces of the pages: status badges, error and empty
+// states, confirmation dialogs, relative times, icons.
+import { Component, h } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from './html.js';
+
+/**
+ * statusOf names a workspace's state for people, from its live activity
+ * when the stream has said something, else from the Hub state.
+ * Awaiting comes first: it is the one that needs the user.
+ */
+export function statusOf(ws, act) {
+  const running = act ? act.running : ws.running;
+  if (!running) return { key: 'stopped', label: 'Stopped' };
+  if (act?.awaiting) return { key: 'awaiting', label: 'Awaiting you' };
+  if (act?.working) return { key: 'working', label: 'Working' };
+  if (act?.finished) return { key: 'finished', label: 'Finished' };
+  return { key: 'running', label: 'Running' };
+}
+
+export function Badge({ status }) {
+  return html`<span class=${'badge badge-' + status.key}><span class="dot" aria-hidden="true"></span>${status.label}</span>`;
+}
+
+/** ErrorNote shows an error in words, announced to screen readers. */
+export function ErrorNote({ error, children }) {
+  if (!error && !children) return null;
+  return html`<p class="note note-error" role="alert">${error ? error.message || String(error) : null}${children}</p>`;
+}
+
+export function Spinner({ label = 'Loading' }) {
+  return html`<span class="spinner" role="status" aria-label=${label}></span>`;
+}
+
+/**
+ * useAction runs one async action at a time for a button or a form and
+ * keeps its busy state and its error, so nothing fails silently.
+ */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const alive = useRef(true);
+  useEffect(() => () => { alive.current = false; }, []);
+  const run = async (fn) => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await fn();
+    } catch (e) {
+      if (alive.current) setError(e);
+      return undefined;
+    } finally {
+      if (alive.current) setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}
+
+/**
+ * Dialog is a modal native <dialog>: focus moves into it and stays there,
+ * Escape cancels, and focus returns to where it was when it closes.
+ */
+export function Dialog({ title, onClose, children, labelledBy = 'dialog-title' }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    const back = document.activeElement;
+    d.showModal();
+    const auto = d.querySelector('[autofocus]');
+    if (auto) auto.focus();
+    return () => {
+      if (d.open) d.close();
+      if (back && back.isConnected) back.focus();
+    };
+  }, []);
+  const cancel = (e) => { e.preventDefault(); onClose(); };
+  return html`<dialog ref=${ref} class="dialog" aria-labelledby=${labelledBy} onCancel=${cancel}>
+    <h2 id=${labelledBy} class="dialog-title">${title}</h2>
+    ${children}
+  </dialog>`;
+}
+
+/** Confirm asks before an action; its error shows inside it. */
+export function Confirm({ title, body, confirm, danger, busy, error, onConfirm, onClose }) {
+  return html`<${Dialog} title=${title} onClose=${onClose}>
+    <div class="dialog-body">${body}</div>
+    <${ErrorNote} error=${error} />
+    <div class="dialog-actions">
+      <button type="button" class="btn" onClick=${onClose}>Cancel</button>
+      <button type="button" class=${'btn ' + (danger ? 'btn-danger' : 'btn-primary')} autofocus
+        disabled=${busy} onClick=${onConfirm}>${busy ? 'Working…' : confirm}</button>
+    </div>
+  </${Dialog}>`;
+}
+
+const rtf = typeof Intl !== 'undefined' && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }) : null;
+
+/** relTime says how long ago epoch milliseconds ms was, in words. */
+export function relTime(ms, now = Date.now()) {
+  const s = Math.round((ms - now) / 1000);
+  const abs = Math.abs(s);
+  if (abs < 45) return 'just now';
+  const steps = [[60, 'minute', 60], [3600, 'hour', 24], [86400, 'day', 30], [2592000, 'month', 12], [31536000, 'year', Infinity]];
+  for (const [unit, name, max] of steps) {
+    const n = Math.round(s / unit);
+    if (Math.abs(n) < max) return rtf ? rtf.format(n, name) : `${Math.abs(n)} ${name}${Math.abs(n) === 1 ? '' : 's'} ago`;
+  }
+  return new Date(ms).toLocaleDateString();
+}
+
+/** useNow re-renders every interval ms, for relative times that age. */
+export function useNow(interval = 30000) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), interval);
+    return () => clearInterval(t);
+  }, [interval]);
+  return now;
+}
+
+const icons = {
+  folder: 'M3 6.5A1.5 1.5 0 0 1 4.5 5h4l2 2h9A1.5 1.5 0 0 1 21 8.5v9a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 17.5z',
+  file: 'M6 3h8l4 4v14H6zM14 3v4h4',
+  branch: 'M6 3v12M18 9a3 3 0 1 0 0-.01M6 21a3 3 0 1 0 0-.01M18 12c0 4-6 3-11 6',
+  up: 'M12 19V5M5 12l7-7 7 7',
+  plus: 'M12 5v14M5 12h14',
+  more: 'M5 12h.01M12 12h.01M19 12h.01',
+  play: 'M7 5v14l11-7z',
+  stop: 'M7 7h10v10H7z',
+  commit: 'M12 9a3 3 0 1 0 0 6 3 3 0 0 0 0-6M3 12h6M15 12h6',
+  chevron: 'M9 6l6 6-6 6',
+  home: 'M4 11l8-7 8 7v9h-5v-6H9v6H4z',
+  gear: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM19 12a7 7 0 0 0-.1-1.2l2-1.6-2-3.4-2.4 1a7 7 0 0 0-2-1.2L14 3h-4l-.5 2.6a7 7 0 0 0-2 1.2l-2.4-1-2 3.4 2 1.6a7 7 0 0 0 0 2.4l-2 1.6 2 3.4 2.4-1a7 7 0 0 0 2 1.2L10 21h4l.5-2.6a7 7 0 0 0 2-1.2l2.4 1 2-3.4-2-1.6c.1-.4.1-.8.1-1.2z',
+  out: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h11',
+};
+
+/** Icon draws one of the line icons above; it is decoration only. */
+export function Icon({ name, size = 18 }) {
+  return html`<svg class="icon" width=${size} height=${size} viewBox="0 0 24 24" aria-hidden="true" focusable="false"
+    fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round"><path d=${icons[name]} /></svg>`;
+}
+
+/** Empty is an empty state: what is missing and what to do about it. */
+export function Empty({ title, children }) {
+  return html`<div class="empty"><h2 class="empty-title">${title}</h2>${children}</div>`;
+}
+
+/** usePageTitle sets the document title and moves focus to the page heading. */
+export function usePageTitle(title) {
+  useEffect(() => {
+    document.title = title ? `${title} · Wharf` : 'Wharf';
+  }, [title]);
+}
+
+/** baseName is the last segment of a path. */
+export function baseName(p) {
+  const parts = String(p).split('/').filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : '/';
+}
+
+/** Logo is Wharf's mark: a pier over water. */
+export function Logo({ size = 28 }) {
+  return html`<svg class="logo" width=${size} height=${size} viewBox="0 0 32 32" aria-hidden="true" focusable="false">
+    <rect width="32" height="32" rx="8" class="logo-bg" />
+    <path d="M7 12h18M9 12v9M16 12v9M23 12v9" class="logo-pier" />
+    <path d="M6 24c2.5 1.6 4.5 1.6 7 0s4.5-1.6 7 0 4.5 1.6 6 0" class="logo-water" />
+  </svg>`;
+}
+
+/**
+ * memo wraps a function component so that it re-renders only when one of
+ * its props changed (by identity): the workspace list redraws only the
+ * rows whose workspace or activity changed.
+ */
+export function memo(fn) {
+  class Memo extends Component {
+    shouldComponentUpdate(next) {
+      for (const k in next) if (next[k] !== this.props[k]) return true;
+      for (const k in this.props) if (!(k in next)) return true;
+      return false;
+    }
+
+    render(props) { return h(fn, props); }
+  }
+  Memo.displayName = 'Memo(' + (fn.name || 'component') + ')';
+  return Memo;
+}
