@@ -23,7 +23,7 @@ type AgentConn struct {
 	nextReq   int
 	pending   map[string]chan any // by request id: where the answer goes
 	turns     map[string]*AgentTurn
-	Cancelled []string // the sessions Cancel was called for
+	Cancelled []string // the sessions Cancel was honoured for
 }
 
 // AgentTurn is one Prompt of a fake agent, for the test to play.
@@ -34,6 +34,8 @@ type AgentTurn struct {
 	ctx       context.Context
 	end       chan turnEnd
 	once      sync.Once
+	mu        sync.Mutex
+	asked     []string // the requests of this turn
 }
 
 type turnEnd struct {
@@ -64,6 +66,9 @@ func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
 	ch := make(chan any, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
+	t.mu.Lock()
+	t.asked = append(t.asked, id)
+	t.mu.Unlock()
 	switch r := req.(type) {
 	case hub.AgentPermissionRequest:
 		r.RequestID = id
@@ -226,6 +231,14 @@ func (c *AgentConn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (
 		c.mu.Lock()
 		delete(c.turns, sid)
 		c.mu.Unlock()
+		t.mu.Lock()
+		asked := t.asked
+		t.mu.Unlock()
+		for _, id := range asked { // a turn that ends leaves nothing waiting
+			if c.settle(id) {
+				c.sink(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+			}
+		}
 	}()
 	if auto {
 		go play(t)
@@ -253,6 +266,12 @@ func (c *AgentConn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (
 func (c *AgentConn) Cancel(ctx context.Context, sid string) error {
 	if err := c.alive(); err != nil {
 		return err
+	}
+	c.r.mu.Lock()
+	deaf := c.r.deaf
+	c.r.mu.Unlock()
+	if deaf {
+		return nil
 	}
 	c.mu.Lock()
 	c.Cancelled = append(c.Cancelled, sid)
@@ -287,7 +306,9 @@ func (c *AgentConn) answer(id string, v any) error {
 }
 
 // AnswerPermission answers a pending permission request.
-func (c *AgentConn) AnswerPermission(requestID, optionID string) error { return c.answer(requestID, optionID) }
+func (c *AgentConn) AnswerPermission(requestID, optionID string) error {
+	return c.answer(requestID, optionID)
+}
 
 // AnswerQuestion answers a pending question.
 func (c *AgentConn) AnswerQuestion(requestID string, a hub.AgentAnswer) error {

@@ -26,6 +26,7 @@ type AgentRuntime struct {
 	agents     []hub.AgentDescriptor
 	autoplay   bool
 	noLoad     bool
+	deaf       bool // Cancel is ignored
 	startErr   map[string]error
 	sessionErr map[string]error
 	conns      map[string][]*AgentConn
@@ -46,6 +47,9 @@ func (r *AgentRuntime) SetAutoplay(on bool) { r.mu.Lock(); r.autoplay = on; r.mu
 // SetLoadSession says whether agents can reopen sessions (default yes).
 func (r *AgentRuntime) SetLoadSession(on bool) { r.mu.Lock(); r.noLoad = !on; r.mu.Unlock() }
 
+// SetIgnoreCancel makes agents ignore Cancel, as a stubborn one would.
+func (r *AgentRuntime) SetIgnoreCancel(on bool) { r.mu.Lock(); r.deaf = on; r.mu.Unlock() }
+
 // SetAvailability changes whether agent id is installed.
 func (r *AgentRuntime) SetAvailability(id string, a hub.AgentAvailability) {
 	r.mu.Lock()
@@ -58,7 +62,11 @@ func (r *AgentRuntime) SetAvailability(id string, a hub.AgentAvailability) {
 }
 
 // FailStart makes Start of agent id fail with err (nil: succeed again).
-func (r *AgentRuntime) FailStart(id string, err error) { r.mu.Lock(); r.startErr[id] = err; r.mu.Unlock() }
+func (r *AgentRuntime) FailStart(id string, err error) {
+	r.mu.Lock()
+	r.startErr[id] = err
+	r.mu.Unlock()
+}
 
 // FailSessions makes NewSession of agent id fail with err (nil: succeed).
 func (r *AgentRuntime) FailSessions(id string, err error) {

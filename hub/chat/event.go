@@ -58,9 +58,6 @@ const (
 	StatusFailed      Status = "failed"
 )
 
-// busy reports whether a turn runs in this status.
-func (s Status) busy() bool { return s == StatusRunning || s == StatusCompacting }
-
 // Configuration is a conversation's ConversationConfiguration: absent
 // fields are unknown or agent-controlled.
 type Configuration struct {

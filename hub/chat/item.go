@@ -65,26 +65,26 @@ type Item struct {
 	CompletedAt int64         `json:"completedAt,omitempty"`
 	ElapsedMs   *int64        `json:"elapsedMs,omitempty"`
 
-	ConversationID string        `json:"conversationId,omitempty"`
-	SourceToolID   string        `json:"sourceToolId,omitempty"`
-	Diff           *ToolContent  `json:"diff,omitempty"`
-	Choices        []Choice      `json:"choices,omitempty"`
-	ChoiceID       string        `json:"choiceId,omitempty"`
-	State          string        `json:"state,omitempty"`
-	Source         string        `json:"source,omitempty"`
-	Intro          string        `json:"intro,omitempty"`
-	Schema         RawJSON       `json:"schema,omitempty"`
-	Link           string        `json:"link,omitempty"`
-	Action         string        `json:"action,omitempty"`
-	Level          string        `json:"level,omitempty"`
-	Message        string        `json:"message,omitempty"`
-	Code           string        `json:"code,omitempty"`
-	Used           *int64        `json:"used,omitempty"`
-	Size           *int64        `json:"size,omitempty"`
-	CostUSD        *float64      `json:"costUsd,omitempty"`
-	Summary        string        `json:"summary,omitempty"`
-	Entries        []PlanEntry   `json:"entries,omitempty"`
-	Label          string        `json:"label,omitempty"`
+	ConversationID string       `json:"conversationId,omitempty"`
+	SourceToolID   string       `json:"sourceToolId,omitempty"`
+	Diff           *ToolContent `json:"diff,omitempty"`
+	Choices        []Choice     `json:"choices,omitempty"`
+	ChoiceID       string       `json:"choiceId,omitempty"`
+	State          string       `json:"state,omitempty"`
+	Source         string       `json:"source,omitempty"`
+	Intro          string       `json:"intro,omitempty"`
+	Schema         RawJSON      `json:"schema,omitempty"`
+	Link           string       `json:"link,omitempty"`
+	Action         string       `json:"action,omitempty"`
+	Level          string       `json:"level,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	Code           string       `json:"code,omitempty"`
+	Used           *int64       `json:"used,omitempty"`
+	Size           *int64       `json:"size,omitempty"`
+	CostUSD        *float64     `json:"costUsd,omitempty"`
+	Summary        string       `json:"summary,omitempty"`
+	Entries        []PlanEntry  `json:"entries,omitempty"`
+	Label          string       `json:"label,omitempty"`
 }
 
 // RawJSON is JSON kept as it came; empty marshals as absent (omitempty).
