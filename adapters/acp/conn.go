@@ -19,17 +19,18 @@ var _ hub.AgentConnection = (*conn)(nil)
 
 // conn is one running agent: a hub.AgentConnection.
 type conn struct {
-	r     *Runtime
-	agent Agent
-	dir   string
-	sink  hub.AgentSink
-	log   *slog.Logger
-	cmd   *exec.Cmd
-	out   *lockedWriter
-	sdk   *acpsdk.ClientSideConnection
-	info  hub.AgentInfo
-	terms *terminals
-	procs sync.WaitGroup // the goroutines that read and reap the agent
+	r       *Runtime
+	agent   Agent
+	dir     string
+	sink    hub.AgentSink
+	log     *slog.Logger
+	cmd     *exec.Cmd
+	out     *lockedWriter
+	sdk     *acpsdk.ClientSideConnection
+	info    hub.AgentInfo
+	terms   *terminals
+	procs   sync.WaitGroup // the goroutines that read and reap the agent
+	drained chan struct{}  // closed once the agent's stdout is read out
 
 	sinkMu sync.Mutex // one sink call at a time
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -37,15 +38,26 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 	if err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipes rather than StdoutPipe: Wait would close those as the
+	// agent exits, losing what it wrote last (the chunk before a crash).
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
 	}
-	stderr, err := cmd.StderrPipe()
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
+		stdout.Close()
+		stdoutW.Close()
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	err = cmd.Start()
+	stdoutW.Close()
+	stderrW.Close()
+	if err != nil {
+		stdout.Close()
+		stderr.Close()
+		stdin.Close()
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
 	}
 	c := newConn(r, a, dir, sink, cmd, stdin)
@@ -53,8 +65,16 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 	c.sdk = acpsdk.NewClientSideConnection(&client{c: c}, c.out, toSDK)
 	c.sdk.SetLogger(slog.New(slog.DiscardHandler)) // it would log raw lines of the agent
 	c.procs.Add(3)
-	go c.readStderr(stderr)
-	go c.read(stdout, fromWire)
+	c.drained = make(chan struct{})
+	go func() {
+		defer stderr.Close()
+		c.readStderr(stderr)
+	}()
+	go func() {
+		defer close(c.drained)
+		defer stdout.Close()
+		c.read(stdout, fromWire)
+	}()
 	go c.wait()
 
 	res, err := c.sdk.Initialize(ctx, acpsdk.InitializeRequest{
@@ -88,6 +108,12 @@ func (c *conn) wait() {
 	defer c.procs.Done()
 	err := c.cmd.Wait()
 	c.killGroup()
+	// What the agent wrote before it went is read out first: the group is
+	// dead, so EOF comes at once (the bound guards against an escapee).
+	select {
+	case <-c.drained:
+	case <-time.After(killGrace):
+	}
 	c.mu.Lock()
 	closing := c.closing
 	c.mu.Unlock()

@@ -106,7 +106,22 @@ func (c *conn) elicitation(rpcID, params json.RawMessage) {
 		URL       string          `json:"url"`
 	}
 	rq := &request{c: c, rpcID: rpcID, question: true}
-	if json.Unmarshal(params, &p) != nil || p.SessionID == "" {
+	if json.Unmarshal(params, &p) != nil {
+		rq.settle(hub.AgentAnswer{Action: "decline"})
+		return
+	}
+	if p.SessionID == "" {
+		// Agents built on the Go SDK lose the session scope of a form (its
+		// type has no field for it): the one turn in flight is meant.
+		c.mu.Lock()
+		for sid := range c.turns {
+			if len(c.turns) == 1 {
+				p.SessionID = sid
+			}
+		}
+		c.mu.Unlock()
+	}
+	if p.SessionID == "" {
 		rq.settle(hub.AgentAnswer{Action: "decline"})
 		return
 	}
