@@ -120,6 +120,12 @@ func New(opts Options) *Runtime {
 	return &Runtime{opts: opts, agents: agents, log: log.With("component", "acp")}
 }
 
+// ForSession is New as the workspace child wires it (session.Options):
+// the child's environment and the Hub's agent commands.
+func ForSession(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
+	return New(Options{Env: env, Commands: commands, Logger: log})
+}
+
 // Agents lists the agents; one is available when its command is found on
 // the environment's PATH (or, given as a path, exists and is executable).
 func (r *Runtime) Agents() []hub.AgentDescriptor {
