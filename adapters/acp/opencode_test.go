@@ -39,7 +39,7 @@ func TestRealOpenCode(t *testing.T) {
 	is.NoErr(err) // OpenCode starts and answers initialize
 	defer conn.Close()
 	is.Equal(conn.Info().Name, "OpenCode") // as the known agent
-	is.True(conn.Info().LoadSession)        // that can reopen sessions
+	is.True(conn.Info().LoadSession)       // that can reopen sessions
 	st, err := conn.NewSession(ctx, dir)
 	is.NoErr(err)               // a session opens offline, without credentials
 	is.True(st.SessionID != "") // with an id
