@@ -38,6 +38,7 @@ type conversation struct {
 	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
 	loading   bool                // the session is being reopened
 	suppress  bool                // drop the agent's updates: a replay of what the items already hold
+	replaying bool                // the agent replays the session's history into the items
 	noticed   bool                // the failure to reopen was told once this generation
 	closed    bool
 	turnCount int

@@ -57,6 +57,7 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 	sid := c.sessionID
 	a.sessions[sid] = c
 	c.suppress = len(c.items) > 0
+	c.replaying = !c.suppress
 	m.mu.Unlock()
 
 	err = hub.Errorf(hub.Conflict, "the agent cannot reopen sessions")
@@ -65,7 +66,7 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 		st, err = conn.LoadSession(ctx, sid, m.cfg.Dir)
 	}
 	m.mu.Lock()
-	c.suppress = false
+	c.suppress, c.replaying = false, false
 	m.closeText(c)
 	if err == nil && !c.closed {
 		c.conn = conn

@@ -116,6 +116,20 @@ func TestScriptsBecomeItems(t *testing.T) {
 	}
 }
 
+func TestEchoedUserChunksAreNotShownTwice(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "hello")
+	turn := r.turn()
+	turn.Send(hub.AgentMessageChunk{Role: "user", Text: "hello"}) // some agents echo the prompt
+	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	rd.status(chat.StatusCompleted)
+	s, _ := r.m.Snapshot(id)
+	is.Equal(len(ofKind(items(t, s), chat.KindUserMessage)), 1) // the message once
+}
+
 func TestCompactingReturnsToRunning(t *testing.T) {
 	is := is.New(t)
 	r := newRig(t)

@@ -135,6 +135,9 @@ func (m *Manager) chunk(c *conversation, u hub.AgentMessageChunk) {
 	if u.Text == "" && len(u.Images) == 0 {
 		return
 	}
+	if u.Role == "user" && !c.replaying {
+		return // an echo of what the core sent: its user_message item stands for it
+	}
 	if t := c.text; t != nil && t.role == u.Role && (u.MessageID == "" || u.MessageID == t.messageID) {
 		if u.Role == "user" {
 			t.item.Text += u.Text
