@@ -131,9 +131,14 @@ func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnectio
 		}
 		a := m.agent(id)
 		if a.conn != nil {
-			conn := a.conn
-			m.mu.Unlock()
-			return conn, nil
+			select {
+			case <-a.conn.Done():
+				a.conn = nil // ended, and watch has not seen it yet: start anew
+			default:
+				conn := a.conn
+				m.mu.Unlock()
+				return conn, nil
+			}
 		}
 		if ch := a.starting; ch != nil {
 			m.mu.Unlock()
