@@ -274,6 +274,16 @@ func TestChatEndToEnd(t *testing.T) {
 		isStatus("completed"),
 		func(e chatEnvelope) bool { return e.Topic == "activity" && e.WS == reg.ID && e.activity.Finished })
 
+	var after struct{ Items []map[string]any }
+	is.NoErr(json.Unmarshal(do("GET", "conversations/"+cid, nil, "ConversationSnapshot", 200), &after))
+	kinds := map[string]int{}
+	for _, it := range after.Items {
+		kinds[it["kind"].(string)]++
+	}
+	is.Equal(kinds["user_message"], 1)      // the message once, though the agent echoes it
+	is.Equal(kinds["reasoning"], 1)         // the thought
+	is.Equal(kinds["assistant_message"], 2) // the answer and the turn's usage
+
 	// A permission: awaiting until answered; bad answers refused.
 	do("POST", "conversations/"+cid+"/messages", map[string]any{"text": agentscript.Permission}, "SendMessageResult", 202)
 	var perm chatEnvelope
