@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,33 +18,63 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/matryer/is"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	apidoc "github.com/wharfhub/wharf/api"
 	"github.com/wharfhub/wharf/fakes/agentscript"
 )
 
-// contract is api/openapi.yaml, loaded once.
-var contract = sync.OnceValues(func() (*openapi3.T, error) {
-	return openapi3.NewLoader().LoadFromData(apidoc.OpenAPI)
-})
+// schemas compiles the contract's component schemas, each once: the
+// live envelopes of a flood are thousands, so validation must be cheap.
+var schemas = struct {
+	sync.Mutex
+	doc      any
+	compiled map[string]*jsonschema.Schema
+}{compiled: map[string]*jsonschema.Schema{}}
 
-// valid fails the test unless raw validates against the contract's schema.
-func valid(t *testing.T, schema string, raw []byte) {
+// schema returns the compiled component schema name.
+func schema(t *testing.T, name string) *jsonschema.Schema {
 	t.Helper()
-	doc, err := contract()
-	if err != nil {
+	schemas.Lock()
+	defer schemas.Unlock()
+	if s := schemas.compiled[name]; s != nil {
+		return s
+	}
+	if schemas.doc == nil {
+		doc, err := openapi3.NewLoader().LoadFromData(apidoc.OpenAPI)
+		if err != nil {
+			t.Fatalf("contract: %v", err)
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatalf("contract: %v", err)
+		}
+		if schemas.doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err != nil {
+			t.Fatalf("contract: %v", err)
+		}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("urn:wharf:openapi", schemas.doc); err != nil {
 		t.Fatalf("contract: %v", err)
 	}
-	ref := doc.Components.Schemas[schema]
-	if ref == nil {
-		t.Fatalf("no schema %s", schema)
+	s, err := c.Compile("urn:wharf:openapi#/components/schemas/" + name)
+	if err != nil {
+		t.Fatalf("schema %s: %v", name, err)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("%s: not JSON: %v\n%s", schema, err, raw)
+	schemas.compiled[name] = s
+	return s
+}
+
+// valid fails the test unless raw validates against the contract's schema.
+func valid(t *testing.T, name string, raw []byte) {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%s: not JSON: %v\n%.2000s", name, err, raw)
 	}
-	if err := ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-		t.Fatalf("%s: %v\n%.2000s", schema, err, raw)
+	if err := schema(t, name).Validate(v); err != nil {
+		t.Fatalf("%s: %v\n%.2000s", name, err, raw)
 	}
 }
 
