@@ -105,6 +105,19 @@ func TestCancel(t *testing.T) {
 	rd.status(chat.StatusCompleted)
 }
 
+func TestCancelledTurnEndingInOrderIsInterrupted(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetIgnoreCancel(true)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "go")
+	turn := r.turn()
+	is.NoErr(r.m.Cancel(context.Background(), id))
+	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil) // as OpenCode answers a cancel
+	rd.status(chat.StatusInterrupted)                                    // the user cancelled it
+}
+
 func TestCancelOfAnAgentThatIgnoresIt(t *testing.T) {
 	is := is.New(t)
 	r := newRig(t)

@@ -99,6 +99,10 @@ func (m *Manager) finishTurn(c *conversation, t *turn, res hub.AgentTurnResult, 
 // notice item for a failure.
 func (m *Manager) outcome(c *conversation, t *turn, res hub.AgentTurnResult, err error) (Status, string) {
 	switch {
+	case t.cancelled && (err != nil || res.StopReason != hub.AgentStopRefusal):
+		// The user cancelled: however the agent put its end (OpenCode
+		// answers end_turn), the turn was interrupted.
+		return StatusInterrupted, ""
 	case err == nil:
 		switch res.StopReason {
 		case hub.AgentStopCancelled:
@@ -111,8 +115,6 @@ func (m *Manager) outcome(c *conversation, t *turn, res hub.AgentTurnResult, err
 			return StatusCompleted, "the agent reached its limit of requests in one turn"
 		}
 		return StatusCompleted, ""
-	case t.cancelled:
-		return StatusInterrupted, ""
 	case errors.Is(err, hub.ErrAgentLoginRequired):
 		m.loginFailed(c.agentID, err)
 		m.notice(c, "error", "login-failed", publicMessage(err))
