@@ -235,8 +235,9 @@ func (lr *liveReader) status(s string) chatEnvelope {
 // that keeps the inventory and reopens the conversation's history.
 func TestChatEndToEnd(t *testing.T) {
 	is := is.New(t)
-	ctx := testContext(t)
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	// Longer than testContext: a score of turns and a restart of the Hub,
+	// on a machine that may be busy.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	bin, err := acpAgent()
 	is.NoErr(err) // the scripted agent builds
