@@ -1,15 +1,27 @@
 package hub
 
+import "time"
+
 // The conversation topic: one conversation's ordered events (the key is
 // its id). Cursors are the session's own, opaque to the Hub, which only
 // compares them for equality: its upstream keeps a byte-bounded replay log
 // of the latest events, so a subscriber resuming from a logged cursor gets
-// what followed it; any other cursor gets `resync`. A resync from the
-// session reaches every subscriber and releases the upstream.
+// what followed it. Any other cursor may be ahead of what the upstream
+// relayed (a client took a snapshot from the session while its events
+// were on their way): the joiner is `ready` at once and its events are
+// skipped until one carries its cursor; when none does within
+// conversationAheadWait, the cursor was not one to resume from and the
+// joiner gets `resync`. A resync from the session reaches every
+// subscriber and releases the upstream.
 
 // maxConversationLog bounds the bytes of conversation events an upstream
 // keeps for replay.
 const maxConversationLog = 256 << 10
+
+// conversationAheadWait bounds how long a joiner's unknown cursor may
+// wait to be relayed before it gets `resync`; a session relays an event
+// within milliseconds of logging it.
+const conversationAheadWait = 3 * time.Second
 
 type conversationTopic struct{ feedTopic }
 
@@ -42,14 +54,26 @@ func (f *conversationFeed) begin(u *upstream) FeedRequest {
 func (*conversationFeed) liveOnAccept() bool { return true }
 
 // owed is the logged events after a's cursor; a cursor that is neither
-// the head nor logged cannot be replayed.
+// the head nor logged is taken to be ahead (see the file comment).
 func (f *conversationFeed) owed(u *upstream, a *attachment) ([]Envelope, bool) {
+	f.stopWaiting(a)
 	if a.cursor == "" || a.cursor == u.head {
 		return nil, true
 	}
 	events, ok := f.log.after(a.cursor)
 	if !ok {
-		return nil, false
+		a.ahead = a.cursor
+		b := u.b
+		a.aheadTimer = b.h.clock.AfterFunc(conversationAheadWait, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if a.up == u && a.ahead != "" && !a.pending {
+				a.ahead = ""
+				b.resyncLocked(a, u.head, nil)
+				b.settleLocked()
+			}
+		})
+		return nil, true
 	}
 	owed := make([]Envelope, len(events))
 	for i, ev := range events {
@@ -67,7 +91,18 @@ func (f *conversationFeed) frame(u *upstream, fr FeedFrame) {
 	case FrameData:
 		f.log.add(fr.Cursor, fr.Data)
 		u.head = fr.Cursor
-		u.b.fanOutLocked(u, fr.Data, fr.Cursor, false)
+		for a := range u.subs {
+			switch {
+			case a.pending:
+			case a.ahead == fr.Cursor: // caught up: what follows is news
+				f.stopWaiting(a)
+				a.cursor = fr.Cursor
+			case a.ahead != "": // the joiner has this one already
+			default:
+				a.cursor = fr.Cursor
+				u.b.deliverLocked(a, a.envelope(EventData, fr.Cursor, fr.Data))
+			}
+		}
 	case FrameResync:
 		// The session rewrote the conversation: nobody can continue from
 		// what they hold, and the upstream is done.
@@ -75,6 +110,15 @@ func (f *conversationFeed) frame(u *upstream, fr FeedFrame) {
 			u.b.resyncLocked(a, u.head, fr.Data)
 		}
 		u.b.closeUpstreamLocked(u)
+	}
+}
+
+// stopWaiting ends a's wait for its cursor.
+func (f *conversationFeed) stopWaiting(a *attachment) {
+	a.ahead = ""
+	if a.aheadTimer != nil {
+		a.aheadTimer.Stop()
+		a.aheadTimer = nil
 	}
 }
 

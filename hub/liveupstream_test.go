@@ -246,8 +246,10 @@ func TestConversationReplay(t *testing.T) {
 		is.Equal(e.backend.FeedOpens(e.app, hub.TopicConversation, "claude:1"), 1) // from the shared upstream
 
 		lost := reader(t.Context(), e.open(conversationSub("claude:1", "gone")))
+		is.Equal(kinds(take(t, lost, 1)), "ready") // an unknown cursor may be ahead: ready, waiting for it
+		e.clock.Advance(3 * time.Second)
 		got = take(t, lost, 1)
-		is.Equal(kinds(got), "resync") // a cursor that cannot be replayed is resynced
+		is.Equal(kinds(got), "resync") // it never came: a cursor that cannot be replayed is resynced
 		is.True(got[0].Data == nil)    // without data: the Hub says so, not the workspace
 
 		f.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: []byte(`{"generation":"g2","sequence":0,"conversationId":"claude:1","type":"resync","reason":"conversation-rewritten"}`)})
@@ -274,8 +276,39 @@ func TestConversationLogIsByteBounded(t *testing.T) {
 			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: []byte(big)})
 		}
 		take(t, turns, 6)
-		is.Equal(kinds(take(t, reader(t.Context(), e.open(conversationSub("claude:1", "c0"))), 1)), "resync")          // evicted: past 256 KiB
+		evicted := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
+		is.Equal(kinds(take(t, evicted, 1)), "ready") // evicted: past 256 KiB, and never relayed again
+		e.clock.Advance(3 * time.Second)
+		is.Equal(kinds(take(t, evicted, 1)), "resync")                                                                 // so resynced once the wait is over
 		is.Equal(kinds(take(t, reader(t.Context(), e.open(conversationSub("claude:1", "c3"))), 3)), "data data ready") // kept
+	})
+}
+
+// TestConversationCursorAheadOfTheUpstream joins with a cursor the
+// session gave (in a snapshot) before the shared upstream relayed it: the
+// joiner is ready at once, skips what it has, and gets what follows.
+func TestConversationCursorAheadOfTheUpstream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		e.backend.SetFeedOpener(e.app, hub.TopicConversation, func(hub.FeedRequest) ([]hub.FeedFrame, error) { return nil, nil })
+		e.startApp()
+		first := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
+		take(t, first, 1)
+		f := e.feed(hub.TopicConversation, "claude:1", 1)
+		f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: "c1", Data: chatEvent("c1")})
+		take(t, first, 1)
+
+		ahead := reader(t.Context(), e.open(conversationSub("claude:1", "c3")))
+		is.Equal(kinds(take(t, ahead, 1)), "ready") // ready at once
+		for _, c := range []string{"c2", "c3", "c4"} {
+			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
+		}
+		got := take(t, ahead, 1)
+		is.Equal(got[0].Cursor, "c4") // only what follows its cursor
+		e.clock.Advance(time.Minute)
+		is.True(silent(ahead))              // and no resync: it caught up
+		is.Equal(len(take(t, first, 3)), 3) // the other subscriber got everything
 	})
 }
 

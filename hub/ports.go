@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"net"
 	"time"
@@ -386,4 +387,319 @@ type FS interface {
 	EvalSymlinks(path string) (string, error)
 	// Home returns the home directory of the Hub's OS user.
 	Home() (string, error)
+}
+
+// AgentRuntime runs the coding agents of one workspace session (Claude
+// Code, Codex, Gemini CLI, OpenCode, or any command configured as an
+// agent). The session child's conversation core (package hub/chat) drives
+// it; the Hub itself never does. Methods are safe for concurrent use.
+type AgentRuntime interface {
+	// Agents lists every agent the runtime knows, in a stable order, and
+	// whether each could start now. It never starts one, so it is cheap
+	// enough to call on every listing.
+	Agents() []AgentDescriptor
+	// Start starts the agent with this id for the workspace folder dir and
+	// initializes it. Everything the agent reports about any of its
+	// sessions goes to sink until the connection ends. An unknown id is
+	// NotFound; an agent that is not installed is a Conflict error
+	// satisfying errors.Is(err, ErrAgentNotInstalled); one that fails to
+	// start or to answer `initialize` within ctx is Unavailable, with a
+	// public message that quotes nothing of its output. Nothing is left
+	// running after a failure.
+	Start(ctx context.Context, agentID, dir string, sink AgentSink) (AgentConnection, error)
+}
+
+// ErrAgentNotInstalled marks an agent whose command was not found.
+var ErrAgentNotInstalled = errors.New("agent not installed")
+
+// ErrAgentLoginRequired marks an agent that refused a request until it is
+// logged in (ACP's -32000 answer). Errors carrying it are Conflict errors
+// whose public message names the agent and how to log in.
+var ErrAgentLoginRequired = errors.New("agent login required")
+
+// AgentAvailability says whether an agent could start.
+type AgentAvailability string
+
+// The availabilities of agents.
+const (
+	AgentAvailable    AgentAvailability = "available"
+	AgentNotInstalled AgentAvailability = "not-installed"
+)
+
+// AgentDescriptor describes one agent the runtime knows.
+type AgentDescriptor struct {
+	ID           string // never contains ':'; names conversations `<id>:<session>`
+	Name         string // for people
+	Availability AgentAvailability
+}
+
+// AgentSink receives what a connection's agent reports, one call at a
+// time, in the order the agent sent it. The sink must return promptly and
+// never block on I/O: it runs on the goroutine that reads the agent, which
+// stops reading (and so stops the agent writing) while it runs.
+type AgentSink func(sessionID string, u AgentUpdate)
+
+// AgentConnection is one started agent, which may hold several sessions.
+// Every method that talks to the agent honours ctx; once the connection
+// has ended they fail with Unavailable errors.
+type AgentConnection interface {
+	// Info is what the agent said of itself at `initialize`.
+	Info() AgentInfo
+	// NewSession starts a session in dir. A refusal until the agent is
+	// logged in satisfies errors.Is(err, ErrAgentLoginRequired).
+	NewSession(ctx context.Context, dir string) (AgentSessionState, error)
+	// LoadSession reopens an earlier session in dir. The agent replays the
+	// session's history through the sink before LoadSession returns.
+	// Conflict when Info().LoadSession is false; NotFound when the agent no
+	// longer knows the session.
+	LoadSession(ctx context.Context, sessionID, dir string) (AgentSessionState, error)
+	// ListSessions lists the agent's sessions in dir (Conflict when
+	// Info().ListSessions is false).
+	ListSessions(ctx context.Context, dir string) ([]AgentSessionSummary, error)
+	// Prompt runs one turn and returns once it ends, after every update the
+	// agent sent during it reached the sink. Errors are the turn's failure:
+	// ErrAgentLoginRequired, the connection ending (Unavailable), or the
+	// agent's refusal of the request.
+	Prompt(ctx context.Context, sessionID string, p AgentPrompt) (AgentTurnResult, error)
+	// Cancel asks the agent to end the session's turn; the turn's Prompt
+	// then returns with AgentStopCancelled. Requests of the turn still
+	// waiting for an answer are settled as cancelled (AgentRequestSettled).
+	Cancel(ctx context.Context, sessionID string) error
+	// AnswerPermission answers a pending AgentPermissionRequest with one
+	// of its options. NotFound when no such request is pending any more.
+	AnswerPermission(requestID, optionID string) error
+	// AnswerQuestion answers a pending AgentQuestionRequest. NotFound when
+	// no such request is pending any more.
+	AnswerQuestion(requestID string, a AgentAnswer) error
+	// SetModel and SetMode change the session's configuration to a model
+	// or mode the agent offered (AgentSessionState); an unknown one is
+	// Invalid.
+	SetModel(ctx context.Context, sessionID, modelID string) error
+	SetMode(ctx context.Context, sessionID, modeID string) error
+	// Done is closed once the connection has ended: Close, the agent's
+	// exit, or a broken stream. Err then says why (nil after Close).
+	Done() <-chan struct{}
+	Err() error
+	// Close ends the agent and everything it started, and returns once
+	// they are gone. Pending requests are settled; calls in flight fail.
+	Close() error
+}
+
+// AgentInfo is what an agent said of itself at `initialize`.
+type AgentInfo struct {
+	Name, Version string
+	LoadSession   bool // LoadSession works
+	ListSessions  bool // ListSessions works
+	Images        bool // prompts may carry images
+}
+
+// AgentSessionState is a session's identity and configuration.
+type AgentSessionState struct {
+	SessionID string
+	Models    []AgentChoice // what SetModel takes; empty when the agent offers no choice
+	Model     string        // the current model, "" when unknown
+	Modes     []AgentChoice // what SetMode takes
+	Mode      string
+}
+
+// AgentChoice is one model or mode an agent offers.
+type AgentChoice struct {
+	ID, Name string
+}
+
+// AgentSessionSummary is one session ListSessions found.
+type AgentSessionSummary struct {
+	SessionID string
+	Title     string
+	UpdatedAt time.Time // zero when the agent did not say
+}
+
+// AgentPrompt is what the user sends in one turn.
+type AgentPrompt struct {
+	Text   string
+	Images []AgentImage
+}
+
+// AgentImage is an image of a prompt, already checked by the core.
+type AgentImage struct {
+	MimeType string
+	Data     []byte
+}
+
+// AgentStopReason is why a turn ended, as ACP names it.
+type AgentStopReason string
+
+// The stop reasons of ACP.
+const (
+	AgentStopEndTurn         AgentStopReason = "end_turn"
+	AgentStopMaxTokens       AgentStopReason = "max_tokens"
+	AgentStopMaxTurnRequests AgentStopReason = "max_turn_requests"
+	AgentStopRefusal         AgentStopReason = "refusal"
+	AgentStopCancelled       AgentStopReason = "cancelled"
+)
+
+// AgentTurnResult is how a turn ended.
+type AgentTurnResult struct {
+	StopReason AgentStopReason
+	Usage      *AgentTokenUsage // nil when the agent did not say
+}
+
+// AgentTokenUsage counts a turn's tokens; a nil component is unknown, not
+// zero.
+type AgentTokenUsage struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning *int64
+	CostUSD                                         *float64
+}
+
+// AgentAnswer answers a question: Action "accept" with Content (the
+// fields the question's schema asked for), "decline" or "cancel".
+type AgentAnswer struct {
+	Action  string
+	Content map[string]any
+}
+
+// AgentUpdate is one thing an agent reports about a session: one of the
+// Agent* types below whose method is agentUpdate.
+type AgentUpdate interface{ agentUpdate() }
+
+// AgentMessageChunk is a piece of the agent's answer (Role "assistant"),
+// its reasoning ("reasoning"), or, while a session loads, the user's
+// earlier message ("user").
+type AgentMessageChunk struct {
+	Role      string
+	MessageID string // the provider's id of the message, "" when not given
+	Text      string
+	Images    []AgentImage // user messages replayed with their images
+}
+
+// AgentToolCall creates (New) or updates a tool call. On an update a nil
+// field is unchanged.
+type AgentToolCall struct {
+	ID        string
+	New       bool
+	Title     *string
+	Kind      *string // read, edit, delete, move, search, execute, think, fetch, other
+	Status    *string // pending, in_progress, completed, failed
+	Content   []AgentToolContent
+	Locations []string
+	RawInput  []byte // JSON; the command of an execute call, shown to people
+}
+
+// AgentToolContent is one piece of a tool call's output: Text, a Diff of
+// Path (OldText nil for a new file), or a Terminal's output.
+type AgentToolContent struct {
+	Type       string // "text", "diff" or "terminal"
+	Text       string
+	Path       string
+	OldText    *string
+	NewText    string
+	TerminalID string
+}
+
+// AgentPlan restates the agent's whole plan.
+type AgentPlan struct {
+	Entries []AgentPlanEntry
+}
+
+// AgentPlanEntry is one step of a plan.
+type AgentPlanEntry struct {
+	Content, Priority, Status string // status: pending, in_progress, completed
+}
+
+// AgentContextUsage is how full the session's context window is.
+type AgentContextUsage struct {
+	Used, Size int64
+	CostUSD    *float64
+}
+
+// AgentCompaction reports the agent compacting its context: Status
+// in_progress, completed, failed or cancelled; Summary what it kept.
+type AgentCompaction struct {
+	ID, Status, Summary string
+}
+
+// AgentNotice is something the agent tells the user outside the answer:
+// Level "info", "warning" or "error"; Code one of the contract's notice
+// codes when it applies.
+type AgentNotice struct {
+	Level, Code, Message string
+}
+
+// AgentSessionInfo updates the session's configuration or title; a nil
+// field is unchanged.
+type AgentSessionInfo struct {
+	Title  *string
+	Model  *string
+	Mode   *string
+	Models []AgentChoice // nil: unchanged
+	Modes  []AgentChoice
+}
+
+// AgentPermissionRequest asks the user to allow a tool call. It waits for
+// AnswerPermission, or AgentRequestSettled.
+type AgentPermissionRequest struct {
+	RequestID string
+	Tool      AgentToolCall
+	Options   []AgentPermissionOption
+}
+
+// AgentPermissionOption is one answer to a permission request: Kind
+// allow_once, allow_always, reject_once or reject_always.
+type AgentPermissionOption struct {
+	ID, Name, Kind string
+}
+
+// AgentQuestionRequest asks the user a question (an ACP elicitation): a
+// form described by Schema (JSON Schema, JSON), or a URL to open. It waits
+// for AnswerQuestion, or AgentRequestSettled.
+type AgentQuestionRequest struct {
+	RequestID string
+	Message   string
+	Schema    []byte
+	URL       string
+}
+
+// AgentRequestSettled ends a pending request without an answer from the
+// user: the agent withdrew it or the turn was cancelled.
+type AgentRequestSettled struct {
+	RequestID string
+	Reason    string // "cancelled" or "withdrawn"
+}
+
+func (AgentMessageChunk) agentUpdate()      {}
+func (AgentToolCall) agentUpdate()          {}
+func (AgentPlan) agentUpdate()              {}
+func (AgentContextUsage) agentUpdate()      {}
+func (AgentCompaction) agentUpdate()        {}
+func (AgentNotice) agentUpdate()            {}
+func (AgentSessionInfo) agentUpdate()       {}
+func (AgentPermissionRequest) agentUpdate() {}
+func (AgentQuestionRequest) agentUpdate()   {}
+func (AgentRequestSettled) agentUpdate()    {}
+
+// ConversationStore keeps a workspace's conversation inventory across
+// restarts of its session child, in a place private to the workspace.
+// Methods are safe for concurrent use.
+type ConversationStore interface {
+	// LoadConversations returns what SaveConversations last stored; none
+	// when nothing was stored yet.
+	LoadConversations() ([]ConversationRecord, error)
+	// SaveConversations replaces the stored inventory with records,
+	// atomically and durably: after a crash either the old or the new
+	// inventory is read back.
+	SaveConversations(records []ConversationRecord) error
+}
+
+// ConversationRecord is what survives of a conversation: its identity,
+// title, times and configuration, and the agent session that holds its
+// history. Items are not kept: the agent replays them (LoadSession).
+type ConversationRecord struct {
+	ID        string    `json:"id"`
+	AgentID   string    `json:"agentId"`
+	SessionID string    `json:"sessionId"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Model     string    `json:"model,omitempty"`
+	Mode      string    `json:"mode,omitempty"`
 }

@@ -41,7 +41,9 @@ import (
 type Config struct {
 	// StateDir is the private state directory (mode 0700; created when
 	// missing, refused when group or others may read it). It holds the
-	// database (wharf.db), the lock, and the workspace sessions' sockets.
+	// database (wharf.db), the lock, the workspace sessions' sockets and
+	// each workspace's private data (workspaces/<hash>: its conversation
+	// inventory).
 	StateDir string
 	// Hub tunes the core. Its Logger defaults to Logger.
 	Hub hub.Config
@@ -66,6 +68,9 @@ type Config struct {
 	// added. A request naming any other host answers 421, which keeps
 	// pages on other names that resolve to the Hub (DNS rebinding) out.
 	PublicHosts []string
+	// AgentCommands sets the command of a coding agent by id, in every
+	// workspace session (a known agent's, or a new agent's).
+	AgentCommands map[string][]string
 	// Adapt, when set, may replace or wrap any of the real ports before the
 	// Hub is built: the one place an embedder swaps an adapter.
 	Adapt func(*hub.Ports)
@@ -138,7 +143,8 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if d.store, err = sqlite.Open(d.dir.Path("wharf.db")); err != nil {
 		return nil, err
 	}
-	backend, err := local.New(local.Options{RuntimeDir: d.dir.Path("sessions"), Command: cfg.SessionCommand, Logger: d.log})
+	backend, err := local.New(local.Options{RuntimeDir: d.dir.Path("sessions"), Command: cfg.SessionCommand, Logger: d.log,
+		DataDir: d.dir.Path("workspaces"), AgentCommands: cfg.AgentCommands})
 	if err != nil {
 		return nil, err
 	}

@@ -38,3 +38,6 @@ func (b *Backend) OnSpawn(f func(pid int)) { b.spawned = f }
 func OpenFeedVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxEvent int, req hub.FeedRequest) (hub.Feed, error) {
 	return feedSource{client: c, done: done, maxEvent: maxEvent}.open(ctx, req)
 }
+
+// DataDirOf makes and returns the private data directory of workspace id.
+func (b *Backend) DataDirOf(id string) (string, error) { return b.dataDir(id) }

@@ -68,6 +68,16 @@ type Options struct {
 	// Logger receives the children's stderr and lifecycle events. Default:
 	// discard.
 	Logger *slog.Logger
+	// DataDir, when set, holds one private directory per workspace (mode
+	// 0700, named by a hash of the workspace id, made at the workspace's
+	// first start) that its child keeps its state in across restarts of
+	// the child and of the Hub: the conversation inventory. It is created
+	// with mode 0700 and refused when open to group or others. "" gives
+	// the children none (they keep nothing).
+	DataDir string
+	// AgentCommands sets the command of a coding agent by id (a known one,
+	// or a new one) in every child (childproto.Args.Agents).
+	AgentCommands map[string][]string
 }
 
 // Backend is the local hub.Backend. It is safe for concurrent use.
@@ -110,6 +120,14 @@ func New(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("local backend: %w", err)
 	}
 	opts.RuntimeDir = dir
+	if opts.DataDir != "" {
+		if opts.DataDir, err = filepath.Abs(opts.DataDir); err != nil {
+			return nil, fmt.Errorf("local backend: data directory: %w", err)
+		}
+		if err := privateDir(opts.DataDir); err != nil {
+			return nil, fmt.Errorf("local backend: data %w", err)
+		}
+	}
 	if len(opts.Command) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -189,6 +207,17 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 	return s, nil
 }
 
+// dataDir makes the private data directory of workspace id: 16 hex
+// digits of the SHA-256 of the id under DataDir; "" without a DataDir.
+func (b *Backend) dataDir(id string) (string, error) {
+	if b.opts.DataDir == "" {
+		return "", nil
+	}
+	sum := sha256.Sum256([]byte(id))
+	dir := filepath.Join(b.opts.DataDir, hex.EncodeToString(sum[:8]))
+	return dir, privateDir(dir)
+}
+
 // socketPath is where the session of id listens.
 func (b *Backend) socketPath(id string) string {
 	sum := sha256.Sum256([]byte(id))
@@ -224,8 +253,14 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceS
 	if base == nil {
 		base = os.Environ()
 	}
+	data, err := b.dataDir(spec.WorkspaceID)
+	if err != nil {
+		b.log.Error("session data directory", "workspace", spec.WorkspaceID, "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "session could not be started")
+	}
 	args := append(slices.Clone(b.opts.Command[1:]),
-		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: sock}.Argv()...)
+		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: sock, DataDir: data,
+			Agents: b.opts.AgentCommands}.Argv()...)
 	cmd := exec.Command(b.opts.Command[0], args...)
 	cmd.Env = childEnv(base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -7,40 +7,160 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // The child's side of the activity, inventory and conversation feeds of
-// childproto; the document feed is documents.go and package docfeed.
+// childproto, fed by the conversation core (hub/chat); the document feed
+// is documents.go and package docfeed. Without a core (tests of the
+// protocol alone) the child honestly has no agent: activity never works
+// nor awaits, the inventory is empty and every conversation is unknown.
 
-// serveActivity sends the session's activity at once, then keeps the
-// stream alive until the client or the child goes. No agent runs in this
-// build, so the session never works nor awaits, and no change follows;
-// the agents' work will feed changes into this loop.
-func serveActivity(keepAlive time.Duration) http.HandlerFunc {
-	first := mustFrame(childproto.FeedActivity, childproto.Activity{})
+// serveActivity sends the session's activity at once and on every change.
+func serveActivity(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		serveOpening(w, r, first, keepAlive)
+		if m == nil {
+			serveOpening(w, r, mustFrame(childproto.FeedActivity, childproto.Activity{}), keepAlive)
+			return
+		}
+		follow(w, r, keepAlive, func() (childproto.Event, <-chan struct{}) {
+			a, wait := m.Activity()
+			return mustFrame(childproto.FeedActivity, childproto.Activity{Working: a.Working, Awaiting: a.Awaiting}), wait
+		})
 	}
 }
 
-// serveInventory sends the opening tick at once, then keeps the stream
-// alive. The inventory of agents is honestly empty in this build, so no
-// later tick follows.
-func serveInventory(keepAlive time.Duration) http.HandlerFunc {
-	first := mustFrame(childproto.FeedInventory, childproto.InventoryTick{Type: childproto.InventoryTickType})
+// serveInventory sends the opening tick at once, then one tick (with the
+// agents' catalog revisions) whenever the inventory changed; changes that
+// come while a tick is written collapse into the next.
+func serveInventory(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		serveOpening(w, r, first, keepAlive)
+		if m == nil {
+			serveOpening(w, r, mustFrame(childproto.FeedInventory, childproto.InventoryTick{Type: childproto.InventoryTickType}), keepAlive)
+			return
+		}
+		follow(w, r, keepAlive, func() (childproto.Event, <-chan struct{}) {
+			catalogs, wait := m.Inventory()
+			return mustFrame(childproto.FeedInventory, childproto.InventoryTick{Type: childproto.InventoryTickType, Catalogs: catalogs}), wait
+		})
 	}
 }
 
-// serveConversation answers the feed of one conversation. No agent runs
-// conversations in this build, so every id is unknown: 404.
-func serveConversation(w http.ResponseWriter, r *http.Request) {
-	if _, err := childproto.ParseFeedQuery(childproto.FeedConversation, r.URL.Query()); err != nil {
-		childproto.WriteError(w, http.StatusBadRequest, err.Error())
+// follow writes next's event at once and again each time the channel it
+// returned closes, until the client or the child goes.
+func follow(w http.ResponseWriter, r *http.Request, keepAlive time.Duration, next func() (childproto.Event, <-chan struct{})) {
+	s, err := childproto.OpenStream(w)
+	if err != nil {
 		return
 	}
-	childproto.WriteError(w, http.StatusNotFound, "unknown conversation")
+	t := time.NewTicker(keepAlive)
+	defer t.Stop()
+	for {
+		ev, wait := next()
+		if s.Send(ev) != nil {
+			return
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-wait:
+				waiting = false
+			case <-t.C:
+				if s.KeepAlive() != nil || s.Flush() != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// serveConversation answers the feed of one conversation: `open` with the
+// head when opened without a cursor, then every event after the cursor
+// as `chat` frames (the cursor in the id field), or one `resync` after
+// which the feed ends. An unknown conversation answers 404.
+func serveConversation(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := childproto.ParseFeedQuery(childproto.FeedConversation, r.URL.Query())
+		if err != nil {
+			childproto.WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if m == nil {
+			childproto.WriteError(w, http.StatusNotFound, "unknown conversation")
+			return
+		}
+		cursor := req.Cursor
+		opening := cursor == ""
+		if opening {
+			if cursor, err = m.Head(req.Key); err != nil {
+				childproto.WriteError(w, http.StatusNotFound, "unknown conversation")
+				return
+			}
+		} else if _, err := m.Events(req.Key, cursor); hub.KindOf(err) == hub.NotFound {
+			childproto.WriteError(w, http.StatusNotFound, "unknown conversation")
+			return
+		}
+		s, err := childproto.OpenStream(w)
+		if err != nil {
+			return
+		}
+		if opening && send(s, childproto.Frame{Kind: childproto.FrameOpen, Cursor: cursor}) != nil {
+			return
+		}
+		streamConversation(r.Context(), s, m, req.Key, cursor, keepAlive)
+	}
+}
+
+// streamConversation writes the events after cursor as they come.
+func streamConversation(ctx context.Context, s *childproto.StreamWriter, m *chat.Manager, id, cursor string, keepAlive time.Duration) {
+	t := time.NewTicker(keepAlive)
+	defer t.Stop()
+	for {
+		b, err := m.Events(id, cursor)
+		if err != nil {
+			return // closed meanwhile: the stream ends in order
+		}
+		if b.Resync != nil {
+			_ = send(s, childproto.Frame{Kind: childproto.FrameResync, Data: b.Resync})
+			return
+		}
+		for _, f := range b.Frames {
+			ev, err := childproto.EncodeFrame(childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameData, Cursor: f.Cursor, Data: f.Data})
+			if err != nil || s.Write(ev) != nil {
+				return
+			}
+			cursor = f.Cursor
+		}
+		if len(b.Frames) > 0 && s.Flush() != nil {
+			return
+		}
+		if b.Ended {
+			return
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-b.Wait:
+				waiting = false
+			case <-t.C:
+				if s.KeepAlive() != nil || s.Flush() != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// send writes one conversation frame and flushes it.
+func send(s *childproto.StreamWriter, fr childproto.Frame) error {
+	ev, err := childproto.EncodeFrame(childproto.FeedConversation, fr)
+	if err != nil {
+		return err
+	}
+	return s.Send(ev)
 }
 
 // serveOpening opens the stream, sends first, then writes a keepalive

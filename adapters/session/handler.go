@@ -1,10 +1,13 @@
 package session
 
 import (
+	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // Revision is the workspace API revision this child speaks. It versions the
@@ -26,9 +29,16 @@ type HandlerOptions struct {
 	// leaves the path unserved (404), as any unknown path.
 	Documents http.Handler
 	// KeepAlive is the interval of the ": keepalive" comments of the
-	// activity and inventory feeds; the document feed has its own
-	// (docfeed.Options.KeepAlive). Default childproto.DefaultKeepAlive.
+	// activity, inventory and conversation feeds; the document feed has
+	// its own (docfeed.Options.KeepAlive). Default
+	// childproto.DefaultKeepAlive.
 	KeepAlive time.Duration
+	// Chat is the workspace's conversation core: it serves the chat API
+	// under /s/{ID}/api/chat/ and feeds the activity, inventory and
+	// conversation feeds. nil: no agent (the feeds say so, the API is 404).
+	Chat *chat.Manager
+	// Logger receives the chat API's failures. Default discards.
+	Logger *slog.Logger
 }
 
 // NewHandler returns the child's HTTP handler for the workspace id. Routes
@@ -52,24 +62,39 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 		base + "api/session": func(w http.ResponseWriter, _ *http.Request) {
 			childproto.WriteJSON(w, http.StatusOK, Info{WorkspaceID: workspaceID, WorkspaceAPIRevision: Revision})
 		},
-		childproto.ActivityFeedPath:     serveActivity(opts.KeepAlive),
-		childproto.InventoryFeedPath:    serveInventory(opts.KeepAlive),
-		childproto.ConversationFeedPath: serveConversation,
+		childproto.ActivityFeedPath:     serveActivity(opts.Chat, opts.KeepAlive),
+		childproto.InventoryFeedPath:    serveInventory(opts.Chat, opts.KeepAlive),
+		childproto.ConversationFeedPath: serveConversation(opts.Chat, opts.KeepAlive),
 	}
 	if opts.Documents != nil {
 		routes[childproto.DocumentFeedPath] = opts.Documents.ServeHTTP
 	}
-	return &handler{routes: routes}
+	h := &handler{routes: routes}
+	if opts.Chat != nil {
+		log := opts.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		h.chatPrefix = base + "api/chat/"
+		h.chat = &chatAPI{m: opts.Chat, prefix: h.chatPrefix, log: log}
+	}
+	return h
 }
 
-// handler routes by exact path.
+// handler routes by exact path, and the chat API by prefix.
 type handler struct {
-	routes map[string]http.HandlerFunc
+	routes     map[string]http.HandlerFunc
+	chatPrefix string
+	chat       http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f, ok := h.routes[r.URL.Path]; ok && r.Method == http.MethodGet {
 		f(w, r)
+		return
+	}
+	if h.chat != nil && strings.HasPrefix(r.URL.Path, h.chatPrefix) {
+		h.chat.ServeHTTP(w, r)
 		return
 	}
 	childproto.WriteError(w, http.StatusNotFound, "not found")

@@ -7,7 +7,11 @@
 // in adapters/internal/childproto, whose package comment is its
 // specification; this package is the child's side of it. Beside it, the
 // child serves the workspace API under /s/{ID}/, which the Hub forwards
-// verbatim: in this build GET /s/{ID}/api/session (Info).
+// verbatim: GET /s/{ID}/api/session (Info) and the workspace chat API
+// under /s/{ID}/api/chat/ (chatapi.go), whose conversations run on the
+// conversation core (hub/chat) over the ACP agents (adapters/acp). The
+// conversation inventory is kept in the data directory the Hub passes
+// (--data-dir), so it survives a restart of the child and of the Hub.
 package session
 
 import (
@@ -26,7 +30,26 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/adapters/session/docfeed"
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
+
+// agents is the runtime opts make, or one that knows no agent.
+func agents(opts Options, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
+	if opts.Agents == nil {
+		return noAgents{}
+	}
+	return opts.Agents(os.Environ(), commands, log.With("component", "agents"))
+}
+
+// noAgents is the runtime of a child given none.
+type noAgents struct{}
+
+func (noAgents) Agents() []hub.AgentDescriptor { return nil }
+
+func (noAgents) Start(context.Context, string, string, hub.AgentSink) (hub.AgentConnection, error) {
+	return nil, hub.Errorf(hub.NotFound, "unknown agent")
+}
 
 // ErrUsage marks an error in Main's arguments; the command exits 2 for it.
 var ErrUsage = childproto.ErrUsage
@@ -42,6 +65,20 @@ const shutdownGrace = 2 * time.Second
 // stdin to end: a process exits anyway, and an in-process caller closes
 // the reader.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return Run(ctx, args, stdin, stdout, stderr, Options{})
+}
+
+// Options wire the child's own adapters; the command that runs the child
+// (cmd/wharf) picks them, since adapters do not import each other.
+type Options struct {
+	// Agents makes the runtime of the workspace's coding agents from the
+	// child's environment (already sanitized by the Hub) and the agent
+	// commands the Hub passed. nil: no agent is known.
+	Agents func(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime
+}
+
+// Run is Main with the child's adapters chosen by opts.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opts Options) error {
 	cfg, err := childproto.ParseArgs(args, stderr)
 	if err != nil {
 		return err
@@ -68,12 +105,22 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		KeepAlive:            childproto.DefaultKeepAlive,
 		Logger:               log.With("feed", "document"),
 	}), log)
+	conversations, err := chat.New(chat.Config{
+		Runtime: agents(opts, cfg.Agents, log),
+		Store:   &fileStore{dir: cfg.DataDir},
+		Dir:     cfg.Path,
+		Logger:  log.With("component", "chat"),
+	})
+	if err != nil {
+		ln.remove()
+		return err
+	}
 	// Every request's context derives from streams: ending it ends the
 	// feeds, which never go idle for Shutdown to close them.
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler:           NewHandler(cfg.WorkspaceID, HandlerOptions{Documents: docs}),
+		Handler:           NewHandler(cfg.WorkspaceID, HandlerOptions{Documents: docs, Chat: conversations, Logger: log}),
 		BaseContext:       func(net.Listener) context.Context { return streams },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -100,6 +147,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// Feeds end first, in order (the Hub reads the end of each stream),
 	// then the document feed stops with everything it started.
 	endStreams()
+	conversations.Close() // every agent, with its process group
 	docs.stop(sctx)
 	if failed != nil {
 		return failed

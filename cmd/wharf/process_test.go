@@ -32,11 +32,17 @@ type child struct {
 // test if it is still running.
 func startChild(ctx context.Context, t *testing.T, dir string, env ...string) *child {
 	t.Helper()
+	return startChildArgs(ctx, t, dir, nil, env...)
+}
+
+// startChildArgs is startChild with more flags for serve.
+func startChildArgs(ctx context.Context, t *testing.T, dir string, args []string, env ...string) *child {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, exe, "serve", "--listen", "127.0.0.1:0", "--state-dir", dir)
+	cmd := exec.CommandContext(ctx, exe, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", dir}, args...)...)
 	cmd.Env = append(append(os.Environ(), "WHARF_TEST_MAIN=1", "USER=ann"), env...)
 	stdout := newOutput()
 	c := &child{cmd: cmd, stderr: newOutput(), exited: make(chan error, 1)}

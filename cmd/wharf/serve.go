@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +31,7 @@ type serveFlags struct {
 	allowInsecureHTTP                           bool
 	trustedProxies                              []netip.Prefix
 	publicHosts                                 []string
+	agents                                      map[string][]string
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
@@ -59,6 +61,18 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		}
 		return nil
 	})
+	fs.Func("agent", "a coding agent's command, `ID=COMMAND`: a known agent's (claude, codex, gemini, opencode) "+
+		"or a new agent's; COMMAND is split at spaces, or is a JSON array of strings; repeatable", func(v string) error {
+		id, cmd, err := parseAgent(v)
+		if err != nil {
+			return err
+		}
+		if f.agents == nil {
+			f.agents = map[string][]string{}
+		}
+		f.agents[id] = cmd
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, err
@@ -86,6 +100,28 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			"or bind a loopback address behind your own HTTPS proxy (--allow-insecure-http overrides)", f.listen)
 	}
 	return f, nil
+}
+
+// parseAgent reads an --agent value: ID=COMMAND, the command a JSON array
+// of strings or words split at spaces. The id holds no ':' (it names
+// conversations `<id>:<session>`).
+func parseAgent(v string) (string, []string, error) {
+	id, cmd, ok := strings.Cut(v, "=")
+	var argv []string
+	switch {
+	case !ok || strings.TrimSpace(id) == "" || strings.ContainsAny(id, ": \t"):
+		return "", nil, fmt.Errorf("want ID=COMMAND with an id without spaces or ':'")
+	case strings.HasPrefix(strings.TrimSpace(cmd), "["):
+		if err := json.Unmarshal([]byte(cmd), &argv); err != nil {
+			return "", nil, fmt.Errorf("agent %s: the command is not a JSON array of strings", id)
+		}
+	default:
+		argv = strings.Fields(cmd)
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return "", nil, fmt.Errorf("agent %s: no command", id)
+	}
+	return id, argv, nil
 }
 
 // parsePrefixes reads a comma-separated list of IP addresses and CIDR
@@ -161,6 +197,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		TrustedProxies: f.trustedProxies,
 		TLS:            tlsConfig,
 		PublicHosts:    append(f.publicHosts, listenHost(f.listen)),
+		AgentCommands:  f.agents,
 		Adapt:          adapt,
 	})
 	if err != nil {

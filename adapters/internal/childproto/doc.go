@@ -18,8 +18,12 @@
 // Start: the Hub runs
 //
 //	<command...> session --workspace-id ID --path DIR --socket SOCK
+//	    [--data-dir DATA] [--agent ID=["command","arg",...]]...
 //
-// (Args.Argv; the child parses what follows `session` with ParseArgs) with
+// (Args.Argv; the child parses what follows `session` with ParseArgs):
+// DATA is the workspace's private directory (mode 0700) where the child
+// keeps its conversation inventory across restarts, and each --agent sets
+// the command of a coding agent. It runs with
 // a sanitized environment, in its own process group, stdin a pipe the Hub
 // holds open for the child's life, stdout and stderr pipes.
 //
@@ -67,9 +71,13 @@
 // an unknown conversation answers 404 {"error":"unknown conversation"}.
 // It sends `event: open` {"cursor":C} first when opened without a cursor,
 // then `event: chat` frames with `id: CURSOR`, or one `event: resync`
-// after which it ends (DecodeFrame, EncodeFrame). No agent runs in this
-// build: activity never works nor awaits, the inventory is empty, and every
-// conversation is unknown.
+// after which it ends (DecodeFrame, EncodeFrame). The conversation core
+// (hub/chat) feeds them: activity works while a turn runs and awaits while
+// a permission or question waits; an inventory tick, with each agent's
+// catalog revision in `catalogs`, follows every change of the
+// conversations (ticks written while others wait collapse into one); a
+// conversation feed carries the conversation's ChatEvents. The workspace
+// chat API is served under /s/{ID}/api/chat/ (adapters/session).
 //
 // Stop: SIGTERM makes the child end its feed streams, stop the document
 // feed, shut its server down gracefully within a short bound, remove the

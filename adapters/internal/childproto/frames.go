@@ -32,6 +32,9 @@ const InventoryTickType = "conversation.inventory"
 // conversations again.
 type InventoryTick struct {
 	Type string `json:"type"` // always InventoryTickType
+	// Catalogs is the catalog revision of each agent; a client refreshes
+	// an agent's catalog when its revision changes.
+	Catalogs map[string]string `json:"catalogs,omitempty"`
 }
 
 // Open is the data of an EventOpen frame: the conversation's head cursor

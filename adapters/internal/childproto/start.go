@@ -1,10 +1,13 @@
 package childproto
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 )
 
 // Subcommand is the first argument of a child's command line, after the
@@ -17,13 +20,33 @@ type Args struct {
 	WorkspaceID string // the workspace's id, which names /s/{ID}/
 	Path        string // the workspace folder, absolute
 	Socket      string // the Unix socket the child listens on
+	// DataDir, optional, is a private directory (mode 0700) the child
+	// keeps the workspace's state in across its restarts: the
+	// conversation inventory. "" keeps nothing.
+	DataDir string
+	// Agents, optional, sets the command of an agent by id (a known one
+	// or a new one): `--agent ID=JSON`, JSON an array of strings.
+	Agents map[string][]string
 }
 
 // Argv is the child's command line after the Hub's command: Subcommand,
-// then the flags that ParseArgs reads back.
+// then the flags that ParseArgs reads back (agents in id order).
 func (a Args) Argv() []string {
-	return []string{Subcommand,
+	argv := []string{Subcommand,
 		"--workspace-id", a.WorkspaceID, "--path", a.Path, "--socket", a.Socket}
+	if a.DataDir != "" {
+		argv = append(argv, "--data-dir", a.DataDir)
+	}
+	ids := make([]string, 0, len(a.Agents))
+	for id := range a.Agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		b, _ := json.Marshal(a.Agents[id])
+		argv = append(argv, "--agent", id+"="+string(b))
+	}
+	return argv
 }
 
 // ErrUsage marks an error in the child's command line; the command exits 2
@@ -41,6 +64,19 @@ func ParseArgs(args []string, usage io.Writer) (Args, error) {
 	fs.StringVar(&a.WorkspaceID, "workspace-id", "", "`id` of the workspace")
 	fs.StringVar(&a.Path, "path", "", "workspace `directory`")
 	fs.StringVar(&a.Socket, "socket", "", "Unix `socket` to serve on")
+	fs.StringVar(&a.DataDir, "data-dir", "", "private `directory` of the workspace's state (optional)")
+	fs.Func("agent", "an agent's command, `ID=JSON` (a JSON array of strings); repeatable", func(v string) error {
+		id, js, ok := strings.Cut(v, "=")
+		var cmd []string
+		if !ok || id == "" || strings.Contains(id, ":") || json.Unmarshal([]byte(js), &cmd) != nil || len(cmd) == 0 || cmd[0] == "" {
+			return errors.New("want ID=[\"command\", \"arg\", ...]")
+		}
+		if a.Agents == nil {
+			a.Agents = map[string][]string{}
+		}
+		a.Agents[id] = cmd
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return a, err

@@ -20,6 +20,8 @@ func TestArgsRoundTrip(t *testing.T) {
 	for _, a := range []childproto.Args{
 		{WorkspaceID: "alpha", Path: "/home/ann/code/alpha", Socket: "/state/sessions/0123456789ab.sock"},
 		{WorkspaceID: "-x", Path: "/a path/with spaces", Socket: "--socket"},
+		{WorkspaceID: "b", Path: "/p", Socket: "/s", DataDir: "/state/workspaces/ab",
+			Agents: map[string][]string{"scripted": {"/bin/agent", "--state", "a b"}, "opencode": {"oc", "acp"}}},
 	} {
 		argv := a.Argv()
 		is.Equal(argv[0], childproto.Subcommand) // the subcommand first
@@ -42,6 +44,8 @@ func TestParseArgsRefuses(t *testing.T) {
 		{"extra argument", []string{"--workspace-id", "a", "--path", "/p", "--socket", "s", "x"}, "unexpected"},
 		{"unknown flag", []string{"--bogus"}, "bogus"},
 		{"flag without value", []string{"--workspace-id"}, "workspace-id"},
+		{"agent without a command", []string{"--agent", "x=[]"}, "agent"},
+		{"agent id with a colon", []string{"--agent", `a:b=["x"]`}, "agent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

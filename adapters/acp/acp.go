@@ -1,0 +1,188 @@
+// Package acp is the hub.AgentRuntime of the Agent Client Protocol: the
+// coding agents the workspace session child talks to (Claude Code, Codex,
+// Gemini CLI, OpenCode, or any command configured as an agent), each a
+// process speaking JSON-RPC over its stdin and stdout, driven with
+// github.com/coder/acp-go-sdk (pinned at v0.13.5).
+//
+// What the SDK does not do safely is done here (see the research note on
+// agents and ACP):
+//   - The agent's stdout is read by this package's own line reader
+//     (wire.go), never by the SDK's: the SDK queues notifications in a
+//     fixed 1,024-slot queue and closes the connection when a burst fills
+//     it. Here `session/update` notifications are decoded and handed to
+//     the sink as they are read, one after another, so a burst only slows
+//     the agent down (its writes wait for the reader). Only responses and
+//     the agent's fs/terminal requests reach the SDK.
+//   - Updates are decoded from the raw `sessionUpdate` frame (decode.go),
+//     so variants the SDK does not know (`notice`, `compaction_update`)
+//     are not lost.
+//   - Lines are read whatever their length up to MaxLine (64 MiB, an
+//     image replay); a line over 10 MiB, which would kill the SDK's
+//     reader, never reaches it: a request is refused and a response turned
+//     into an error. A longer line is skipped.
+//   - Permission requests and questions (elicitations) are handled on the
+//     reader too, so the sink sees them in order with the updates.
+//   - Each agent runs in its own process group, killed as a group, in the
+//     workspace folder, with the session's sanitized environment.
+//   - `fs/*` requests are confined to the workspace folder (fs.go);
+//     `terminal/*` runs there with the same environment (terminal.go).
+//
+// An agent whose command is not found is `not-installed`; one answering
+// -32000 reports hub.ErrAgentLoginRequired; neither is a crash.
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+var _ hub.AgentRuntime = (*Runtime)(nil)
+
+// Agent is one agent the runtime knows: its id (no ':'), its name for
+// people and the command that starts it speaking ACP on stdio.
+type Agent struct {
+	ID      string
+	Name    string
+	Command []string
+}
+
+// KnownAgents are the agents built in, with the commands the research
+// note measured (each answers ACP protocol version 1).
+var KnownAgents = []Agent{
+	{ID: "claude", Name: "Claude Code", Command: []string{"claude-agent-acp"}},
+	{ID: "codex", Name: "Codex", Command: []string{"codex-acp"}},
+	{ID: "gemini", Name: "Gemini CLI", Command: []string{"gemini", "--acp"}},
+	{ID: "opencode", Name: "OpenCode", Command: []string{"opencode", "acp"}},
+}
+
+// Options configure a Runtime. The zero value runs the known agents with
+// an empty environment.
+type Options struct {
+	// Commands replaces the command of a known agent, or adds an agent
+	// (named after its id) with its command. An id holds no ':'.
+	Commands map[string][]string
+	// Env is the environment of every agent and terminal: the session's
+	// sanitized one. Its PATH finds the commands.
+	Env []string
+	// StartTimeout bounds starting an agent and its `initialize`; default
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Logger receives diagnostics: never a message or the agent's output
+	// beyond a bounded excerpt at debug level. Default discards.
+	Logger *slog.Logger
+}
+
+// DefaultStartTimeout bounds an agent's start; `initialize` takes 0.1 to
+// 1.5 s for the agents measured.
+const DefaultStartTimeout = 30 * time.Second
+
+// Runtime is the ACP hub.AgentRuntime. It is safe for concurrent use.
+type Runtime struct {
+	opts   Options
+	agents []Agent
+	log    *slog.Logger
+}
+
+// New returns a Runtime over the known agents and opts.Commands.
+func New(opts Options) *Runtime {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	agents := slices.Clone(KnownAgents)
+	ids := make([]string, 0, len(opts.Commands))
+	for id := range opts.Commands {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cmd := opts.Commands[id]
+		if id == "" || strings.Contains(id, ":") || len(cmd) == 0 {
+			log.Warn("ignoring an agent command", "agent", id)
+			continue
+		}
+		if i := slices.IndexFunc(agents, func(a Agent) bool { return a.ID == id }); i >= 0 {
+			agents[i].Command = slices.Clone(cmd)
+			continue
+		}
+		agents = append(agents, Agent{ID: id, Name: id, Command: slices.Clone(cmd)})
+	}
+	return &Runtime{opts: opts, agents: agents, log: log.With("component", "acp")}
+}
+
+// ForSession is New as the workspace child wires it (session.Options):
+// the child's environment and the Hub's agent commands.
+func ForSession(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
+	return New(Options{Env: env, Commands: commands, Logger: log})
+}
+
+// Agents lists the agents; one is available when its command is found on
+// the environment's PATH (or, given as a path, exists and is executable).
+func (r *Runtime) Agents() []hub.AgentDescriptor {
+	out := make([]hub.AgentDescriptor, 0, len(r.agents))
+	for _, a := range r.agents {
+		av := hub.AgentNotInstalled
+		if _, err := r.lookPath(a.Command[0]); err == nil {
+			av = hub.AgentAvailable
+		}
+		out = append(out, hub.AgentDescriptor{ID: a.ID, Name: a.Name, Availability: av})
+	}
+	return out
+}
+
+// lookPath finds name as exec.LookPath does, but on the agents' PATH
+// rather than the child's own.
+func (r *Runtime) lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return exec.LookPath(name)
+	}
+	path := ""
+	for _, kv := range r.opts.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// agent returns the agent with id.
+func (r *Runtime) agent(id string) (Agent, bool) {
+	i := slices.IndexFunc(r.agents, func(a Agent) bool { return a.ID == id })
+	if i < 0 {
+		return Agent{}, false
+	}
+	return r.agents[i], true
+}
+
+// Start starts agent id in dir and initializes it (see hub.AgentRuntime).
+func (r *Runtime) Start(ctx context.Context, id, dir string, sink hub.AgentSink) (hub.AgentConnection, error) {
+	a, ok := r.agent(id)
+	if !ok {
+		return nil, hub.Errorf(hub.NotFound, "unknown agent %q", id)
+	}
+	path, err := r.lookPath(a.Command[0])
+	if err != nil {
+		return nil, hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, a.Name+" is not installed on the Hub's machine")
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.StartTimeout)
+	defer cancel()
+	return start(ctx, r, a, path, dir, sink)
+}

@@ -1,0 +1,234 @@
+package session
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
+)
+
+// The workspace chat API (workspace revision 24), under
+// /s/{ID}/api/chat/, forwarded by the Hub as it is and documented in
+// api/openapi.yaml (tag `chat`):
+//
+//	GET    agents                                   {agents}
+//	GET    conversations                            {conversations}
+//	POST   conversations                            {agent, title?} → {conversation}
+//	GET    conversations/{cid}                      the snapshot and its cursor
+//	POST   conversations/{cid}/rename               {title} → {conversation}
+//	POST   conversations/{cid}/close                {} → {closed: true}
+//	POST   conversations/{cid}/messages             {text, attachments?, requestId?} → 202 SendResult
+//	DELETE conversations/{cid}/messages/{mid}       → {queued}
+//	POST   conversations/{cid}/cancel               {} → {cancelled: true}
+//	POST   conversations/{cid}/permissions/{rid}    {choiceId} → {answered: true}
+//	POST   conversations/{cid}/questions/{rid}      {action, content?} → {answered: true}
+//	POST   conversations/{cid}/configuration        {model?, mode?, variant?} → {configuration}
+//
+// Path segments are percent-decoded one by one, so a conversation id may
+// hold any character. Bodies are strict JSON objects (unknown fields are
+// refused); a message may be 120 MiB (8 images of 10 MiB, in base64),
+// other bodies 64 KiB.
+
+// Request body bounds.
+const (
+	maxChatBody    = 64 << 10
+	maxMessageBody = 120 << 20
+	// chatCallTimeout bounds an operation that waits for an agent (a new
+	// session, a configuration change).
+	chatCallTimeout = 2 * time.Minute
+)
+
+// chatAPI serves the chat API of one workspace.
+type chatAPI struct {
+	m      *chat.Manager
+	prefix string // /s/{ID}/api/chat/
+	log    *slog.Logger
+}
+
+func (a *chatAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), a.prefix)
+	var seg []string
+	for _, s := range strings.Split(rest, "/") {
+		u, err := url.PathUnescape(s)
+		if err != nil || u == "" {
+			a.fail(w, hub.Errorf(hub.NotFound, "not found"))
+			return
+		}
+		seg = append(seg, u)
+	}
+	method := r.Method
+	route := func(m string, n int, first string) bool {
+		return method == m && len(seg) == n && seg[0] == first
+	}
+	sub := func(m, name string) bool {
+		return method == m && len(seg) == 3 && seg[0] == "conversations" && seg[2] == name
+	}
+	switch {
+	case route("GET", 1, "agents"):
+		childproto.WriteJSON(w, http.StatusOK, map[string]any{"agents": a.m.Agents()})
+	case route("GET", 1, "conversations"):
+		childproto.WriteJSON(w, http.StatusOK, map[string]any{"conversations": a.m.List()})
+	case route("POST", 1, "conversations"):
+		var body struct {
+			Agent string `json:"agent"`
+			Title string `json:"title"`
+		}
+		if a.decode(w, r, &body, maxChatBody) {
+			ctx, cancel := contextFor(r)
+			defer cancel()
+			s, err := a.m.Create(ctx, body.Agent, body.Title)
+			a.answer(w, http.StatusCreated, map[string]any{"conversation": s}, err)
+		}
+	case route("GET", 2, "conversations"):
+		s, err := a.m.Snapshot(seg[1])
+		a.answer(w, http.StatusOK, s, err)
+	case sub("POST", "rename"):
+		var body struct {
+			Title string `json:"title"`
+		}
+		if a.decode(w, r, &body, maxChatBody) {
+			s, err := a.m.Rename(seg[1], body.Title)
+			a.answer(w, http.StatusOK, map[string]any{"conversation": s}, err)
+		}
+	case sub("POST", "close"):
+		if a.decode(w, r, &struct{}{}, maxChatBody) {
+			a.answer(w, http.StatusOK, map[string]any{"closed": true}, a.m.CloseConversation(seg[1]))
+		}
+	case sub("POST", "messages"):
+		a.send(w, r, seg[1])
+	case method == "DELETE" && len(seg) == 4 && seg[0] == "conversations" && seg[2] == "messages":
+		q, err := a.m.RemoveHeld(seg[1], seg[3])
+		a.answer(w, http.StatusOK, map[string]any{"queued": q}, err)
+	case sub("POST", "cancel"):
+		if a.decode(w, r, &struct{}{}, maxChatBody) {
+			ctx, cancel := contextFor(r)
+			defer cancel()
+			a.answer(w, http.StatusOK, map[string]any{"cancelled": true}, a.m.Cancel(ctx, seg[1]))
+		}
+	case method == "POST" && len(seg) == 4 && seg[0] == "conversations" && seg[2] == "permissions":
+		var body struct {
+			ChoiceID string `json:"choiceId"`
+		}
+		if a.decode(w, r, &body, maxChatBody) {
+			a.answer(w, http.StatusOK, map[string]any{"answered": true}, a.m.AnswerPermission(seg[1], seg[3], body.ChoiceID))
+		}
+	case method == "POST" && len(seg) == 4 && seg[0] == "conversations" && seg[2] == "questions":
+		var body chat.Answer
+		if a.decode(w, r, &body, maxChatBody) {
+			a.answer(w, http.StatusOK, map[string]any{"answered": true}, a.m.AnswerQuestion(seg[1], seg[3], body))
+		}
+	case sub("POST", "configuration"):
+		var body chat.Configuration
+		if a.decode(w, r, &body, maxChatBody) {
+			ctx, cancel := contextFor(r)
+			defer cancel()
+			cfg, err := a.m.SetConfiguration(ctx, seg[1], body)
+			a.answer(w, http.StatusOK, map[string]any{"configuration": cfg}, err)
+		}
+	default:
+		a.fail(w, hub.Errorf(hub.NotFound, "not found"))
+	}
+}
+
+// attachment is an image of a sent message: base64 data.
+type attachment struct {
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+	Name     string `json:"name,omitempty"`
+}
+
+func (a *chatAPI) send(w http.ResponseWriter, r *http.Request, id string) {
+	var body struct {
+		Text        string       `json:"text"`
+		Attachments []attachment `json:"attachments"`
+		RequestID   string       `json:"requestId"`
+	}
+	if !a.decode(w, r, &body, maxMessageBody) {
+		return
+	}
+	msg := chat.Message{Text: body.Text, RequestID: body.RequestID}
+	if len(body.Attachments) > chat.MaxAttachments {
+		a.fail(w, hub.Errorf(hub.Invalid, "at most %d images per message", chat.MaxAttachments))
+		return
+	}
+	for i, at := range body.Attachments {
+		data, err := base64.StdEncoding.DecodeString(at.Data)
+		if err != nil {
+			a.fail(w, hub.Errorf(hub.Invalid, "attachment %d is not base64", i+1))
+			return
+		}
+		msg.Attachments = append(msg.Attachments, chat.Attachment{Name: at.Name, MimeType: at.MimeType, Data: data})
+	}
+	res, err := a.m.Send(id, msg)
+	a.answer(w, http.StatusAccepted, res, err)
+}
+
+// contextFor bounds an operation that waits for an agent; it ends with
+// the request.
+func contextFor(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), chatCallTimeout)
+}
+
+// decode reads a strict JSON object of at most max bytes into v, or
+// answers the refusal and returns false.
+func (a *chatAPI) decode(w http.ResponseWriter, r *http.Request, v any, max int64) bool {
+	body := http.MaxBytesReader(w, r.Body, max)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
+			err = errors.New("trailing data")
+		}
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		a.fail(w, hub.Errorf(hub.TooLarge, "request body too large"))
+		return false
+	case errors.Is(err, io.EOF):
+		a.fail(w, hub.Errorf(hub.Invalid, "a JSON object is required"))
+		return false
+	case err != nil:
+		a.fail(w, hub.Errorf(hub.Invalid, "invalid JSON body"))
+		return false
+	}
+	return true
+}
+
+// answer writes v with status, or err's answer.
+func (a *chatAPI) answer(w http.ResponseWriter, status int, v any, err error) {
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	childproto.WriteJSON(w, status, v)
+}
+
+// statusOf maps the core's kinds to statuses, as the Hub does.
+var statusOf = map[hub.Kind]int{
+	hub.Invalid: 400, hub.Unauthenticated: 401, hub.Forbidden: 403, hub.NotFound: 404, hub.Conflict: 409,
+	hub.TooLarge: 413, hub.RateLimited: 429, hub.Unavailable: 503, hub.Internal: 500,
+}
+
+// fail answers err: its status and public message; an error without one
+// is a 500 whose cause is logged, never sent.
+func (a *chatAPI) fail(w http.ResponseWriter, err error) {
+	status := statusOf[hub.KindOf(err)]
+	msg := hub.MessageOf(err)
+	if msg == "" || status == 500 {
+		a.log.Error("chat request failed", "err", err)
+		status, msg = 500, "internal error"
+	}
+	childproto.WriteError(w, status, msg)
+}

@@ -1,0 +1,158 @@
+package session_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/adapters/session"
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/fakes/agentscript"
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
+)
+
+// chatServer serves a child's handler over a conversation core on the
+// fake runtime, whose agent plays the scripts.
+func chatServer(t *testing.T) (*httptest.Server, *chat.Manager) {
+	t.Helper()
+	rt := fakes.NewAgentRuntime(hub.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: hub.AgentAvailable})
+	rt.SetAutoplay(true)
+	m, err := chat.New(chat.Config{Runtime: rt, Store: &fakes.ConversationStore{}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	srv := httptest.NewServer(session.NewHandler("ws", session.HandlerOptions{Chat: m, KeepAlive: time.Hour}))
+	t.Cleanup(srv.Close)
+	return srv, m
+}
+
+// req sends a request with a raw body and returns the status and body.
+func req(t *testing.T, method, u, body string) (int, []byte) {
+	t.Helper()
+	r, err := http.NewRequestWithContext(t.Context(), method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestChatAPIRefusals(t *testing.T) {
+	srv, _ := chatServer(t)
+	base := srv.URL + "/s/ws/api/chat/"
+	_, body := req(t, "POST", base+"conversations", `{"agent":"scripted"}`)
+	var created struct{ Conversation struct{ ID string } }
+	if err := json.Unmarshal(body, &created); err != nil || created.Conversation.ID == "" {
+		t.Fatalf("create: %s", body)
+	}
+	cid := url.PathEscape(created.Conversation.ID)
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+	}{
+		{"unknown field", "POST", "conversations", `{"agent":"scripted","colour":"red"}`, 400},
+		{"not JSON", "POST", "conversations", `{`, 400},
+		{"trailing data", "POST", "conversations", `{"agent":"scripted"} {}`, 400},
+		{"no body", "POST", "conversations/" + cid + "/cancel", ``, 400},
+		{"unknown agent", "POST", "conversations", `{"agent":"nobody"}`, 404},
+		{"unknown conversation", "GET", "conversations/scripted:nope", ``, 404},
+		{"empty segment", "GET", "conversations//rename", ``, 404},
+		{"unknown path", "GET", "nothing", ``, 404},
+		{"wrong method", "PUT", "conversations", `{}`, 404},
+		{"title too long", "POST", "conversations/" + cid + "/rename", `{"title":"` + strings.Repeat("a", 201) + `"}`, 400},
+		{"not base64", "POST", "conversations/" + cid + "/messages", `{"attachments":[{"mimeType":"image/png","data":"%%%"}]}`, 400},
+		{"no turn to cancel", "POST", "conversations/" + cid + "/cancel", `{}`, 409},
+		{"unknown held message", "DELETE", "conversations/" + cid + "/messages/message:9", ``, 404},
+		{"unknown permission", "POST", "conversations/" + cid + "/permissions/r9", `{"choiceId":"allow"}`, 404},
+		{"variant", "POST", "conversations/" + cid + "/configuration", `{"model":"fast","variant":"x"}`, 400},
+		{"body over 64 KiB", "POST", "conversations/" + cid + "/rename", `{"title":"` + strings.Repeat("a", 70<<10) + `"}`, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			status, body := req(t, tc.method, base+tc.path, tc.body)
+			is.Equal(status, tc.status) // the refusal's status
+			e, err := childproto.DecodeError(body)
+			is.NoErr(err)          // an error body
+			is.True(e.Error != "") // with a message
+		})
+	}
+}
+
+func TestChatAPIConversation(t *testing.T) {
+	is := is.New(t)
+	srv, m := chatServer(t)
+	base := srv.URL + "/s/ws/api/chat/"
+	status, body := req(t, "GET", base+"agents", "")
+	is.Equal(status, 200)                                               // agents listed
+	is.True(bytes.Contains(body, []byte(`"availability":"available"`))) // available
+	_, body = req(t, "POST", base+"conversations", `{"agent":"scripted","title":"Fix it"}`)
+	var created struct{ Conversation chat.Summary }
+	is.NoErr(json.Unmarshal(body, &created))
+	id := created.Conversation.ID
+	is.Equal(created.Conversation.Title, "Fix it") // named
+
+	// The conversation feed: open with the head, then the turn's events.
+	feed, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+childproto.ConversationFeedPath+"?id="+url.QueryEscape(id), nil)
+	is.NoErr(err)
+	resp, err := http.DefaultClient.Do(feed)
+	is.NoErr(err)
+	defer resp.Body.Close()
+	is.Equal(resp.StatusCode, 200) // the feed opens
+	events := childproto.NewEventReader(resp.Body, childproto.MaxEventBytes)
+	ev, err := events.Next()
+	is.NoErr(err)
+	is.Equal(ev.Name, childproto.EventOpen) // the head first
+
+	status, body = req(t, "POST", base+"conversations/"+url.PathEscape(id)+"/messages", `{"text":"`+agentscript.Stream+`","requestId":"r1"}`)
+	is.Equal(status, 202) // accepted
+	status, again := req(t, "POST", base+"conversations/"+url.PathEscape(id)+"/messages", `{"text":"`+agentscript.Stream+`","requestId":"r1"}`)
+	is.Equal(status, 202)                 // a retry answers too
+	is.Equal(string(again), string(body)) // the same result
+	for {
+		ev, err := events.Next()
+		is.NoErr(err)                           // events keep coming
+		is.Equal(ev.Name, childproto.EventChat) // as chat frames
+		is.True(ev.ID != "")                    // with their cursors
+		if bytes.Contains(ev.Data, []byte(`"status":"completed"`)) {
+			break
+		}
+	}
+	snap, err := m.Snapshot(id)
+	is.NoErr(err)
+	is.Equal(len(snap.Items), 4) // the message, the thought, the answer and the usage: once
+
+	// A cursor of another generation is answered with a resync, then the end.
+	bad := chat.Cursor{Generation: "other", Sequence: 1}.String()
+	resp2, err := http.Get(srv.URL + childproto.ConversationFeedPath + "?id=" + url.QueryEscape(id) + "&cursor=" + bad)
+	is.NoErr(err)
+	defer resp2.Body.Close()
+	ev, err = childproto.NewEventReader(resp2.Body, 1<<20).Next()
+	is.NoErr(err)
+	is.Equal(ev.Name, childproto.EventResync)                        // a resync
+	is.True(bytes.Contains(ev.Data, []byte(`"generation-changed"`))) // saying why
+	resp3, err := http.Get(srv.URL + childproto.ConversationFeedPath + "?id=scripted:nope")
+	is.NoErr(err)
+	resp3.Body.Close()
+	is.Equal(resp3.StatusCode, 404) // an unknown conversation has no feed
+
+	status, _ = req(t, "POST", base+"conversations/"+url.PathEscape(id)+"/close", `{}`)
+	is.Equal(status, 200) // closed
+	_, body = req(t, "GET", base+"conversations", "")
+	is.Equal(string(bytes.TrimSpace(body)), `{"conversations":[]}`) // gone from the inventory
+}

@@ -1,0 +1,62 @@
+// Command acpagent is the scripted fake agent of the tests: a real
+// program speaking ACP over stdio through the SDK's agent side
+// (github.com/coder/acp-go-sdk). Each turn plays the script its prompt's
+// first word names (package fakes/agentscript); updates go out as raw
+// `session/update` lines so the ones the SDK does not know (notice,
+// compaction_update) are sent as a real agent sends them.
+//
+// Flags:
+//
+//	--state DIR      keep sessions there, so session/load replays them
+//	                 after a crash (default: a folder under TMPDIR)
+//	--no-load        do not offer session/load
+//	--auth-required  answer session/new with -32000 until authenticated
+//	--raw            no SDK: a plain writer that answers initialize,
+//	                 session/new and session/prompt itself and plays the
+//	                 flood script as pre-encoded lines in one write, faster
+//	                 than the SDK's agent side can
+//	--big N          with --raw: answer with one chunk of N MiB instead
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+func main() {
+	state := flag.String("state", filepath.Join(os.TempDir(), "wharf-acpagent"), "session `folder`")
+	noLoad := flag.Bool("no-load", false, "do not offer session/load")
+	auth := flag.Bool("auth-required", false, "refuse session/new with -32000")
+	raw := flag.Bool("raw", false, "no SDK: write pre-encoded lines")
+	big := flag.Int("big", 0, "with --raw: answer with one chunk of this many `MiB`")
+	flag.Parse()
+	if *raw {
+		os.Exit(runRaw(os.Stdin, os.Stdout, *big))
+	}
+	if err := os.MkdirAll(*state, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "acpagent:", err)
+		os.Exit(1)
+	}
+	out := &lockedWriter{w: os.Stdout}
+	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, models: map[string]string{}, modes: map[string]string{}}
+	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
+	<-a.conn.Done()
+}
+
+// lockedWriter writes whole lines, from the SDK and the scripts alike.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}

@@ -1,0 +1,329 @@
+package porttest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/fakes/agentscript"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// agentTimeout bounds every step of the AgentRuntime suite.
+const agentTimeout = 60 * time.Second
+
+// AgentHarness is what the AgentRuntime suite runs against: a runtime
+// whose agent AgentID plays the scripts of package agentscript, in the
+// existing folder Dir.
+type AgentHarness struct {
+	Runtime hub.AgentRuntime
+	AgentID string
+	Dir     string
+}
+
+// recorder is a sink keeping every update by session.
+type recorder struct {
+	mu      sync.Mutex
+	updates map[string][]hub.AgentUpdate
+	asked   chan hub.AgentUpdate // permission and question requests
+	spoke   chan struct{}        // closed at the first chunk of an answer
+	once    sync.Once
+}
+
+func newRecorder() *recorder {
+	return &recorder{updates: map[string][]hub.AgentUpdate{}, asked: make(chan hub.AgentUpdate, 16), spoke: make(chan struct{})}
+}
+
+func (r *recorder) sink(sid string, u hub.AgentUpdate) {
+	r.mu.Lock()
+	r.updates[sid] = append(r.updates[sid], u)
+	r.mu.Unlock()
+	switch u := u.(type) {
+	case hub.AgentPermissionRequest, hub.AgentQuestionRequest:
+		r.asked <- u
+	case hub.AgentMessageChunk:
+		if u.Role == "assistant" {
+			r.once.Do(func() { close(r.spoke) })
+		}
+	}
+}
+
+func (r *recorder) take(sid string) []hub.AgentUpdate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u := r.updates[sid]
+	delete(r.updates, sid)
+	return u
+}
+
+// text joins the chunks of role.
+func text(us []hub.AgentUpdate, role string) string {
+	var b strings.Builder
+	for _, u := range us {
+		if c, ok := u.(hub.AgentMessageChunk); ok && c.Role == role {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// AgentRuntime runs the hub.AgentRuntime contract against the harnesses
+// newHarness makes, one per subtest.
+func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
+	open := func(t *testing.T) (AgentHarness, hub.AgentConnection, *recorder, string) {
+		t.Helper()
+		h := newHarness(t)
+		rec := newRecorder()
+		ctx, cancel := context.WithTimeout(t.Context(), agentTimeout)
+		defer cancel()
+		conn, err := h.Runtime.Start(ctx, h.AgentID, h.Dir, rec.sink)
+		if err != nil {
+			t.Fatalf("start: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		st, err := conn.NewSession(ctx, h.Dir)
+		if err != nil {
+			t.Fatalf("new session: %v", err)
+		}
+		return h, conn, rec, st.SessionID
+	}
+	prompt := func(t *testing.T, conn hub.AgentConnection, sid, text string) (hub.AgentTurnResult, error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), agentTimeout)
+		defer cancel()
+		return conn.Prompt(ctx, sid, hub.AgentPrompt{Text: text})
+	}
+
+	t.Run("AgentsAndUnknownOnes", func(t *testing.T) {
+		is := is.New(t)
+		h := newHarness(t)
+		found := false
+		for _, d := range h.Runtime.Agents() {
+			is.True(!strings.Contains(d.ID, ":")) // ids never hold ':'
+			if d.ID == h.AgentID {
+				found = true
+				is.Equal(d.Availability, hub.AgentAvailable) // the scripted agent is available
+			}
+		}
+		is.True(found) // and listed
+		_, err := h.Runtime.Start(t.Context(), "no-such-agent", h.Dir, newRecorder().sink)
+		is.Equal(hub.KindOf(err), hub.NotFound) // an unknown agent is not found
+	})
+
+	t.Run("NewSessionOffersModelsAndModes", func(t *testing.T) {
+		is := is.New(t)
+		h := newHarness(t)
+		conn, err := h.Runtime.Start(t.Context(), h.AgentID, h.Dir, newRecorder().sink)
+		is.NoErr(err) // started
+		defer conn.Close()
+		st, err := conn.NewSession(t.Context(), h.Dir)
+		is.NoErr(err)                                                                // a session
+		is.True(st.SessionID != "")                                                  // with an id
+		is.Equal(len(st.Models), len(agentscript.Models))                            // the models offered
+		is.Equal(len(st.Modes), len(agentscript.Modes))                              // and modes
+		is.Equal(st.Model, agentscript.Models[0][0])                                 // the first current
+		is.NoErr(conn.SetModel(t.Context(), st.SessionID, agentscript.Models[1][0])) // another model is taken
+		is.NoErr(conn.SetMode(t.Context(), st.SessionID, agentscript.Modes[1][0]))   // another mode too
+	})
+
+	t.Run("StreamedAnswer", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		res, err := prompt(t, conn, sid, agentscript.Stream)
+		is.NoErr(err)                                                         // the turn ends
+		is.Equal(res.StopReason, hub.AgentStopEndTurn)                        // at the end of the turn
+		us := rec.take(sid)                                                   // every update arrived before Prompt returned
+		is.Equal(text(us, "assistant"), strings.Join(agentscript.Answer, "")) // the answer
+		is.Equal(text(us, "reasoning"), agentscript.Thought)                  // the thought
+		is.True(res.Usage != nil && res.Usage.Input != nil)                   // with usage
+		is.Equal(*res.Usage.Input, int64(agentscript.InputTokens))
+	})
+
+	t.Run("ToolCallWithDiff", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Tool)
+		is.NoErr(err)
+		var diff *hub.AgentToolContent
+		for _, u := range rec.take(sid) {
+			if tc, ok := u.(hub.AgentToolCall); ok && tc.ID == "edit-1" {
+				for i := range tc.Content {
+					if tc.Content[i].Type == "diff" {
+						diff = &tc.Content[i]
+					}
+				}
+			}
+		}
+		is.True(diff != nil)                         // the tool call carries a diff
+		is.Equal(diff.Path, agentscript.DiffPath)    // of the file
+		is.Equal(*diff.OldText, agentscript.DiffOld) // from
+		is.Equal(diff.NewText, agentscript.DiffNew)  // to
+	})
+
+	for _, tc := range []struct{ option, says string }{{"allow", agentscript.Allowed}, {"deny", agentscript.Denied}} {
+		t.Run("Permission_"+tc.option, func(t *testing.T) {
+			is := is.New(t)
+			_, conn, rec, sid := open(t)
+			done := make(chan error, 1)
+			go func() { _, err := prompt(t, conn, sid, agentscript.Permission); done <- err }()
+			var req hub.AgentPermissionRequest
+			select {
+			case u := <-rec.asked:
+				req = u.(hub.AgentPermissionRequest)
+			case <-time.After(agentTimeout):
+				t.Fatal("no permission request")
+			}
+			is.Equal(req.Tool.ID, "run-1")                                                      // about the tool call
+			is.Equal(len(req.Options), 2)                                                       // with its options
+			is.NoErr(conn.AnswerPermission(req.RequestID, tc.option))                           // answered
+			is.Equal(hub.KindOf(conn.AnswerPermission(req.RequestID, tc.option)), hub.NotFound) // once
+			is.NoErr(<-done)                                                                    // the turn ends
+			is.Equal(text(rec.take(sid), "assistant"), tc.says)                                 // as the answer said
+		})
+	}
+
+	t.Run("Question", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		done := make(chan error, 1)
+		go func() { _, err := prompt(t, conn, sid, agentscript.Question); done <- err }()
+		var q hub.AgentQuestionRequest
+		select {
+		case u := <-rec.asked:
+			q = u.(hub.AgentQuestionRequest)
+		case <-time.After(agentTimeout):
+			t.Fatal("no question")
+		}
+		is.True(len(q.Schema) > 0) // a form
+		is.NoErr(conn.AnswerQuestion(q.RequestID, hub.AgentAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}}))
+		is.NoErr(<-done)
+		is.Equal(text(rec.take(sid), "assistant"), agentscript.Greeting+"Ada") // the answer reached the agent
+	})
+
+	t.Run("PlanUsageCompactionNotice", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		for _, script := range []string{agentscript.Plan, agentscript.Usage, agentscript.Compaction, agentscript.Notice} {
+			_, err := prompt(t, conn, sid, script)
+			is.NoErr(err) // each script's turn ends
+		}
+		var plan, usage, compacted, notice bool
+		for _, u := range rec.take(sid) {
+			switch u := u.(type) {
+			case hub.AgentPlan:
+				plan = len(u.Entries) == len(agentscript.PlanSteps)
+			case hub.AgentContextUsage:
+				usage = u.Used == agentscript.UsedTokens && u.Size == agentscript.WindowTokens &&
+					u.CostUSD != nil && *u.CostUSD == agentscript.CostUSD
+			case hub.AgentCompaction:
+				compacted = compacted || (u.Status == "completed" && u.Summary == agentscript.Summary)
+			case hub.AgentNotice:
+				notice = u.Message == agentscript.NoticeText && u.Level == "warning"
+			}
+		}
+		is.True(plan)      // the plan
+		is.True(usage)     // the usage
+		is.True(compacted) // the compaction, which the SDK would drop
+		is.True(notice)    // the notice, likewise
+	})
+
+	t.Run("AuthRequired", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, _, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Auth)
+		is.True(errors.Is(err, hub.ErrAgentLoginRequired)) // -32000 is a login required
+		_, err = prompt(t, conn, sid, "echo still usable")
+		is.NoErr(err) // and the connection lives on
+	})
+
+	t.Run("CrashMidTurn", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Crash)
+		is.Equal(hub.KindOf(err), hub.Unavailable) // the turn fails
+		select {
+		case <-conn.Done():
+		case <-time.After(agentTimeout):
+			t.Fatal("the connection did not end")
+		}
+		is.True(conn.Err() != nil)                                      // saying why
+		is.Equal(text(rec.take(sid), "assistant"), agentscript.Partial) // what came before was delivered
+	})
+
+	t.Run("Cancel", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		done := make(chan hub.AgentTurnResult, 1)
+		go func() { res, _ := prompt(t, conn, sid, agentscript.Cancel); done <- res }()
+		select { // wait for the agent to work
+		case <-rec.spoke:
+		case <-time.After(agentTimeout):
+			t.Fatal("the agent never started working")
+		}
+		is.NoErr(conn.Cancel(t.Context(), sid)) // cancelled
+		select {
+		case res := <-done:
+			is.Equal(res.StopReason, hub.AgentStopCancelled) // the turn ends cancelled
+		case <-time.After(agentTimeout):
+			t.Fatal("the turn did not end")
+		}
+	})
+
+	t.Run("FiveMiBLine", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Big)
+		is.NoErr(err)                                                         // the turn ends
+		is.Equal(len(text(rec.take(sid), "assistant")), agentscript.BigBytes) // with the whole chunk
+	})
+
+	t.Run("FloodOfChunks", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Flood)
+		is.NoErr(err)                                                                            // the connection survives
+		is.Equal(text(rec.take(sid), "assistant"), strings.Repeat("x", agentscript.FloodChunks)) // every chunk, in order
+	})
+
+	t.Run("Garbage", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		res, err := prompt(t, conn, sid, agentscript.Garbage)
+		is.NoErr(err)                                  // the turn goes on
+		is.Equal(res.StopReason, hub.AgentStopEndTurn) // to its end
+		us := rec.take(sid)
+		noticed := false
+		for _, u := range us {
+			_, ok := u.(hub.AgentNotice)
+			noticed = noticed || ok
+		}
+		is.True(noticed)                                          // a notice tells of the skipped output
+		is.Equal(text(us, "assistant"), agentscript.AfterGarbage) // and what followed arrived
+	})
+
+	t.Run("LoadSessionReplays", func(t *testing.T) {
+		is := is.New(t)
+		h, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Stream)
+		is.NoErr(err)
+		rec.take(sid)
+		is.NoErr(conn.Close()) // the agent goes
+		rec2 := newRecorder()
+		conn2, err := h.Runtime.Start(t.Context(), h.AgentID, h.Dir, rec2.sink)
+		is.NoErr(err) // a new agent
+		defer conn2.Close()
+		is.True(conn2.Info().LoadSession) // that can reopen sessions
+		_, err = conn2.LoadSession(t.Context(), sid, h.Dir)
+		is.NoErr(err) // reopens the session
+		us := rec2.take(sid)
+		is.Equal(text(us, "user"), agentscript.Stream)                        // replaying the user's message
+		is.Equal(text(us, "assistant"), strings.Join(agentscript.Answer, "")) // and the answer, before returning
+		_, err = conn2.LoadSession(t.Context(), "no-such-session", h.Dir)
+		is.True(err != nil) // an unknown session is refused
+	})
+}

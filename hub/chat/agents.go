@@ -1,0 +1,260 @@
+package chat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// agentState is what the Manager knows of one agent: its connection, if
+// started, and its catalog (the models and modes it offered). Guarded by
+// Manager.mu.
+type agentState struct {
+	id       string
+	conn     hub.AgentConnection
+	starting chan struct{} // closed when the Start in flight ends
+	sessions map[string]*conversation
+	login    bool // the agent asked for a login, and nothing worked since
+	models   []hub.AgentChoice
+	modes    []hub.AgentChoice
+}
+
+// AgentEntry is one agent as the chat API lists it (ChatAgent).
+type AgentEntry struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Availability is available, not-installed or login-required (the
+	// agent refused a request until it is logged in).
+	Availability    string        `json:"availability"`
+	Models          []AgentChoice `json:"models"`
+	Modes           []AgentChoice `json:"modes"`
+	Capabilities    []string      `json:"capabilities"`
+	CatalogRevision string        `json:"catalogRevision"`
+}
+
+// AgentChoice is a model or mode an agent offers.
+type AgentChoice struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Agents lists every agent the runtime knows, with what this child has
+// learned of its models and modes (an agent tells them once a session is
+// open, so they are empty until then).
+func (m *Manager) Agents() []AgentEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.agentEntriesLocked()
+}
+
+func (m *Manager) agentEntriesLocked() []AgentEntry {
+	descs := m.cfg.Runtime.Agents()
+	out := make([]AgentEntry, 0, len(descs))
+	for _, d := range descs {
+		e := AgentEntry{ID: d.ID, Name: d.Name, Availability: string(d.Availability),
+			Models: []AgentChoice{}, Modes: []AgentChoice{}, Capabilities: []string{"conversation-rename"}}
+		if a := m.agents[d.ID]; a != nil {
+			if a.login && d.Availability == hub.AgentAvailable {
+				e.Availability = "login-required"
+			}
+			e.Models, e.Modes = choices(a.models), choices(a.modes)
+		}
+		b, _ := json.Marshal(e)
+		sum := sha256.Sum256(b)
+		e.CatalogRevision = hex.EncodeToString(sum[:6])
+		out = append(out, e)
+	}
+	return out
+}
+
+func choices(cs []hub.AgentChoice) []AgentChoice {
+	out := make([]AgentChoice, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, AgentChoice{ID: c.ID, Name: c.Name})
+	}
+	return out
+}
+
+// descriptor returns the runtime's descriptor of agent id.
+func (m *Manager) descriptor(id string) (hub.AgentDescriptor, bool) {
+	for _, d := range m.cfg.Runtime.Agents() {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return hub.AgentDescriptor{}, false
+}
+
+// agentName is the name of agent id for people; the id when unknown.
+func (m *Manager) agentName(id string) string {
+	if d, ok := m.descriptor(id); ok {
+		return d.Name
+	}
+	return id
+}
+
+// checkAgent refuses an agent that is unknown (NotFound) or not installed
+// (Conflict).
+func (m *Manager) checkAgent(id string) error {
+	d, ok := m.descriptor(id)
+	switch {
+	case !ok:
+		return hub.Errorf(hub.NotFound, "unknown agent %q", id)
+	case d.Availability == hub.AgentNotInstalled:
+		return hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, d.Name+" is not installed on the Hub's machine")
+	}
+	return nil
+}
+
+// agent returns the state of agent id, creating it. m.mu held.
+func (m *Manager) agent(id string) *agentState {
+	a := m.agents[id]
+	if a == nil {
+		a = &agentState{id: id, sessions: map[string]*conversation{}}
+		m.agents[id] = a
+	}
+	return a
+}
+
+// connection returns the running connection of agent id, starting the
+// agent when none runs; concurrent callers share one start.
+func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnection, error) {
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, hub.Errorf(hub.Unavailable, "the workspace session is stopping")
+		}
+		a := m.agent(id)
+		if a.conn != nil {
+			select {
+			case <-a.conn.Done():
+				a.conn = nil // ended, and watch has not seen it yet: start anew
+			default:
+				conn := a.conn
+				m.mu.Unlock()
+				return conn, nil
+			}
+		}
+		if ch := a.starting; ch != nil {
+			m.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, hub.Wrap(hub.Unavailable, ctx.Err(), "the agent did not start")
+			}
+		}
+		ch := make(chan struct{})
+		a.starting = ch
+		m.mu.Unlock()
+
+		conn, err := m.cfg.Runtime.Start(ctx, id, m.cfg.Dir, func(sid string, u hub.AgentUpdate) { m.apply(id, sid, u) })
+		m.mu.Lock()
+		a.starting = nil
+		close(ch)
+		if err == nil && m.closed {
+			m.mu.Unlock()
+			conn.Close()
+			return nil, hub.Errorf(hub.Unavailable, "the workspace session is stopping")
+		}
+		if err == nil {
+			a.conn = conn
+			m.work.Add(1)
+			go m.watch(a, conn)
+		}
+		m.mu.Unlock()
+		return conn, err
+	}
+}
+
+// watch forgets conn once it ends: its sessions must be reopened, and
+// the requests it left waiting are settled.
+func (m *Manager) watch(a *agentState, conn hub.AgentConnection) {
+	defer m.work.Done()
+	select {
+	case <-conn.Done():
+	case <-m.ctx.Done():
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a.conn == conn {
+		a.conn = nil
+	}
+	if err := conn.Err(); err != nil {
+		m.log.Warn("agent connection ended", "agent", a.id, "err", err)
+	}
+	for _, c := range m.convs {
+		if c.conn == conn {
+			c.conn = nil
+			m.settleAll(c, "cancelled")
+		}
+	}
+	m.activityChangedLocked()
+}
+
+// learn records what a session state says of the agent's catalog and of
+// c's configuration. m.mu held.
+func (m *Manager) learn(a *agentState, c *conversation, st hub.AgentSessionState) {
+	changed := false
+	if st.Models != nil && !sameChoices(a.models, st.Models) {
+		a.models, changed = st.Models, true
+	}
+	if st.Modes != nil && !sameChoices(a.modes, st.Modes) {
+		a.modes, changed = st.Modes, true
+	}
+	if a.login {
+		a.login, changed = false, true
+	}
+	if changed {
+		m.inv.fire()
+	}
+	if c == nil {
+		return
+	}
+	cfg := c.config
+	if st.Model != "" {
+		cfg.Model = st.Model
+	}
+	if st.Mode != "" {
+		cfg.Mode = st.Mode
+	}
+	m.configure(c, cfg)
+}
+
+// configure sets c's configuration, telling readers when it changed.
+func (m *Manager) configure(c *conversation, cfg Configuration) {
+	if cfg == c.config {
+		return
+	}
+	c.config = cfg
+	m.emit(c, &Event{Type: EventConfiguration, Configuration: &cfg})
+	m.version++
+}
+
+func sameChoices(a, b []hub.AgentChoice) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// loginFailed records that agent id asked for a login.
+func (m *Manager) loginFailed(id string, err error) {
+	if errors.Is(err, hub.ErrAgentLoginRequired) {
+		if a := m.agent(id); !a.login {
+			a.login = true
+			m.inv.fire()
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package chat
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// conversation is one conversation's state. Every field is guarded by
+// Manager.mu.
+type conversation struct {
+	id, agentID string
+	sessionID   string // the agent session holding its history
+	title       string
+	titleSet    bool // the user (or the agent) named it: no title is derived any more
+	createdAt   time.Time
+	updatedAt   time.Time
+	status      Status
+	config      Configuration
+
+	items   []*Item
+	byID    map[string]*Item
+	nextID  int // numbers items this generation
+	log     *replayLog
+	changed notifier
+
+	queue    heldQueue
+	nextMsg  int
+	sent     map[string]SendResult // by request id, for retried sends
+	sentList []string              // the request ids in sent, oldest first
+
+	pending map[string]*Item // permission and question items awaiting an answer, by request id
+	text    *openText        // the message being streamed, if any
+	turn    *turn            // the turn running, if any
+
+	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
+	loading   bool                // the session is being reopened
+	suppress  bool                // drop the agent's updates: a replay of what the items already hold
+	replaying bool                // the agent replays the session's history into the items
+	noticed   bool                // the failure to reopen was told once this generation
+	closed    bool
+	turnCount int
+}
+
+// openText is the assistant message, reasoning or replayed user message
+// that chunks of the same role extend.
+type openText struct {
+	role, messageID string
+	item            *Item
+}
+
+// turn is one turn in flight: from the delivery of a message to the end
+// of its Prompt.
+type turn struct {
+	n         int
+	cancel    context.CancelFunc
+	cancelled bool      // the user asked to cancel
+	grace     hub.Timer // forces the end when the agent ignores the cancel
+}
+
+func (m *Manager) newConversation(id, agentID, sessionID string, created time.Time) *conversation {
+	return &conversation{id: id, agentID: agentID, sessionID: sessionID, createdAt: created, updatedAt: created,
+		status: StatusIdle, byID: map[string]*Item{}, log: newReplayLog(m.newGeneration()),
+		sent: map[string]SendResult{}, pending: map[string]*Item{}}
+}
+
+// emit logs ev for c and wakes its readers. m.mu held.
+func (m *Manager) emit(c *conversation, ev *Event) {
+	ev.ConversationID = c.id
+	c.log.append(ev)
+	c.changed.fire()
+}
+
+// now is the clock's time.
+func (m *Manager) now() time.Time { return m.cfg.Clock.Now() }
+
+// ms is t in epoch milliseconds.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// newItem adds an item of kind with a fresh id built from prefix, or the
+// given id when it is not empty; it is not emitted yet.
+func (m *Manager) newItem(c *conversation, kind, id string) *Item {
+	if id == "" {
+		c.nextID++
+		id = kind + ":" + strconv.Itoa(c.nextID)
+	}
+	it := &Item{ID: id, Kind: kind, CreatedAt: ms(m.now())}
+	c.items = append(c.items, it)
+	c.byID[id] = it
+	return it
+}
+
+// upsert emits the item as it stands.
+func (m *Manager) upsert(c *conversation, it *Item) {
+	m.emit(c, &Event{Type: EventItemUpsert, Item: it})
+}
+
+// notice adds and emits a notice item.
+func (m *Manager) notice(c *conversation, level, code, message string) {
+	m.closeText(c)
+	it := m.newItem(c, KindNotice, "")
+	it.Level, it.Code, it.Message = level, code, message
+	m.upsert(c, it)
+}
+
+// closeText ends the streamed message: the next chunk starts a new item.
+func (m *Manager) closeText(c *conversation) { c.text = nil }
+
+// setStatus moves c to status, telling readers of the conversation and
+// of the inventory. m.mu held.
+func (m *Manager) setStatus(c *conversation, status Status, message string) {
+	if c.status == status && message == "" {
+		return
+	}
+	c.status = status
+	m.emit(c, &Event{Type: EventStatus, Status: status, Message: message})
+	m.inv.fire()
+}
+
+// touched marks c updated now and restates its summary.
+func (m *Manager) touched(c *conversation) {
+	c.updatedAt = m.now()
+	m.updated(c)
+}
+
+// updated restates c's summary to its readers and the inventory's.
+func (m *Manager) updated(c *conversation) {
+	s := m.summary(c)
+	m.emit(c, &Event{Type: EventUpdated, Conversation: &s})
+	m.inv.fire()
+	m.version++
+}
+
+// summary is c's ConversationSummary.
+func (m *Manager) summary(c *conversation) Summary {
+	return Summary{ID: c.id, Title: c.title, CreatedAt: ms(c.createdAt), UpdatedAt: ms(c.updatedAt), Status: c.status,
+		Agent: AgentName{ID: c.agentID, Name: m.agentName(c.agentID)}}
+}
+
+// persist stores the inventory if it changed since the last save. It is
+// called without m.mu; saves run one at a time, newest state last.
+func (m *Manager) persist() {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	m.mu.Lock()
+	version := m.version
+	records := make([]hub.ConversationRecord, 0, len(m.convs))
+	for _, c := range m.convs {
+		records = append(records, hub.ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
+			Title: c.title, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, Model: c.config.Model, Mode: c.config.Mode})
+	}
+	m.mu.Unlock()
+	if version == m.saved {
+		return
+	}
+	if err := m.cfg.Store.SaveConversations(records); err != nil {
+		m.log.Error("the conversation inventory could not be saved", "err", err)
+		return
+	}
+	m.saved = version
+}

@@ -1,0 +1,41 @@
+// Package chat is the conversation core the workspace session child runs:
+// conversations with coding agents, their items, the ChatEvents that
+// describe every change, statuses and their transitions, the held message
+// queue, and the per-conversation replay log with {generation, sequence}
+// cursors (workspace revision 24, the contract's "Forwarded workspace
+// payloads").
+//
+// It is pure: agents are reached through the hub.AgentRuntime port, the
+// inventory is kept through the hub.ConversationStore port and time comes
+// from a hub.Clock; it never imports net/http, os/exec or a database, so
+// it runs the same in the child (adapters/session over adapters/acp) and
+// in tests (over fakes.AgentRuntime and fakes.Clock). Package hub never
+// imports it.
+//
+// # Shape
+//
+// A Manager holds every conversation of one workspace. Operations
+// (Create, Send, Cancel, AnswerPermission, …) validate their input, change
+// the state under one lock and append the ChatEvents they cause to the
+// conversation's replay log; calls to agents run outside the lock. What an
+// agent reports arrives through the runtime's sink, is mapped to items
+// (updates.go) and logged the same way. Readers never get callbacks: a
+// feed pulls the events after its cursor (Events) and waits on the
+// channel it was given for more, so a slow reader costs the core nothing
+// and the log itself is the only buffer.
+//
+// # Transitions of a conversation's status
+//
+//	idle        created, or reopened after a restart; no turn has run here
+//	running     a turn runs (a message was delivered to the agent)
+//	compacting  the agent compacts its context during a turn; back to
+//	            running when it reports the compaction ended or goes on
+//	completed   the turn ended (end_turn, max_tokens, max_turn_requests)
+//	interrupted the turn was cancelled
+//	failed      the turn failed: refusal, a login needed, the agent exited
+//	            or broke the protocol (a notice item says which)
+//
+// When a turn ends and messages are held, the first is delivered at once
+// (its own turn). `sending`, `retrying`, `background` and `scheduled` are
+// never entered: ACP has no source for them.
+package chat

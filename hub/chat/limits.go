@@ -1,0 +1,154 @@
+package chat
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The contract's limits on workspace payloads (Limits: conversation rename
+// title, chat attachments, held message queue).
+const (
+	MaxTitleBytes        = 200
+	MaxAttachments       = 8
+	MaxAttachmentBytes   = 10 << 20
+	MaxHeldMessages      = 20
+	MaxHeldTextBytes     = 256 << 10
+	maxRememberedRequest = 64 // request ids remembered per conversation, for retries
+)
+
+// Attachment is an image sent with a message.
+type Attachment struct {
+	Name     string
+	MimeType string // as the client declared it; the bytes decide
+	Data     []byte
+}
+
+// Message is what a client sends to a conversation.
+type Message struct {
+	Text        string
+	Attachments []Attachment
+	// RequestID, when set, makes the send idempotent: a second send with
+	// the same id answers the first one's result and changes nothing.
+	RequestID string
+}
+
+// imageType sniffs the image formats the contract allows from their magic
+// numbers; "" for anything else.
+func imageType(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
+		return "image/jpeg"
+	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
+		return "image/gif"
+	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	return ""
+}
+
+// checkMessage validates m against the attachment rules and returns its
+// images with the types their bytes show: at most 8, each a PNG, JPEG,
+// GIF or WebP of at most 10 MiB. A message needs text or an image.
+func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
+	if strings.TrimSpace(m.Text) == "" && len(m.Attachments) == 0 {
+		return nil, nil, hub.Errorf(hub.Invalid, "message is empty")
+	}
+	if !utf8.ValidString(m.Text) {
+		return nil, nil, hub.Errorf(hub.Invalid, "message text is not UTF-8")
+	}
+	if len(m.Attachments) > MaxAttachments {
+		return nil, nil, hub.Errorf(hub.Invalid, "at most %d images per message", MaxAttachments)
+	}
+	var images []hub.AgentImage
+	var infos []AttachmentInfo
+	for i, a := range m.Attachments {
+		if len(a.Data) > MaxAttachmentBytes {
+			return nil, nil, hub.Errorf(hub.TooLarge, "image %d is larger than 10 MiB", i+1)
+		}
+		t := imageType(a.Data)
+		if t == "" {
+			return nil, nil, hub.Errorf(hub.Invalid, "attachment %d is not a PNG, JPEG, GIF or WebP image", i+1)
+		}
+		images = append(images, hub.AgentImage{MimeType: t, Data: a.Data})
+		infos = append(infos, AttachmentInfo{MimeType: t, Size: len(a.Data), Name: a.Name})
+	}
+	return images, infos, nil
+}
+
+// checkTitle trims a conversation title and checks it: 1 to 200 UTF-8
+// bytes once trimmed.
+func checkTitle(title string) (string, error) {
+	t := strings.TrimSpace(title)
+	switch {
+	case !utf8.ValidString(t):
+		return "", hub.Errorf(hub.Invalid, "title is not UTF-8")
+	case t == "":
+		return "", hub.Errorf(hub.Invalid, "title is empty")
+	case len(t) > MaxTitleBytes:
+		return "", hub.Errorf(hub.Invalid, "title is longer than %d bytes", MaxTitleBytes)
+	}
+	return t, nil
+}
+
+// heldQueue is a conversation's held messages, in the order they were
+// sent.
+type heldQueue struct {
+	msgs  []*heldMessage
+	bytes int // of held text
+}
+
+// heldMessage is a message waiting for the turn before it to end.
+type heldMessage struct {
+	QueuedMessage
+	images []hub.AgentImage
+}
+
+// hold appends m, or refuses it with RateLimited when the queue holds 20
+// messages or m's text would take the held text past 256 KiB.
+func (q *heldQueue) hold(m *heldMessage) error {
+	if len(q.msgs) >= MaxHeldMessages {
+		return hub.Errorf(hub.RateLimited, "%d messages are already held; wait for the agent or remove one", MaxHeldMessages)
+	}
+	if q.bytes+len(m.Text) > MaxHeldTextBytes {
+		return hub.Errorf(hub.RateLimited, "held messages would exceed 256 KiB of text; wait for the agent or remove one")
+	}
+	q.msgs = append(q.msgs, m)
+	q.bytes += len(m.Text)
+	return nil
+}
+
+// remove takes out the message with id, reporting whether it was held.
+func (q *heldQueue) remove(id string) bool {
+	for i, m := range q.msgs {
+		if m.ID == id {
+			q.msgs = append(q.msgs[:i:i], q.msgs[i+1:]...)
+			q.bytes -= len(m.Text)
+			return true
+		}
+	}
+	return false
+}
+
+// next takes out the first message; nil when none is held.
+func (q *heldQueue) next() *heldMessage {
+	if len(q.msgs) == 0 {
+		return nil
+	}
+	m := q.msgs[0]
+	q.remove(m.ID)
+	return m
+}
+
+// list restates the queue, never nil.
+func (q *heldQueue) list() []QueuedMessage {
+	out := make([]QueuedMessage, 0, len(q.msgs))
+	for _, m := range q.msgs {
+		out = append(out, m.QueuedMessage)
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package chat
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Create starts a conversation with agent agentID: a new agent session
+// in the workspace folder, named title (optional; checked as Rename
+// does). An unknown agent is NotFound; one not installed, or refusing
+// until it is logged in, is a Conflict saying so.
+func (m *Manager) Create(ctx context.Context, agentID, title string) (Summary, error) {
+	if title != "" {
+		var err error
+		if title, err = checkTitle(title); err != nil {
+			return Summary{}, err
+		}
+	}
+	m.mu.Lock()
+	err := m.checkAgent(agentID)
+	m.mu.Unlock()
+	if err != nil {
+		return Summary{}, err
+	}
+	conn, err := m.connection(ctx, agentID)
+	if err != nil {
+		return Summary{}, err
+	}
+	st, err := conn.NewSession(ctx, m.cfg.Dir)
+	m.mu.Lock()
+	if err != nil {
+		m.loginFailed(agentID, err)
+		m.mu.Unlock()
+		return Summary{}, err
+	}
+	id := agentID + ":" + st.SessionID
+	if m.closed || m.convs[id] != nil || st.SessionID == "" {
+		m.mu.Unlock()
+		return Summary{}, hub.Errorf(hub.Unavailable, "the agent did not open a new session")
+	}
+	c := m.newConversation(id, agentID, st.SessionID, m.now())
+	c.title, c.titleSet, c.conn = title, title != "", conn
+	a := m.agent(agentID)
+	a.sessions[st.SessionID] = c
+	m.convs[id] = c
+	m.learn(a, c, st)
+	m.version++
+	m.inv.fire()
+	s := m.summary(c)
+	m.mu.Unlock()
+	m.persist()
+	return s, nil
+}
+
+// Rename names the conversation: title is trimmed and must then hold 1
+// to 200 UTF-8 bytes.
+func (m *Manager) Rename(id, title string) (Summary, error) {
+	title, err := checkTitle(title)
+	if err != nil {
+		return Summary{}, err
+	}
+	m.mu.Lock()
+	c, err := m.conv(id)
+	if err != nil {
+		m.mu.Unlock()
+		return Summary{}, err
+	}
+	c.title, c.titleSet = title, true
+	m.touched(c)
+	s := m.summary(c)
+	m.mu.Unlock()
+	m.persist()
+	return s, nil
+}
+
+// CloseConversation ends the conversation and forgets it: its turn is
+// cancelled, its requests settled and its readers ended. The agent keeps
+// the session; this child no longer lists it.
+func (m *Manager) CloseConversation(id string) error {
+	m.mu.Lock()
+	c, err := m.conv(id)
+	if err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	delete(m.convs, id)
+	if a := m.agents[c.agentID]; a != nil && a.sessions[c.sessionID] == c {
+		delete(a.sessions, c.sessionID)
+	}
+	c.closed = true
+	m.settleAll(c, "cancelled")
+	if c.turn != nil {
+		c.turn.cancel()
+	}
+	c.changed.fire()
+	m.inv.fire()
+	m.version++
+	m.activityChangedLocked()
+	m.mu.Unlock()
+	m.persist()
+	return nil
+}
+
+// SendResult is the answer to a sent message: its id, whether it is held
+// behind a running turn, and the held queue as it now stands.
+type SendResult struct {
+	MessageID string          `json:"messageId"`
+	Held      bool            `json:"held"`
+	Queued    []QueuedMessage `json:"queued"`
+}
+
+// Send delivers msg to the conversation's agent, or holds it while a
+// turn runs (or the session is being reopened, or earlier messages are
+// held): held messages are delivered in order, each as its own turn. A
+// message that breaks the attachment rules is Invalid (TooLarge for an
+// image over 10 MiB); a 21st held message, or held text past 256 KiB, is
+// RateLimited; an agent no longer installed is a Conflict. A retried send
+// with the same RequestID answers the first result and changes nothing.
+func (m *Manager) Send(id string, msg Message) (SendResult, error) {
+	images, infos, err := checkMessage(msg)
+	if err != nil {
+		return SendResult{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.conv(id)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if r, ok := c.sent[msg.RequestID]; ok && msg.RequestID != "" {
+		return r, nil
+	}
+	if err := m.checkAgent(c.agentID); err != nil {
+		return SendResult{}, err
+	}
+	c.nextMsg++
+	hm := &heldMessage{QueuedMessage: QueuedMessage{ID: "message:" + strconv.Itoa(c.nextMsg), Text: msg.Text,
+		QueuedAt: ms(m.now()), RequestID: msg.RequestID, Attachments: infos}, images: images}
+	r := SendResult{MessageID: hm.ID}
+	if c.turn != nil || c.loading || len(c.queue.msgs) > 0 {
+		if err := c.queue.hold(hm); err != nil {
+			return SendResult{}, err
+		}
+		r.Held = true
+		m.queueChanged(c, "held", hm.ID)
+	} else {
+		m.deliverLocked(c, hm)
+	}
+	r.Queued = c.queue.list()
+	if msg.RequestID != "" {
+		c.sent[msg.RequestID] = r
+		c.sentList = append(c.sentList, msg.RequestID)
+		if len(c.sentList) > maxRememberedRequest {
+			delete(c.sent, c.sentList[0])
+			c.sentList = c.sentList[1:]
+		}
+	}
+	return r, nil
+}
+
+// RemoveHeld takes a held message out of the queue before it is
+// delivered; NotFound when no held message has this id.
+func (m *Manager) RemoveHeld(id, messageID string) ([]QueuedMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.conv(id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.queue.remove(messageID) {
+		return nil, hub.Errorf(hub.NotFound, "no held message has this id")
+	}
+	m.queueChanged(c, "removed", messageID)
+	return c.queue.list(), nil
+}
+
+// queueChanged restates the held queue to c's readers.
+func (m *Manager) queueChanged(c *conversation, kind, messageID string) {
+	q := c.queue.list()
+	m.emit(c, &Event{Type: EventQueue, Queued: &q, Change: &QueueChange{Kind: kind, MessageID: messageID}})
+}
+
+// Cancel asks the agent to end the running turn, which then ends
+// `interrupted`; a Conflict when no turn runs. An agent that does not
+// end it within CancelGrace has its turn ended anyway.
+func (m *Manager) Cancel(ctx context.Context, id string) error {
+	m.mu.Lock()
+	c, err := m.conv(id)
+	if err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	t := c.turn
+	if t == nil {
+		m.mu.Unlock()
+		return hub.Errorf(hub.Conflict, "no turn is running")
+	}
+	if t.cancelled {
+		m.mu.Unlock()
+		return nil
+	}
+	t.cancelled = true
+	t.grace = m.cfg.Clock.AfterFunc(CancelGrace, t.cancel)
+	conn, sid := c.conn, c.sessionID
+	m.settleAll(c, "cancelled")
+	m.activityChangedLocked()
+	m.mu.Unlock()
+	if conn == nil {
+		t.cancel() // the session is still opening: nothing to tell the agent
+		return nil
+	}
+	if err := conn.Cancel(ctx, sid); err != nil {
+		m.log.Warn("the agent refused to cancel its turn", "err", err)
+		t.cancel()
+	}
+	return nil
+}
+
+// deriveTitle is a title for a conversation named by nobody: the first
+// line of its first message, at most 60 characters.
+func deriveTitle(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if utf8.RuneCountInString(line) > 60 {
+		r := []rune(line)
+		line = strings.TrimSpace(string(r[:60])) + "…"
+	}
+	return line
+}

@@ -1,0 +1,190 @@
+package chat_test
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
+)
+
+// Images of each allowed type, by their magic numbers.
+var (
+	png  = []byte("\x89PNG\r\n\x1a\n rest of a png")
+	jpeg = []byte("\xff\xd8\xff\xe0 rest of a jpeg")
+	gif  = []byte("GIF89a rest of a gif")
+	webp = []byte("RIFF\x00\x00\x00\x00WEBPVP8 rest")
+)
+
+func TestHeldQueue(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "first")
+	first := r.turn()
+
+	// While a turn runs, messages are held: 20 of them.
+	var held []string
+	for i := range chat.MaxHeldMessages {
+		res := r.send(id, "held "+strconv.Itoa(i))
+		is.True(res.Held)              // held behind the turn
+		is.Equal(len(res.Queued), i+1) // the queue restated
+		held = append(held, res.MessageID)
+	}
+	_, err := r.m.Send(id, chat.Message{Text: "one too many"})
+	isKind(is, err, hub.RateLimited) // a 21st held message is refused with 429
+
+	// Removing one makes room; the removal is restated.
+	q, err := r.m.RemoveHeld(id, held[0])
+	is.NoErr(err)                            // removed
+	is.Equal(len(q), chat.MaxHeldMessages-1) // one fewer
+	_, err = r.m.RemoveHeld(id, held[0])
+	isKind(is, err, hub.NotFound) // a message no longer held is unknown
+	ev := rd.until("the removal", func(ev event) bool {
+		return ev.Type == chat.EventQueue && ev.Change["kind"] == "removed"
+	})
+	is.Equal(ev.Change["messageId"], held[0]) // naming the message
+
+	// The turn ends: held messages are delivered one turn each, in order.
+	first.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	for i := 1; i < len(held); i++ {
+		turn := r.turn()
+		is.Equal(turn.Prompt.Text, "held "+strconv.Itoa(i)) // in the order they were sent
+		turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	}
+	rd.until("the last delivery", func(ev event) bool {
+		return ev.Type == chat.EventQueue && ev.Change["kind"] == "delivered" && len(ev.Queued) == 0
+	})
+	s, err := r.m.Snapshot(id)
+	is.NoErr(err)
+	users := ofKind(items(t, s), chat.KindUserMessage)
+	is.Equal(len(users), chat.MaxHeldMessages) // every delivered message once: the first and 19 held
+	is.Equal(len(s.Queued), 0)                 // nothing held any more
+}
+
+func TestHeldTextBound(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	r.send(id, "first")
+	turn := r.turn()
+	defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	big := strings.Repeat("a", chat.MaxHeldTextBytes/2)
+	r.send(id, big)
+	r.send(id, big) // exactly 256 KiB held
+	_, err := r.m.Send(id, chat.Message{Text: "a"})
+	isKind(is, err, hub.RateLimited) // one byte more is refused with 429
+	_, err = r.m.Send(id, chat.Message{Text: strings.Repeat("a", 257<<10)})
+	isKind(is, err, hub.RateLimited) // 257 KiB at once too
+}
+
+func TestSendIsIdempotentByRequestID(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	a, err := r.m.Send(id, chat.Message{Text: "once", RequestID: "req-1"})
+	is.NoErr(err)
+	b, err := r.m.Send(id, chat.Message{Text: "once", RequestID: "req-1"})
+	is.NoErr(err)                      // the retry answers
+	is.Equal(a.MessageID, b.MessageID) // with the first result
+	r.turn().End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	rd := r.follow(id)
+	rd.drain()
+	s, _ := r.m.Snapshot(id)
+	is.Equal(len(ofKind(items(t, s), chat.KindUserMessage)), 1) // delivered once
+}
+
+func TestAttachmentRules(t *testing.T) {
+	big := append(bytes.Clone(png), make([]byte, 11<<20)...)
+	edge := append(bytes.Clone(png), make([]byte, chat.MaxAttachmentBytes-len(png))...)
+	nine := make([]chat.Attachment, 9)
+	for i := range nine {
+		nine[i] = chat.Attachment{Data: png}
+	}
+	for _, tc := range []struct {
+		name string
+		msg  chat.Message
+		kind hub.Kind // Internal: accepted
+	}{
+		{"png", chat.Message{Text: "look", Attachments: []chat.Attachment{{Data: png}}}, hub.Internal},
+		{"jpeg gif webp", chat.Message{Attachments: []chat.Attachment{{Data: jpeg}, {Data: gif}, {Data: webp}}}, hub.Internal},
+		{"eight images", chat.Message{Attachments: nine[:8]}, hub.Internal},
+		{"exactly 10 MiB", chat.Message{Attachments: []chat.Attachment{{Data: edge}}}, hub.Internal},
+		{"a 9th image", chat.Message{Attachments: nine}, hub.Invalid},
+		{"an 11 MiB image", chat.Message{Attachments: []chat.Attachment{{Data: big}}}, hub.TooLarge},
+		{"not an image", chat.Message{Attachments: []chat.Attachment{{MimeType: "image/png", Data: []byte("%PDF-1.7")}}}, hub.Invalid},
+		{"empty", chat.Message{Text: "  \n"}, hub.Invalid},
+		{"not UTF-8", chat.Message{Text: "\xff"}, hub.Invalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := newRig(t)
+			id := r.create()
+			_, err := r.m.Send(id, tc.msg)
+			if tc.kind == hub.Internal {
+				is.NoErr(err) // accepted
+				turn := r.turn()
+				is.Equal(len(turn.Prompt.Images), len(tc.msg.Attachments)) // the images reach the agent
+				turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+				return
+			}
+			isKind(is, err, tc.kind) // refused with its status
+			s, err := r.m.Snapshot(id)
+			is.NoErr(err)             // the conversation stays usable
+			is.Equal(len(s.Items), 0) // and nothing was delivered
+		})
+	}
+}
+
+func TestRename(t *testing.T) {
+	for _, tc := range []struct {
+		name, title, want string
+		ok                bool
+	}{
+		{"trimmed", "  Fix the build \n", "Fix the build", true},
+		{"200 bytes", strings.Repeat("a", 200), strings.Repeat("a", 200), true},
+		{"200 bytes of two-byte letters", strings.Repeat("é", 100), strings.Repeat("é", 100), true},
+		{"201 bytes", strings.Repeat("a", 201), "", false},
+		{"201 bytes once a letter is two", strings.Repeat("a", 199) + "é", "", false},
+		{"blank", " \t ", "", false},
+		{"empty", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := newRig(t)
+			id := r.create()
+			s, err := r.m.Rename(id, tc.title)
+			if !tc.ok {
+				isKind(is, err, hub.Invalid) // refused with 400
+				return
+			}
+			is.NoErr(err)                          // renamed
+			is.Equal(s.Title, tc.want)             // trimmed
+			is.Equal(r.m.List()[0].Title, tc.want) // the inventory says so
+		})
+	}
+}
+
+func TestMissingAgent(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	_, err := r.m.Create(context.Background(), "absent", "")
+	isKind(is, err, hub.Conflict)                                  // an agent not installed is a conflict
+	is.True(strings.Contains(hub.MessageOf(err), "not installed")) // saying so
+	_, err = r.m.Create(context.Background(), "nobody", "")
+	isKind(is, err, hub.NotFound) // an unknown agent is not found
+
+	id := r.create()
+	r.rt.SetAvailability("scripted", hub.AgentNotInstalled)
+	_, err = r.m.Send(id, chat.Message{Text: "hello"})
+	isKind(is, err, hub.Conflict) // a prompt to a conversation of a missing agent
+	r.rt.SetAvailability("scripted", hub.AgentAvailable)
+	r.send(id, "hello") // usable again once the agent is back
+	r.turn().End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+}

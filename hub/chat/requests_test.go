@@ -1,0 +1,203 @@
+package chat_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/fakes/agentscript"
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
+)
+
+func TestPermissionAllowAndDeny(t *testing.T) {
+	for _, tc := range []struct {
+		choice, says string
+	}{{"allow", agentscript.Allowed}, {"deny", agentscript.Denied}} {
+		t.Run(tc.choice, func(t *testing.T) {
+			is := is.New(t)
+			r := newRig(t)
+			r.rt.SetAutoplay(true)
+			id := r.create()
+			rd := r.follow(id)
+			r.send(id, agentscript.Permission)
+			ev := rd.until("the permission", func(ev event) bool { return ev.Item["kind"] == chat.KindPermission })
+			r.activity(chat.Activity{Working: true, Awaiting: true}) // the workspace awaits an answer
+			p := ev.Item
+			is.Equal(p["state"], "pending")           // pending
+			is.Equal(p["sourceToolId"], "tool:run-1") // naming its tool call
+			is.Equal(p["conversationId"], id)         // and conversation
+			is.Equal(len(p["choices"].([]any)), 2)    // offering its choices
+			req := p["id"].(string)[len("permission:"):]
+
+			isKind(is, r.m.AnswerPermission(id, req, "maybe"), hub.Invalid)       // an unknown choice is refused
+			isKind(is, r.m.AnswerPermission(id, "nope", tc.choice), hub.NotFound) // an unknown request is not found
+			is.NoErr(r.m.AnswerPermission(id, req, tc.choice))                    // the answer is taken
+			isKind(is, r.m.AnswerPermission(id, req, tc.choice), hub.Conflict)    // a settled request is a conflict
+			rd.status(chat.StatusCompleted)
+			s, _ := r.m.Snapshot(id)
+			its := items(t, s)
+			perm := ofKind(its, chat.KindPermission)[0]
+			is.Equal(perm["state"], "answered")   // answered
+			is.Equal(perm["choiceId"], tc.choice) // with the choice
+			cmd := ofKind(its, chat.KindCommand)[0]
+			is.Equal(cmd["command"], agentscript.CommandLine) // the command shown
+			a := ofKind(its, chat.KindAssistantMessage)[0]
+			is.Equal(a["markdown"], tc.says) // the agent went on as answered
+			r.activity(chat.Activity{})      // and nothing awaits any more
+		})
+	}
+}
+
+func TestQuestion(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetAutoplay(true)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, agentscript.Question)
+	ev := rd.until("the question", func(ev event) bool { return ev.Item["kind"] == chat.KindQuestion })
+	is.Equal(ev.Item["source"], "elicitation") // an elicitation
+	is.True(ev.Item["schema"] != nil)          // with its form
+	req := ev.Item["id"].(string)[len("question:"):]
+	isKind(is, r.m.AnswerQuestion(id, req, chat.Answer{Action: "maybe"}), hub.Invalid)
+	isKind(is, r.m.AnswerQuestion(id, req, chat.Answer{Action: "decline", Content: map[string]any{"x": 1}}), hub.Invalid)
+	is.NoErr(r.m.AnswerQuestion(id, req, chat.Answer{Action: "accept", Content: map[string]any{"name": "Ada"}}))
+	isKind(is, r.m.AnswerQuestion(id, req, chat.Answer{Action: "cancel"}), hub.Conflict) // answered already
+	rd.status(chat.StatusCompleted)
+	s, _ := r.m.Snapshot(id)
+	is.Equal(ofKind(items(t, s), chat.KindAssistantMessage)[0]["markdown"], agentscript.Greeting+"Ada") // the agent used it
+}
+
+func TestWithdrawnRequest(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "go")
+	turn := r.turn()
+	req, _ := turn.Ask(hub.AgentPermissionRequest{Options: []hub.AgentPermissionOption{{ID: "ok", Name: "OK", Kind: "allow_once"}}})
+	r.activity(chat.Activity{Working: true, Awaiting: true})
+	turn.Withdraw(req)
+	ev := rd.until("the settlement", func(ev event) bool {
+		return ev.Item["kind"] == chat.KindPermission && ev.Item["state"] == "cancelled"
+	})
+	is.Equal(ev.Item["id"], "permission:"+req)                           // the request settled
+	isKind(is, r.m.AnswerPermission(id, req, "ok"), hub.Conflict)        // and cannot be answered
+	r.activity(chat.Activity{Working: true})                             // nothing awaits
+	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil) // the turn goes on
+}
+
+func TestCancel(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetAutoplay(true)
+	id := r.create()
+	isKind(is, r.m.Cancel(context.Background(), id), hub.Conflict) // no turn runs
+	rd := r.follow(id)
+	r.send(id, agentscript.Cancel)
+	rd.until("the work", func(ev event) bool { return ev.Item["kind"] == chat.KindAssistantMessage })
+	is.NoErr(r.m.Cancel(context.Background(), id)) // cancel the turn
+	rd.status(chat.StatusInterrupted)
+	r.activity(chat.Activity{})
+	r.send(id, "echo again") // the conversation stays usable
+	rd.status(chat.StatusCompleted)
+}
+
+func TestCancelledTurnEndingInOrderIsInterrupted(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetIgnoreCancel(true)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "go")
+	turn := r.turn()
+	is.NoErr(r.m.Cancel(context.Background(), id))
+	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil) // as OpenCode answers a cancel
+	rd.status(chat.StatusInterrupted)                                    // the user cancelled it
+}
+
+func TestCancelOfAnAgentThatIgnoresIt(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetIgnoreCancel(true)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "go")
+	turn := r.turn()
+	is.NoErr(r.m.Cancel(context.Background(), id)) // asked
+	is.NoErr(r.m.Cancel(context.Background(), id)) // asking twice is fine
+	select {
+	case <-turn.Context().Done():
+		t.Fatal("the turn ended before the grace ran out")
+	default:
+	}
+	r.clock.Advance(chat.CancelGrace) // the agent ignored it for the whole grace
+	<-turn.Context().Done()           // so the core ends the turn itself
+	rd.status(chat.StatusInterrupted)
+	r.activity(chat.Activity{})
+}
+
+func TestAgentCrashMidTurn(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetAutoplay(true)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, agentscript.Stream)
+	rd.status(chat.StatusCompleted)
+	r.send(id, agentscript.Crash)
+	rd.status(chat.StatusFailed)
+	s, _ := r.m.Snapshot(id)
+	ns := ofKind(items(t, s), chat.KindNotice)
+	is.Equal(len(ns), 1) // a notice says the turn failed
+	is.Equal(ns[0]["level"], "error")
+
+	// The next message restarts the agent; its replay of the session is
+	// not shown twice.
+	r.send(id, agentscript.Stream)
+	rd.status(chat.StatusCompleted)
+	is.Equal(len(r.rt.Connections("scripted")), 2) // a second agent process
+	s, _ = r.m.Snapshot(id)
+	its := items(t, s)
+	is.Equal(len(ofKind(its, chat.KindUserMessage)), 3) // three messages, each once
+	is.Equal(len(ofKind(its, chat.KindReasoning)), 2)   // two streamed answers' thoughts
+}
+
+func TestAgentWithoutLoadContinuesInANewSession(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	r.rt.SetAutoplay(true)
+	r.rt.SetLoadSession(false)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, agentscript.Crash)
+	rd.status(chat.StatusFailed)
+	r.send(id, "echo")
+	rd.status(chat.StatusCompleted)
+	s, _ := r.m.Snapshot(id)
+	ns := ofKind(items(t, s), chat.KindNotice)
+	is.Equal(len(ns), 2)                                    // the failure, and the new session
+	is.True(contains(ns[1]["message"].(string), "new one")) // saying the agent forgot
+	is.Equal(s.Conversation.ID, id)                         // under the same id
+	is.Equal(r.store.Saves() > 0, true)                     // the new session was stored
+}
+
+func TestCloseConversation(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	r.send(id, "go")
+	turn := r.turn()
+	_, ch := turn.Ask(hub.AgentPermissionRequest{Options: []hub.AgentPermissionOption{{ID: "no", Name: "No", Kind: "reject_once"}}})
+	r.activity(chat.Activity{Working: true, Awaiting: true})
+	is.NoErr(r.m.CloseConversation(id)) // closed
+	r.activity(chat.Activity{})         // nothing works or awaits any more
+	<-turn.Context().Done()             // the turn was cancelled
+	is.Equal(<-ch, nil)                 // and its request settled without an answer
+	is.Equal(len(r.m.List()), 0)        // gone from the inventory
+	_, err := r.m.Snapshot(id)
+	isKind(is, err, hub.NotFound)                       // unknown now
+	isKind(is, r.m.CloseConversation(id), hub.NotFound) // closing twice is not found
+}

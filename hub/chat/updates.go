@@ -1,0 +1,285 @@
+package chat
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// apply maps one update of agent agentID's session sid onto its
+// conversation's items (the mapping of the research note: chunks to
+// messages and reasoning, tool calls to tool and command items, plan to
+// task_progress, usage to context_window, compaction and notices to their
+// items, permission and elicitation requests to permission and question
+// items). It is the runtime's sink, so it only changes memory.
+func (m *Manager) apply(agentID, sid string, u hub.AgentUpdate) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var c *conversation
+	if a := m.agents[agentID]; a != nil {
+		c = a.sessions[sid]
+	}
+	if c == nil || c.closed || c.suppress || m.closed {
+		m.refuseLocked(agentID, u)
+		return
+	}
+	switch u := u.(type) {
+	case hub.AgentMessageChunk:
+		m.resume(c)
+		m.chunk(c, u)
+	case hub.AgentToolCall:
+		m.resume(c)
+		m.closeText(c)
+		m.upsert(c, m.tool(c, u))
+	case hub.AgentPlan:
+		m.closeText(c)
+		it := c.byID[KindTaskProgress]
+		if it == nil {
+			it = m.newItem(c, KindTaskProgress, KindTaskProgress)
+		}
+		it.Entries = make([]PlanEntry, 0, len(u.Entries))
+		for _, e := range u.Entries {
+			it.Entries = append(it.Entries, PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
+		}
+		m.upsert(c, it)
+	case hub.AgentContextUsage:
+		it := c.byID[KindContextWindow]
+		if it == nil {
+			it = m.newItem(c, KindContextWindow, KindContextWindow)
+		}
+		used, size := u.Used, u.Size
+		it.Used, it.Size, it.CostUSD = &used, &size, u.CostUSD
+		m.upsert(c, it)
+	case hub.AgentCompaction:
+		m.compaction(c, u)
+	case hub.AgentNotice:
+		m.notice(c, u.Level, u.Code, u.Message)
+	case hub.AgentSessionInfo:
+		m.sessionInfo(c, u)
+	case hub.AgentPermissionRequest:
+		m.closeText(c)
+		it := m.newItem(c, KindPermission, KindPermission+":"+u.RequestID)
+		it.ConversationID, it.State = c.id, "pending"
+		if u.Tool.ID != "" {
+			tool := m.tool(c, u.Tool)
+			m.upsert(c, tool)
+			it.SourceToolID, it.Title = tool.ID, tool.Title
+			for i := range tool.Content {
+				if tool.Content[i].Type == "diff" {
+					d := tool.Content[i]
+					it.Diff = &d
+					break
+				}
+			}
+		}
+		for _, o := range u.Options {
+			it.Choices = append(it.Choices, Choice{ID: o.ID, Label: o.Name, Kind: o.Kind})
+		}
+		c.pending[u.RequestID] = it
+		m.upsert(c, it)
+		m.activityChangedLocked()
+	case hub.AgentQuestionRequest:
+		m.closeText(c)
+		it := m.newItem(c, KindQuestion, KindQuestion+":"+u.RequestID)
+		it.ConversationID, it.State, it.Source = c.id, "pending", "elicitation"
+		it.Intro, it.Link = u.Message, u.URL
+		if len(u.Schema) > 0 && json.Valid(u.Schema) {
+			it.Schema = RawJSON(append([]byte(nil), u.Schema...))
+		}
+		c.pending[u.RequestID] = it
+		m.upsert(c, it)
+		m.activityChangedLocked()
+	case hub.AgentRequestSettled:
+		if it := c.pending[u.RequestID]; it != nil {
+			delete(c.pending, u.RequestID)
+			it.State = "cancelled"
+			m.upsert(c, it)
+			m.activityChangedLocked()
+		}
+	}
+}
+
+// refuseLocked answers a request nobody will see (a session this child
+// does not follow, or one whose replay is dropped): a permission is
+// rejected when it offers a way to, a question cancelled. m.mu held.
+func (m *Manager) refuseLocked(agentID string, u hub.AgentUpdate) {
+	a := m.agents[agentID]
+	if a == nil || a.conn == nil {
+		return
+	}
+	conn := a.conn
+	switch u := u.(type) {
+	case hub.AgentPermissionRequest:
+		for _, o := range u.Options {
+			if strings.HasPrefix(o.Kind, "reject") {
+				go conn.AnswerPermission(u.RequestID, o.ID)
+				return
+			}
+		}
+	case hub.AgentQuestionRequest:
+		go conn.AnswerQuestion(u.RequestID, hub.AgentAnswer{Action: "cancel"})
+	}
+}
+
+// resume returns a compacting turn to running once the agent goes on.
+func (m *Manager) resume(c *conversation) {
+	if c.status == StatusCompacting {
+		m.setStatus(c, StatusRunning, "")
+	}
+}
+
+// chunk extends the message being streamed when the chunk continues it,
+// or starts a new item.
+func (m *Manager) chunk(c *conversation, u hub.AgentMessageChunk) {
+	if u.Text == "" && len(u.Images) == 0 {
+		return
+	}
+	if u.Role == "user" && !c.replaying {
+		return // an echo of what the core sent: its user_message item stands for it
+	}
+	if t := c.text; t != nil && t.role == u.Role && (u.MessageID == "" || u.MessageID == t.messageID) {
+		if u.Role == "user" {
+			t.item.Text += u.Text
+			m.upsert(c, t.item)
+			return
+		}
+		if u.Text != "" {
+			*t.item.Markdown += u.Text
+			m.emit(c, &Event{Type: EventTextDelta, ItemID: t.item.ID, Delta: u.Text})
+		}
+		return
+	}
+	var it *Item
+	switch u.Role {
+	case "user":
+		it = m.newItem(c, KindUserMessage, "")
+		it.Text = u.Text
+		for _, img := range u.Images {
+			it.Attachments = append(it.Attachments, AttachmentInfo{MimeType: img.MimeType, Size: len(img.Data)})
+		}
+	case "reasoning":
+		it = m.newItem(c, KindReasoning, "")
+		text := u.Text
+		it.Markdown = &text
+	default:
+		it = m.newItem(c, KindAssistantMessage, "")
+		text := u.Text
+		it.Markdown, it.MessageID, it.Agent = &text, u.MessageID, c.agentID
+	}
+	c.text = &openText{role: u.Role, messageID: u.MessageID, item: it}
+	m.upsert(c, it)
+}
+
+// tool creates or updates the tool (or command) item of a tool call.
+func (m *Manager) tool(c *conversation, u hub.AgentToolCall) *Item {
+	id := "tool:" + u.ID
+	it := c.byID[id]
+	if it == nil {
+		kind := KindTool
+		if u.Kind != nil && *u.Kind == "execute" {
+			kind = KindCommand
+		}
+		it = m.newItem(c, kind, id)
+		it.StartedAt, it.Status = ms(m.now()), "pending"
+	}
+	if u.Title != nil {
+		it.Title = *u.Title
+	}
+	if u.Kind != nil {
+		it.ToolKind = *u.Kind
+	}
+	if u.Status != nil {
+		it.Status = *u.Status
+		if (it.Status == "completed" || it.Status == "failed") && it.CompletedAt == 0 {
+			now := ms(m.now())
+			elapsed := now - it.StartedAt
+			it.CompletedAt, it.ElapsedMs = now, &elapsed
+		}
+	}
+	if u.Content != nil {
+		it.Content = make([]ToolContent, 0, len(u.Content))
+		for _, tc := range u.Content {
+			out := ToolContent{Type: tc.Type, Text: tc.Text, Path: tc.Path, OldText: tc.OldText, TerminalID: tc.TerminalID}
+			if tc.Type == "diff" {
+				nt := tc.NewText
+				out.NewText = &nt
+			}
+			it.Content = append(it.Content, out)
+		}
+	}
+	if u.Locations != nil {
+		it.Locations = append([]string(nil), u.Locations...)
+	}
+	if len(u.RawInput) > 0 && json.Valid(u.RawInput) {
+		it.Input = RawJSON(append([]byte(nil), u.RawInput...))
+		if it.Kind == KindCommand {
+			it.Command = commandOf(u.RawInput)
+		}
+	}
+	return it
+}
+
+// commandOf reads the command line out of an execute call's input:
+// {"command": "..."} or {"command": ["argv", ...]}.
+func commandOf(raw []byte) string {
+	var in struct {
+		Command json.RawMessage `json:"command"`
+	}
+	if json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(in.Command, &s) == nil {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(in.Command, &argv) == nil {
+		return strings.Join(argv, " ")
+	}
+	return ""
+}
+
+// compaction records a compaction item and moves a running turn to
+// compacting while it lasts.
+func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
+	m.closeText(c)
+	id := ""
+	if u.ID != "" {
+		id = KindCompaction + ":" + u.ID
+	}
+	it := c.byID[id]
+	if it == nil {
+		it = m.newItem(c, KindCompaction, id)
+	}
+	it.Status = u.Status
+	if u.Summary != "" {
+		it.Summary = u.Summary
+	}
+	m.upsert(c, it)
+	switch {
+	case u.Status == "in_progress" && c.status == StatusRunning:
+		m.setStatus(c, StatusCompacting, "")
+	case u.Status != "in_progress":
+		m.resume(c)
+	}
+}
+
+// sessionInfo takes the agent's title (unless the user named the
+// conversation), configuration and catalog.
+func (m *Manager) sessionInfo(c *conversation, u hub.AgentSessionInfo) {
+	if u.Title != nil && !c.titleSet {
+		if t, err := checkTitle(*u.Title); err == nil && t != c.title {
+			c.title = t
+			m.updated(c)
+		}
+	}
+	st := hub.AgentSessionState{Models: u.Models, Modes: u.Modes}
+	if u.Model != nil {
+		st.Model = *u.Model
+	}
+	if u.Mode != nil {
+		st.Mode = *u.Mode
+	}
+	m.learn(m.agent(c.agentID), c, st)
+}
