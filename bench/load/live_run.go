@@ -18,8 +18,8 @@ import (
 // baseline, first), each opening its streams on A and waiting for their
 // openings (activity's summaries, inventory's ready, or the hello); after
 // lead, topic's publications (activity changes, or ticks numbered in their
-// payload) go on at rate for window. during, when set, runs beside them
-// and ends the window (W5's churn, W6's reconnects, W7's slow stream).
+// payload) go on at rate for window; during runs beside them (W5's churn,
+// W6's reconnects, W7's slow stream), and ends the window but activity's.
 type scenario struct {
 	name   string
 	sides  []side
@@ -142,8 +142,9 @@ func (e *env) liveRun(ctx context.Context, sc *scenario, t liveTarget, n int) *l
 	x.from = sinceEpoch()
 	if sc.during != nil {
 		sc.during(ctx, e, x)
-	} else {
-		waitUntil(ctx, x.start.Add(sc.window(e.cfg)))
+	}
+	if sc.during == nil || sc.topic == "activity" { // all m changes out: a cut one hides the next run's first
+		waitUntil(ctx, x.start.Add(sc.window(e.cfg)+time.Second/time.Duration(sc.rate)))
 	}
 	x.stopPublishing()
 	for end := time.Now().Add(5 * time.Second); sc.topic == "activity" && x.complete.Load() < int64(n) && time.Now().Before(end); {

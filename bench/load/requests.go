@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -390,10 +391,7 @@ func runW9(ctx context.Context, e *env) ([]verdict, error) {
 // nothing acknowledged lost, no journal left pending.
 func runCrash(ctx context.Context, e *env) ([]verdict, error) {
 	dir, err := mkTemp(e, "wharf-crash-")
-	if err == nil {
-		err = e.buildChild(ctx)
-	}
-	if err != nil {
+	if err = cmp.Or(err, e.buildChild(ctx)); err != nil {
 		return nil, err
 	}
 	f, err := daemontest.CrashLoad(ctx, daemontest.CrashConfig{Binary: e.bin, Dir: dir, Kills: 50, Writers: 2})
