@@ -144,7 +144,7 @@ func (e *env) liveRun(ctx context.Context, sc *scenario, t liveTarget, n int) *l
 		sc.during(ctx, e, x)
 	}
 	if sc.during == nil || sc.topic == "activity" { // all m changes out: a cut one hides the next run's first
-		waitUntil(ctx, x.start.Add(sc.window(e.cfg)+time.Second/time.Duration(sc.rate)))
+		waitUntil(ctx, x.start.Add(sc.window(e.cfg)+time.Duration(b2i(sc.rate > 0))*time.Second/time.Duration(max(sc.rate, 1))))
 	}
 	x.stopPublishing()
 	for end := time.Now().Add(5 * time.Second); sc.topic == "activity" && x.complete.Load() < int64(n) && time.Now().Before(end); {
