@@ -16,6 +16,7 @@ test:
 bench:
     @command -v wrk >/dev/null || if [ "$(id -u)" = 0 ]; then apt-get install -y wrk; else echo "the benchmark needs wrk: sudo apt-get install -y wrk" >&2; exit 1; fi
     go run ./bench/load -out bench/RESULTS.md
+    echo >> bench/RESULTS.md
     go run ./adapters/web/perf >> bench/RESULTS.md
 
 # Formatting and static checks, as CI runs them.
