@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wharfhub/wharf/adapters/internal/jsonkeys"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -58,8 +59,8 @@ func decodeJSON(r *http.Request, limit int64, tooLarge bool, v any) error {
 		}
 		return hub.Errorf(hub.Invalid, "invalid JSON body")
 	}
-	if err := checkKeys(trimmed, reflect.TypeOf(v), "request"); err != nil {
-		return err
+	if err := jsonkeys.Check(trimmed, reflect.TypeOf(v), "request"); err != nil {
+		return hub.Errorf(hub.Invalid, "%s", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()

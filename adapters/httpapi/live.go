@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/jsonkeys"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -212,8 +213,8 @@ func (a *api) decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subs
 		if json.Unmarshal(raw, &fields) != nil || fields == nil {
 			return nil, hub.Errorf(hub.Invalid, "subscription must be an object")
 		}
-		if err := checkKeys(raw, nil, "subscription"); err != nil {
-			return nil, err
+		if err := jsonkeys.Check(raw, nil, "subscription"); err != nil {
+			return nil, hub.Errorf(hub.Invalid, "%s", err)
 		}
 		for name := range fields {
 			if name != "topic" && name != "key" && (name != "cursor" || !withCursor) {

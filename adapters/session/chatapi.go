@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -9,10 +10,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/adapters/internal/jsonkeys"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
@@ -182,24 +185,35 @@ func contextFor(r *http.Request) (context.Context, context.CancelFunc) {
 // decode reads a strict JSON object of at most max bytes into v, or
 // answers the refusal and returns false.
 func (a *chatAPI) decode(w http.ResponseWriter, r *http.Request, v any, max int64) bool {
-	body := http.MaxBytesReader(w, r.Body, max)
-	dec := json.NewDecoder(body)
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		a.fail(w, hub.Errorf(hub.TooLarge, "request body too large"))
+		return false
+	}
+	if err == nil && len(bytes.TrimSpace(data)) == 0 {
+		a.fail(w, hub.Errorf(hub.Invalid, "a JSON object is required"))
+		return false
+	}
+	if err == nil && json.Valid(data) {
+		// Field names match exactly and no key comes twice, as on the
+		// Hub's own routes.
+		if kerr := jsonkeys.Check(data, reflect.TypeOf(v), "request"); kerr != nil {
+			a.fail(w, hub.Errorf(hub.Invalid, "%s", kerr))
+			return false
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	if err == nil {
+		err = dec.Decode(v)
+	}
 	if err == nil {
 		if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
 			err = errors.New("trailing data")
 		}
 	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		a.fail(w, hub.Errorf(hub.TooLarge, "request body too large"))
-		return false
-	case errors.Is(err, io.EOF):
-		a.fail(w, hub.Errorf(hub.Invalid, "a JSON object is required"))
-		return false
-	case err != nil:
+	if err != nil {
 		a.fail(w, hub.Errorf(hub.Invalid, "invalid JSON body"))
 		return false
 	}

@@ -67,6 +67,8 @@ func TestChatAPIRefusals(t *testing.T) {
 		status                   int
 	}{
 		{"unknown field", "POST", "conversations", `{"agent":"scripted","colour":"red"}`, 400},
+		{"field name in another case", "POST", "conversations", `{"Agent":"scripted"}`, 400},
+		{"field given twice", "POST", "conversations", `{"agent":"nope","agent":"scripted"}`, 400},
 		{"not JSON", "POST", "conversations", `{`, 400},
 		{"trailing data", "POST", "conversations", `{"agent":"scripted"} {}`, 400},
 		{"no body", "POST", "conversations/" + cid + "/cancel", ``, 400},

@@ -1,44 +1,47 @@
-package httpapi
+// Package jsonkeys checks the keys of a JSON document against the Go type it
+// will be decoded into, for the adapters that decode requests (the Hub's
+// API and the workspace child's).
+package jsonkeys
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/wharfhub/wharf/hub"
 )
 
 // The contract's objects are closed and their field names exact, but
 // encoding/json matches names case-insensitively and lets the last of two
-// equal keys win: {"PARENT":…,"Name":…} would create a folder. checkKeys
+// equal keys win: {"PARENT":…,"Name":…} would create a folder. Check
 // walks a body before it is decoded and refuses, at any depth, a key given
 // twice and, where the request type says what an object holds, a key that
 // is not exactly one of its field names.
 
-// checkKeys checks the JSON value data against the type t it will be
-// decoded into (nil: no field names are known, only duplicates are
-// refused). what names the value in messages ("request",
-// "subscription").
-func checkKeys(data []byte, t reflect.Type, what string) error {
+// Check checks the JSON value data against the type t it will be decoded
+// into (nil: no field names are known, only duplicates are refused). Its
+// error's text is a message for the client; what names the value in it
+// ("request", "subscription").
+func Check(data []byte, t reflect.Type, what string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	return walkKeys(dec, t, what, 0)
 }
 
-// maxKeyDepth bounds how deep checkKeys walks; a deeper body is refused
+// maxKeyDepth bounds how deep Check walks; a deeper body is refused
 // rather than walked (no request of the contract nests that deep).
 const maxKeyDepth = 32
 
 func walkKeys(dec *json.Decoder, t reflect.Type, what string, depth int) error {
 	if depth > maxKeyDepth {
-		return hub.Errorf(hub.Invalid, "%s nests too deeply", what)
+		return fmt.Errorf("%s nests too deeply", what)
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return hub.Errorf(hub.Invalid, "invalid JSON body")
+		return errInvalid
 	}
 	t = indirect(t)
 	switch tok {
@@ -47,11 +50,11 @@ func walkKeys(dec *json.Decoder, t reflect.Type, what string, depth int) error {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return hub.Errorf(hub.Invalid, "invalid JSON body")
+				return errInvalid
 			}
 			key := kt.(string)
 			if seen[key] {
-				return hub.Errorf(hub.Invalid, "%s contains a duplicate field: %s", what, strconv.Quote(key))
+				return fmt.Errorf("%s contains a duplicate field: %s", what, strconv.Quote(key))
 			}
 			seen[key] = true
 			var inner reflect.Type
@@ -60,7 +63,7 @@ func walkKeys(dec *json.Decoder, t reflect.Type, what string, depth int) error {
 			case t.Kind() == reflect.Struct:
 				f, ok := fieldsOf(t)[key]
 				if !ok {
-					return hub.Errorf(hub.Invalid, "%s contains an unknown field: %s", what, strconv.Quote(key))
+					return fmt.Errorf("%s contains an unknown field: %s", what, strconv.Quote(key))
 				}
 				inner = f
 			case t.Kind() == reflect.Map:
@@ -84,12 +87,14 @@ func walkKeys(dec *json.Decoder, t reflect.Type, what string, depth int) error {
 		_, err = dec.Token() // ']'
 	}
 	if err != nil {
-		return hub.Errorf(hub.Invalid, "invalid JSON body")
+		return errInvalid
 	}
 	return nil
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+var errInvalid = errors.New("invalid JSON body")
 
 // indirect returns the type a JSON value decodes through t into, or nil
 // when the value is kept raw or t is unknown.
