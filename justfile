@@ -12,12 +12,15 @@ run *FLAGS:
 test:
     go test -race ./...
 
-# The load benchmarks, then the dashboard's in Chromium; writes bench/RESULTS.md.
+# The load benchmarks, then the dashboard's in Chromium, then the
+# conversations' with the scripted agent; writes bench/RESULTS.md.
 bench:
     @command -v wrk >/dev/null || if [ "$(id -u)" = 0 ]; then apt-get install -y wrk; else echo "the benchmark needs wrk: sudo apt-get install -y wrk" >&2; exit 1; fi
     go run ./bench/load -out bench/RESULTS.md
     echo >> bench/RESULTS.md
     go run ./adapters/web/perf >> bench/RESULTS.md
+    echo >> bench/RESULTS.md
+    go run ./adapters/acp/perf >> bench/RESULTS.md
 
 # Formatting and static checks, as CI runs them.
 lint:

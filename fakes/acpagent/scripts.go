@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -119,6 +120,19 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	case agentscript.Flood:
 		for range agentscript.FloodChunks {
 			t.say("agent_message_chunk", "x")
+		}
+	case agentscript.Pace:
+		rate, count := agentscript.PaceArgs(text)
+		start := time.Now()
+		for i := range count {
+			if d := time.Until(start.Add(time.Duration(float64(i) * float64(time.Second) / rate))); d > 0 {
+				select {
+				case <-ctx.Done():
+					return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+				case <-time.After(d):
+				}
+			}
+			t.say("agent_message_chunk", agentscript.PaceChunk(i, time.Now()))
 		}
 	case agentscript.Garbage:
 		a.out.Write([]byte("this is not json\n"))

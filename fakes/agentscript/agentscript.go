@@ -6,7 +6,12 @@
 // against both and checks the same updates arrive.
 package agentscript
 
-import "strings"
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // The scripts, by the prompt word that plays them.
 const (
@@ -25,6 +30,11 @@ const (
 	Flood      = "flood"      // FloodChunks chunks of one "x" each, as fast as possible; end_turn
 	Garbage    = "garbage"    // a line that is not JSON, then a chunk of AfterGarbage; end_turn
 	Echo       = "echo"       // the prompt's text back, and "image <mime>" per image; end_turn
+	// Pace is "pace RATE COUNT": COUNT chunks, RATE a second, chunk i
+	// being PaceChunk(i, the time it is written); end_turn. Only the
+	// scripted ACP agent plays it (the fake runtime answers it like
+	// echo): it measures real time, from the agent's write to a reader.
+	Pace = "pace"
 )
 
 // What the scripts say.
@@ -70,4 +80,46 @@ var (
 func Of(prompt string) string {
 	word, _, _ := strings.Cut(strings.TrimSpace(prompt), " ")
 	return word
+}
+
+// PaceArgs reads the rate and count of a pace prompt; either missing or
+// not positive takes its default, 100.
+func PaceArgs(prompt string) (rate float64, count int) {
+	rate, count = 100, 100
+	f := strings.Fields(prompt)
+	if len(f) > 1 {
+		if r, err := strconv.ParseFloat(f[1], 64); err == nil && r > 0 {
+			rate = r
+		}
+	}
+	if len(f) > 2 {
+		if n, err := strconv.Atoi(f[2]); err == nil && n > 0 {
+			count = n
+		}
+	}
+	return rate, count
+}
+
+// PaceChunk is the text of the pace script's chunk seq written at sent:
+// "[p SEQ UNIXNANO]".
+func PaceChunk(seq int, sent time.Time) string {
+	return "[p " + strconv.Itoa(seq) + " " + strconv.FormatInt(sent.UnixNano(), 10) + "]"
+}
+
+// ParsePaceChunk finds the first pace chunk in b (a chunk's text, or an
+// event or envelope carrying it) and returns its sequence and the time it
+// was written, in Unix nanoseconds.
+func ParsePaceChunk(b []byte) (seq int, sent int64, ok bool) {
+	_, rest, found := bytes.Cut(b, []byte("[p "))
+	end := bytes.IndexByte(rest, ']')
+	if !found || end < 0 {
+		return 0, 0, false
+	}
+	a, c, found := strings.Cut(string(rest[:end]), " ")
+	seq, err1 := strconv.Atoi(a)
+	sent, err2 := strconv.ParseInt(c, 10, 64)
+	if !found || err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return seq, sent, true
 }
