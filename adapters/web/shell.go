@@ -9,8 +9,9 @@ import (
 
 // shellTemplate is the one HTML page of the dashboard. It holds no inline
 // script or style (the Content-Security-Policy forbids both): the
-// stylesheet and the entry module are files, and every module is
-// preloaded so the browser fetches them in parallel. Until the script
+// stylesheet and the entry module are files, and every module the entry
+// imports statically is preloaded so the browser fetches them in
+// parallel. Until the script
 // runs, it shows a quiet loading line; without JavaScript, a note.
 var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <html lang="en">
@@ -41,7 +42,7 @@ func renderShell(set *assetSet) *asset {
 	err := shellTemplate.Execute(&buf, struct {
 		Icon, CSS, Main string
 		Modules         []string
-	}{set.url("icon.svg"), set.url("app.css"), set.url("main.js"), set.modules()})
+	}{set.url("icon.svg"), set.url("app.css"), set.url(entryModule), set.modules()})
 	if err != nil {
 		panic(err)
 	}

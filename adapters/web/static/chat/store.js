@@ -1,0 +1,120 @@
+// The open conversation, kept current: its snapshot (GET
+// conversations/{cid}), then the conversation topic's events after the
+// snapshot's cursor, applied by the reducer (convstate.js). On `resync`,
+// or an event the reducer cannot apply, the stream stops delivering the
+// conversation (parked), the snapshot is taken again and the stream
+// resumes from the new cursor, so nothing is shown twice or lost. A
+// dropped stream reconnects by itself with the last cursor (live.js).
+import { useEffect, useState } from 'preact/hooks';
+import { chat } from '../api.js';
+import { changed, followConversation, parkConversation, resumeConversation, useModel } from '../model.js';
+import { applyEvent, fromSnapshot, RELOAD } from './convstate.js';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * ConversationStore follows one conversation. phase is loading (no
+ * snapshot yet), syncing (snapshot shown, the stream attaching), live,
+ * refreshing (taking the snapshot again), unavailable (the workspace does
+ * not answer; the Hub retries) or gone (no such conversation: closed).
+ * error is why the last snapshot failed, shown while it is retried.
+ */
+export class ConversationStore {
+  constructor(ws, cid) {
+    this.ws = ws;
+    this.cid = cid;
+    this.state = null;
+    this.phase = 'loading';
+    this.error = null;
+    this.loading = null;
+    this.closed = false;
+    this.following = false;
+  }
+
+  start() { this.load(); }
+
+  /** close stops following the conversation (the page went away). */
+  close() {
+    this.closed = true;
+    followConversation(null);
+  }
+
+  /** load takes the snapshot (again), retrying with backoff until it gets one. */
+  load() {
+    if (this.loading) return this.loading;
+    this.loading = this.loadOnce().finally(() => { this.loading = null; });
+    return this.loading;
+  }
+
+  async loadOnce() {
+    if (this.following) {
+      parkConversation();
+      this.phase = 'refreshing';
+      changed();
+    }
+    let snap = null;
+    for (let attempt = 0; !this.closed; attempt++) {
+      try {
+        snap = await chat.snapshot(this.ws, this.cid);
+        break;
+      } catch (e) {
+        if (this.closed) return;
+        this.error = e;
+        if (e.status === 404) {
+          this.phase = 'gone';
+          changed();
+          return;
+        }
+        changed();
+        if (e.status === 401) return; // the login page takes over
+        await sleep(Math.min(1000 * 2 ** attempt, 15000));
+      }
+    }
+    if (this.closed || !snap) return;
+    this.state = fromSnapshot(snap);
+    this.error = null;
+    this.phase = 'syncing';
+    if (!this.following) {
+      this.following = true;
+      followConversation({ ws: this.ws, key: this.cid, cursor: snap.cursor, onEnvelope: (env) => this.envelope(env) });
+    } else {
+      resumeConversation(snap.cursor);
+    }
+    changed();
+  }
+
+  envelope(env) {
+    if (this.closed || this.loading || !this.state) return; // parked: a new snapshot is on its way
+    const ev = env.event;
+    switch (ev.kind) {
+      case 'data':
+        if (applyEvent(this.state, ev.data) === RELOAD) this.load();
+        break;
+      case 'ready':
+        this.phase = 'live';
+        break;
+      case 'unavailable':
+        this.phase = 'unavailable';
+        break;
+      case 'resync':
+        this.load();
+        break;
+    }
+    changed();
+  }
+}
+
+/**
+ * useConversation follows conversation cid of workspace ws while the
+ * calling component is mounted, and re-renders it on every change (at
+ * most once a frame).
+ */
+export function useConversation(ws, cid) {
+  useModel();
+  const [store] = useState(() => new ConversationStore(ws, cid));
+  useEffect(() => {
+    store.start();
+    return () => store.close();
+  }, [store]);
+  return store;
+}
