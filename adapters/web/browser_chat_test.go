@@ -8,12 +8,15 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/matryer/is"
@@ -29,6 +32,22 @@ var agentBin = struct {
 	err  error
 }{}
 
+// scriptedAgent returns the path of the scripted agent, built the first
+// time (or skips the test when there is no browser).
+func scriptedAgent(t *testing.T) string {
+	t.Helper()
+	needBrowser(t)
+	agentBin.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		agentBin.path, agentBin.err = browsertest.BuildAgent(ctx, suite.tmp)
+	})
+	if agentBin.err != nil {
+		t.Fatal(agentBin.err)
+	}
+	return agentBin.path
+}
+
 // chatEnv is a Hub with the scripted agent and one running workspace.
 type chatEnv struct {
 	*env
@@ -41,16 +60,7 @@ type chatEnv struct {
 // starts its session.
 func newChatEnv(t *testing.T, agents ...string) *chatEnv {
 	t.Helper()
-	needBrowser(t)
-	agentBin.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		agentBin.path, agentBin.err = browsertest.BuildAgent(ctx, suite.tmp)
-	})
-	if agentBin.err != nil {
-		t.Fatal(agentBin.err)
-	}
-	args := []string{"--agent", browsertest.AgentFlag("scripted", agentBin.path, filepath.Join(t.TempDir(), "agent"))}
+	args := []string{"--agent", browsertest.AgentFlag("scripted", scriptedAgent(t), filepath.Join(t.TempDir(), "agent"))}
 	for _, a := range agents {
 		args = append(args, "--agent", a)
 	}
@@ -86,11 +96,11 @@ func (e *chatEnv) start(t *testing.T, p *browsertest.Page) string {
 	return cid
 }
 
-// say types text into the composer and sends it with Enter.
+// say types text into the composer and sends it with its button.
 func say(t *testing.T, p *browsertest.Page, text string) {
 	t.Helper()
 	must(t, p.Type(`#composer-text`, text))
-	must(t, p.Do(chromedp.KeyEvent("\r")))
+	must(t, p.Click(`.composer button[type=submit]`))
 	must(t, p.Wait(`document.querySelector('#composer-text').value === ''`, wait))
 }
 
@@ -130,7 +140,8 @@ func TestBrowserConversationStreams(t *testing.T) {
 
 	cid := e.start(t, p)
 	must(t, p.Wait(status("New"), wait))
-	say(t, p, agentscript.Stream)
+	must(t, p.Type(`#composer-text`, agentscript.Stream))
+	must(t, p.Do(chromedp.KeyEvent("\r"))) // Enter sends, from a keyboard
 	must(t, p.Wait(shows("user_message", agentscript.Stream), wait))
 	must(t, p.Wait(shows("assistant_message", strings.Join(agentscript.Answer, "")), wait)) // streamed in
 	must(t, p.Wait(status("Done"), wait))
@@ -149,4 +160,134 @@ func TestBrowserConversationStreams(t *testing.T) {
 	must(t, p.Click(`a.back`))
 	must(t, p.Wait(`document.querySelector('.conv-row[data-conv=`+browsertest.JS(cid)+`] .badge')`, wait))
 	is.Equal(p.Text(`.conv-row .badge`), "Done") // in the workspace's list
+}
+
+// request is a JavaScript expression for the permission or question
+// item waiting for an answer.
+const pendingRequest = `document.querySelector('.transcript .request-pending')`
+
+// Approve one permission and deny another from their buttons, answer a
+// question with its form, and see a permission another device answered
+// first refused in words beside it.
+func TestBrowserConversationRequests(t *testing.T) {
+	is := is.New(t)
+	e := newChatEnv(t)
+	p, cid := e.converse(t, browsertest.Phone)
+
+	say(t, p, agentscript.Permission)
+	must(t, p.Wait(pendingRequest+` && `+status("Awaiting you"), wait))
+	is.True(strings.Contains(p.Text(`.request-pending`), agentscript.CommandLine)) // what it asks for
+	must(t, p.ClickText(`.request-pending`, "Allow"))
+	must(t, p.Wait(`!`+pendingRequest+` && `+status("Done"), wait))
+	must(t, p.Wait(shows("assistant_message", agentscript.Allowed), wait))
+	is.True(strings.Contains(p.Text(`.transcript li[data-kind=permission] .request-done`), "Answered: Allow")) // what was chosen
+
+	say(t, p, agentscript.Permission)
+	must(t, p.Wait(pendingRequest, wait))
+	must(t, p.ClickText(`.request-pending`, "Deny"))
+	must(t, p.Wait(shows("assistant_message", agentscript.Denied)+` && `+status("Done"), wait))
+	must(t, p.Wait(`[...document.querySelectorAll('.transcript li[data-kind=command] .pill')].some((s) => s.innerText.trim() === 'Failed')`, wait)) // the denied command
+
+	say(t, p, agentscript.Question)
+	must(t, p.Wait(pendingRequest+` && document.querySelector('.request-pending input[name=name]')`, wait))
+	is.True(strings.Contains(p.Text(`.request-pending`), "What is your name?")) // the question
+	must(t, p.Type(`.request-pending input[name=name]`, "Ann"))
+	must(t, p.ClickText(`.request-pending`, "Answer"))
+	must(t, p.Wait(shows("assistant_message", agentscript.Greeting+"Ann")+` && `+status("Done"), wait))
+	is.Equal(p.Text(`.transcript li[data-kind=question] .request-done`), "You answered.") // settled
+
+	// Another device answers while this page's answer is on its way: the
+	// page's request is held in the browser until the other one is in.
+	paused := make(chan fetch.RequestID, 1)
+	p.OnEvent(func(ev any) {
+		if ev, ok := ev.(*fetch.EventRequestPaused); ok {
+			paused <- ev.RequestID
+		}
+	})
+	_, err := chromedp.Call(p.Ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/permissions/*"}}})
+	is.NoErr(err) // intercepting the page's answers
+	say(t, p, agentscript.Permission)
+	must(t, p.Wait(pendingRequest, wait))
+	must(t, p.ClickText(`.request-pending`, "Allow"))
+	var id fetch.RequestID
+	select {
+	case id = <-paused:
+	case <-time.After(wait):
+		t.Fatal("the page sent no answer")
+	}
+	snap, err := e.api.Snapshot(e.ctx, e.ws, cid)
+	is.NoErr(err)
+	var rid string
+	for _, it := range snap.Items {
+		if it["kind"] == "permission" && it["state"] == "pending" {
+			rid = strings.TrimPrefix(it["id"].(string), "permission:")
+		}
+	}
+	is.True(rid != "")                                                                                                                                          // the pending request
+	is.NoErr(e.api.Do(e.ctx, "POST", browsertest.ConversationPath(e.ws, cid, "/permissions/"+url.PathEscape(rid)), map[string]string{"choiceId": "deny"}, nil)) // the other device
+	_, err = chromedp.Call(p.Ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
+	is.NoErr(err) // the page's answer goes on
+	must(t, p.Wait(`[...document.querySelectorAll('.transcript li[data-kind=permission]')].some((li) =>
+		li.innerText.includes('already answered') && li.innerText.includes('Answered: Deny'))`, wait)) // refused, in words, where it was clicked
+	_, err = chromedp.Call(p.Ctx, fetch.Disable, cdp.Empty{})
+	is.NoErr(err)
+	must(t, p.Wait(`document.documentElement.scrollWidth <= window.innerWidth`, wait)) // fits a phone
+}
+
+// Hold messages while a turn runs, take one back, see the 21st refused
+// in words beside the composer (which keeps it), cancel the turn, and see
+// the held ones delivered in order.
+func TestBrowserConversationHoldAndCancel(t *testing.T) {
+	is := is.New(t)
+	e := newChatEnv(t)
+	p, cid := e.converse(t, browsertest.Desktop)
+
+	say(t, p, agentscript.Cancel)
+	must(t, p.Wait(shows("assistant_message", agentscript.Working)+` && `+status("Working"), wait))
+	must(t, p.ClickText(`.composer`, "Stop"))
+	must(t, p.Wait(status("Interrupted")+` && !document.querySelector('.working')`, wait)) // cancelled
+
+	say(t, p, agentscript.Cancel)
+	must(t, p.Wait(status("Working"), wait))
+	must(t, p.Wait(`document.querySelector('.composer button[type=submit]').innerText.trim() === 'Hold'`, wait)) // says what sending does now
+	say(t, p, "echo first held")
+	say(t, p, "echo taken back")
+	must(t, p.Wait(`document.querySelectorAll('.held-list li').length === 2`, wait))
+	is.Equal(p.Text(`.held-list li:first-child .held-text`), "echo first held") // in order
+	must(t, p.ClickText(`.held-list`, "Remove held message echo taken back"))
+	must(t, p.Wait(`document.querySelectorAll('.held-list li').length === 1`, wait))
+
+	for i := range 19 {
+		held, err := e.api.Send(e.ctx, e.ws, cid, fmt.Sprintf("echo more %02d", i))
+		is.NoErr(err) // held by another device
+		is.True(held)
+	}
+	must(t, p.Wait(`document.querySelectorAll('.held-list li').length === 20`, wait))
+	must(t, p.Type(`#composer-text`, "echo one too many"))
+	must(t, p.Click(`.composer button[type=submit]`))
+	must(t, p.Wait(`document.querySelector('.composer [role=alert]') && document.querySelector('.composer [role=alert]').innerText.includes('20 messages are already held')`, wait))
+	v, err := browsertest.Eval[string](p, `document.querySelector('#composer-text').value`)
+	is.NoErr(err)
+	is.Equal(v, "echo one too many") // kept, to send later
+
+	must(t, p.ClickText(`.composer`, "Stop"))
+	must(t, p.Wait(`[...document.querySelectorAll('.transcript li[data-kind=user_message]')].some((li) => li.innerText.trim() === 'echo first held')`, wait)) // delivered after the cancel
+	must(t, p.Wait(`!document.querySelector('.held') && `+status("Done"), 30*time.Second))                                                                    // and the rest, in turn
+	must(t, p.Wait(shows("assistant_message", "echo first held")+` && `+shows("assistant_message", "echo more 18"), wait))
+	snap, err := e.api.Snapshot(e.ctx, e.ws, cid)
+	is.NoErr(err)
+	is.Equal(snap.Conversation.Status, "completed")
+	sent := 0
+	for _, it := range snap.Items {
+		if it["kind"] == "user_message" && it["text"] == "echo taken back" {
+			t.Error("the message taken back was delivered")
+		}
+		if it["kind"] == "user_message" {
+			sent++
+		}
+	}
+	is.Equal(sent, 22) // two cancelled turns and twenty held messages
+	shown, err := browsertest.Eval[int](p, items("user_message")+`.length`)
+	is.NoErr(err)
+	is.Equal(shown, sent) // every message once
 }
