@@ -88,7 +88,8 @@ func (e *chatEnv) converse(t *testing.T, screen browsertest.Screen) (*browsertes
 func (e *chatEnv) start(t *testing.T, p *browsertest.Page) string {
 	t.Helper()
 	must(t, p.ClickText(`.convs`, "New conversation"))
-	must(t, p.Wait(`document.querySelector('dialog[open] .agent[data-agent=scripted] input:checked')`, wait))
+	must(t, p.Wait(`document.querySelector('dialog[open] .agent[data-agent=scripted] input')`, wait))
+	must(t, p.Click(`dialog[open] .agent[data-agent=scripted] input`))
 	must(t, p.ClickText(`dialog[open]`, "Start"))
 	must(t, p.Wait(`/^\/w\/[^/]+\/c\/[^/]+$/.test(location.pathname) && document.querySelector('#composer-text')`, wait))
 	cid, err := browsertest.Eval[string](p, `decodeURIComponent(location.pathname.split('/')[4])`)
@@ -272,7 +273,7 @@ func TestBrowserConversationHoldAndCancel(t *testing.T) {
 
 	must(t, p.ClickText(`.composer`, "Stop"))
 	must(t, p.Wait(`[...document.querySelectorAll('.transcript li[data-kind=user_message]')].some((li) => li.innerText.trim() === 'echo first held')`, wait)) // delivered after the cancel
-	must(t, p.Wait(`!document.querySelector('.held') && `+status("Done"), 30*time.Second))                                                                    // and the rest, in turn
+	must(t, p.Wait(`!document.querySelector('.held') && `+status("Done"), long))                                                                              // and the rest, in turn
 	must(t, p.Wait(shows("assistant_message", "echo first held")+` && `+shows("assistant_message", "echo more 18"), wait))
 	snap, err := e.api.Snapshot(e.ctx, e.ws, cid)
 	is.NoErr(err)
@@ -290,4 +291,48 @@ func TestBrowserConversationHoldAndCancel(t *testing.T) {
 	shown, err := browsertest.Eval[int](p, items("user_message")+`.length`)
 	is.NoErr(err)
 	is.Equal(shown, sent) // every message once
+}
+
+// Every kind of item the agent's scripts produce shows as what it is: a
+// tool call's diff as a unified view, the plan, a notice, a compaction
+// and the context window's use in the head. The model and the mode
+// change from the head, and the conversation is renamed and closed.
+func TestBrowserConversationShowsEveryKind(t *testing.T) {
+	is := is.New(t)
+	e := newChatEnv(t)
+	p, cid := e.converse(t, browsertest.Desktop)
+	for _, script := range []string{agentscript.Tool, agentscript.Plan, agentscript.Notice, agentscript.Compaction, agentscript.Usage} {
+		_, err := e.api.Send(e.ctx, e.ws, cid, script)
+		is.NoErr(err) // one turn after the other
+	}
+	must(t, p.Wait(`document.querySelector('.ctx') && !document.querySelector('.held') && `+status("Done")+` && `+items("user_message")+`.length === 5`, wait))
+
+	diff, err := browsertest.Eval[[]string](p, `[...document.querySelectorAll('.transcript li[data-kind=tool] .diff .dl')].map((d) => d.innerText.replace(/\s+/g, ' ').trim())`)
+	is.NoErr(err)
+	is.Equal(diff, []string{"@@ -1,1 +1,1 @@", "1 -old line", "1 +new line"})                             // the diff, unified
+	is.True(strings.Contains(p.Text(`.transcript li[data-kind=tool] .tool-head`), agentscript.ToolTitle)) // its title
+	is.Equal(p.Text(`.transcript li[data-kind=tool] .diff-path`), agentscript.DiffPath)                   // its file
+	plan, err := browsertest.Eval[[]string](p, `[...document.querySelectorAll('.transcript li[data-kind=task_progress] li > span:nth-child(2)')].map((s) => s.innerText)`)
+	is.NoErr(err)
+	is.Equal(plan, agentscript.PlanSteps)                                                                    // the plan
+	is.True(strings.Contains(p.Text(`.transcript li[data-kind=notice] .note-warn`), agentscript.NoticeText)) // a warning
+	is.True(strings.Contains(p.Text(`.transcript li[data-kind=compaction]`), "Context compacted"))           // compacted
+	is.True(strings.Contains(p.Text(`.ctx`), "1,200 of 200,000 tokens · $0.25"))                             // the context window
+
+	must(t, p.Wait(`document.querySelector('select[aria-label=Model]')`, wait))
+	_, err = browsertest.Eval[bool](p, `(() => { const s = document.querySelector('select[aria-label=Model]'); s.value = 'deep';
+		s.dispatchEvent(new Event('change', { bubbles: true })); return true; })()`)
+	is.NoErr(err) // picked another model
+	must(t, p.Wait(`document.querySelector('select[aria-label=Model]').value === 'deep' && !document.querySelector('select[aria-label=Model]').disabled`, wait))
+	var cfg struct{ Configuration struct{ Model string } }
+	is.NoErr(e.api.Do(e.ctx, "GET", browsertest.ConversationPath(e.ws, cid, ""), nil, &cfg))
+	is.Equal(cfg.Configuration.Model, "deep") // the agent's model changed
+
+	must(t, p.ClickText(`.conv-head`, "Rename"))
+	must(t, p.Type(`dialog[open] input`, "Notes on the tool"))
+	must(t, p.ClickText(`dialog[open]`, "Rename"))
+	must(t, p.Wait(`document.querySelector('.conv-h1').innerText === 'Notes on the tool'`, wait))
+	must(t, p.ClickText(`.conv-head`, "Close"))
+	must(t, p.ClickText(`dialog[open]`, "Close"))
+	must(t, p.Wait(`location.pathname === '/w/`+e.ws+`' && document.querySelector('.convs .empty-title')`, wait)) // gone from the list
 }
