@@ -78,7 +78,8 @@ function Status({ status }) {
   return html`<span class=${'pill pill-' + status}>${TOOL_STATUS[status] || status}</span>`;
 }
 
-const elapsed = (ms) => (ms == null ? '' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`);
+/** elapsed says how long a tool call took, when it took long enough to matter. */
+const elapsed = (ms) => (ms == null || ms < 1000 ? '' : `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`);
 
 const toolIcons = { edit: 'edit', delete: 'edit', move: 'edit', execute: 'terminal', read: 'file', search: 'tool', fetch: 'tool', think: 'chat' };
 
@@ -100,7 +101,7 @@ function Tool({ it }) {
       <${Icon} name=${command ? 'terminal' : toolIcons[it.toolKind] || 'tool'} size=${16} />
       ${command ? html`<code class="tool-cmd">${title || 'a command'}</code>` : html`<span class="tool-title">${title || it.toolKind || 'Tool call'}</span>`}
       <${Status} status=${it.status} />
-      ${it.elapsedMs != null ? html`<span class="muted small">${elapsed(it.elapsedMs)}</span>` : null}
+      ${elapsed(it.elapsedMs) ? html`<span class="muted small">${elapsed(it.elapsedMs)}</span>` : null}
     </div>
     ${it.locations?.length ? html`<ul class="locs">${it.locations.map((l, i) => html`<li key=${i}><code>${l}</code></li>`)}</ul>` : null}
     <${Content} content=${it.content} command=${command} />

@@ -192,12 +192,14 @@ function Transcript({ ws, cid, st, version, running }) {
   }, [version]);
   const last = st.order[st.order.length - 1];
   const status = st.conversation.status;
+  const waiting = running && pendingRequest(st);
   return html`<section class="transcript-wrap" aria-label="Transcript">
     ${st.order.length ? html`<ol class="transcript">
       ${st.order.map((id) => html`<${Item} key=${id} it=${st.items.get(id)} ws=${ws} cid=${cid} streaming=${running && id === last} />`)}
     </ol>` : html`<p class="muted transcript-empty">Nothing said yet. Ask the agent something below: it works in this workspace's folder.</p>`}
-    ${running ? html`<p class="working" role="status"><span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>
-      ${status === 'compacting' ? 'Compacting the context…' : 'The agent is working…'}</p>` : null}
+    ${running ? html`<p class=${'working' + (waiting ? ' working-waits' : '')} role="status"><span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>
+      ${waiting ? `The agent waits for your answer to its ${waiting.kind === 'question' ? 'question' : 'request'}.`
+        : status === 'compacting' ? 'Compacting the context…' : 'The agent is working…'}</p>` : null}
     ${st.statusMessage && !running && status !== 'failed' ? html`<p class="note note-info">${st.statusMessage}</p>` : null}
   </section>`;
 }
