@@ -89,9 +89,10 @@ export function useAgents(wsId, enabled = true) {
 
 /**
  * useAwaiting finds the conversations that await the user while the
- * workspace's activity says one does: the list does not say which (see
- * the README's findings), so it reads the snapshot of each conversation
- * with a turn in flight and looks for a pending permission or question.
+ * workspace's activity says one does. A ConversationSummary does not say
+ * whether it awaits, so this reads the snapshot of each conversation with
+ * a turn in flight (at most six) and looks for a pending permission or
+ * question.
  */
 function useAwaiting(wsId, list, awaiting) {
   const running = awaiting && list ? list.filter((c) => busy(c.status)).slice(0, 6).map((c) => c.id) : [];
