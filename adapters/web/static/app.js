@@ -98,13 +98,21 @@ function Header({ path }) {
 // time one is opened: the first load of the dashboard does not pay for it.
 const loadConversationPage = () => import('./chat/page.js').then((mod) => mod.ConversationPage);
 
-/** Lazy renders the component load() resolves to, with a quiet line until then. */
+const loaded = new Map(); // load function -> the component it resolved to
+
+/**
+ * Lazy renders the component load() resolves to, with a quiet line until
+ * then (only the first time: once loaded, it renders at once).
+ */
 function Lazy({ load, ...props }) {
-  const [state, setState] = useState({ comp: null, error: null });
+  const [state, setState] = useState({ comp: loaded.get(load) || null, error: null });
   useEffect(() => {
+    if (state.comp) return undefined;
     let live = true;
-    load().then((comp) => { if (live) setState({ comp, error: null }); },
-      () => { if (live) setState({ comp: null, error: new Error('This page could not be loaded. Reload to try again.') }); });
+    load().then((comp) => {
+      loaded.set(load, comp);
+      if (live) setState({ comp, error: null });
+    }, () => { if (live) setState({ comp: null, error: new Error('This page could not be loaded. Reload to try again.') }); });
     return () => { live = false; };
   }, [load]);
   if (state.comp) return h(state.comp, props);

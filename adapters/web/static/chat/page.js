@@ -105,6 +105,7 @@ function Config({ ws, cid, agentId, cfg }) {
   const select = (label, field, list) => (list.length ? html`<label class="conv-select">
     <span class="sr-only">${label}</span>
     <select aria-label=${label} disabled=${action.busy} onChange=${(e) => set({ [field]: e.currentTarget.value })}>
+      ${!cfg[field] ? html`<option value="" selected disabled>${label}: as the agent chooses</option>` : null}
       ${cfg[field] && !list.some((o) => o.id === cfg[field]) ? html`<option value=${cfg[field]} selected>${cfg[field]}</option>` : null}
       ${list.map((o) => html`<option key=${o.id} value=${o.id} selected=${cfg[field] === o.id}>${o.name || o.id}</option>`)}
     </select></label>` : null);

@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { chat } from '../api.js';
 import { changed, followConversation, parkConversation, resumeConversation, useModel } from '../model.js';
+import { announce } from '../announce.js';
 import { applyEvent, fromSnapshot, RELOAD } from './convstate.js';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -87,9 +88,12 @@ export class ConversationStore {
     if (this.closed || this.loading || !this.state) return; // parked: a new snapshot is on its way
     const ev = env.event;
     switch (ev.kind) {
-      case 'data':
+      case 'data': {
+        const before = this.state.conversation.status;
         if (applyEvent(this.state, ev.data) === RELOAD) this.load();
+        else tell(ev.data, before);
         break;
+      }
       case 'ready':
         this.phase = 'live';
         break;
@@ -102,6 +106,20 @@ export class ConversationStore {
     }
     changed();
   }
+}
+
+const ENDED = { completed: 'The agent finished its turn', interrupted: 'The turn was stopped', failed: 'The turn failed' };
+
+/**
+ * tell says aloud, for screen readers, what a person watching would
+ * notice: a request for them, and the end of a turn.
+ */
+function tell(ev, before) {
+  if (ev.type === 'item.upsert' && ev.item.state === 'pending') {
+    if (ev.item.kind === 'permission') announce(`The agent asks permission: ${ev.item.title || 'to go on'}`);
+    if (ev.item.kind === 'question') announce(`The agent asks: ${ev.item.intro || 'a question'}`);
+  }
+  if (ev.type === 'conversation.status' && ev.status !== before && ENDED[ev.status]) announce(ENDED[ev.status]);
 }
 
 /**
