@@ -44,7 +44,8 @@ func TestBrowserConversationFailures(t *testing.T) {
 // The workspace list follows a conversation's turns: working while one
 // runs, awaiting you while a permission waits (its badge leads to the
 // conversation that waits), finished when it ends; opening the
-// conversation acknowledges a finished one.
+// conversation acknowledges a finished one. A conversation closed by
+// another device says so.
 func TestBrowserConversationActivity(t *testing.T) {
 	is := is.New(t)
 	e := newChatEnv(t)
@@ -74,6 +75,10 @@ func TestBrowserConversationActivity(t *testing.T) {
 	must(t, p.Wait(`location.pathname === `+browsertest.JS("/w/"+e.ws+"/c/"+strings.ReplaceAll(cid, ":", "%3A"))+` && `+pendingRequest, wait)) // the conversation that waits
 	must(t, p.ClickText(`.request-pending`, "Allow"))
 	must(t, p.Wait(status("Done"), wait))
+
+	// Closed by another device while in view: the page says so.
+	is.NoErr(e.api.Do(e.ctx, "POST", browsertest.ConversationPath(e.ws, cid, "/close"), map[string]any{}, nil))
+	must(t, p.Wait(`document.querySelector('h1').innerText === 'No such conversation'`, wait))
 	must(t, p.Go(e.hub.URL))
 	must(t, p.Wait(badge("Running"), wait)) // finished while in view: acknowledged
 }

@@ -30,6 +30,7 @@ export class ConversationStore {
     this.loading = null;
     this.closed = false;
     this.following = false;
+    this.probing = false;
   }
 
   start() { this.load(); }
@@ -84,6 +85,28 @@ export class ConversationStore {
     changed();
   }
 
+  /**
+   * probe tells a conversation closed elsewhere from a workspace that
+   * does not answer: the stream says `unavailable` for both, but only a
+   * closed one is unknown to the snapshot (404). A closed one stops being
+   * followed.
+   */
+  async probe() {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      await chat.snapshot(this.ws, this.cid);
+    } catch (e) {
+      if (e.status === 404 && !this.closed) {
+        this.phase = 'gone';
+        followConversation(null);
+        changed();
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
   envelope(env) {
     if (this.closed || this.loading || !this.state) return; // parked: a new snapshot is on its way
     const ev = env.event;
@@ -99,6 +122,7 @@ export class ConversationStore {
         break;
       case 'unavailable':
         this.phase = 'unavailable';
+        this.probe();
         break;
       case 'resync':
         this.load();
