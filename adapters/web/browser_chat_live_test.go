@@ -15,7 +15,8 @@ import (
 )
 
 // An agent that crashes mid-turn leaves its partial answer, a notice
-// saying so and the turn failed, and the conversation goes on; an agent
+// saying so and the turn failed, and the conversation goes on, also after
+// its workspace stopped and started again from the page; an agent
 // that wants a login refuses a new conversation in words, and the picker
 // then says it needs one.
 func TestBrowserConversationFailures(t *testing.T) {
@@ -30,6 +31,14 @@ func TestBrowserConversationFailures(t *testing.T) {
 	must(t, p.Wait(items("notice")+`.some((li) => li.querySelector('.note-error') && li.innerText.includes('The turn failed'))`, wait)) // why it stopped
 	say(t, p, "echo still here")
 	must(t, p.Wait(shows("assistant_message", "echo still here")+` && `+status("Done"), wait)) // a new agent process takes the next turn
+
+	// The workspace stops under the page, and starts again from it.
+	is.NoErr(e.api.Do(e.ctx, "POST", "/api/hub/sessions/"+e.ws+"/stop", nil, nil))
+	must(t, p.Wait(`document.querySelector('main .note') && document.querySelector('main .note').innerText.includes('This workspace is stopped')`, wait))
+	must(t, p.ClickText(`main .note`, "Start"))
+	must(t, p.Wait(`!document.body.innerText.includes('This workspace is stopped') && document.querySelector('.live-on')`, long))
+	say(t, p, "echo started again")
+	must(t, p.Wait(shows("assistant_message", "echo started again")+` && `+shows("assistant_message", "echo still here")+` && `+status("Done"), long)) // the history, reopened, and the new turn
 
 	must(t, p.Click(`a.back`))
 	must(t, p.ClickText(`.convs`, "New conversation"))

@@ -6,9 +6,9 @@
 // as the workspace's page does.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { chat } from '../api.js';
+import { chat, hub } from '../api.js';
 import { Link, navigate, wsPath } from '../router.js';
-import { activityOf, follow, useModel, workspace } from '../model.js';
+import { activityOf, follow, refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { Badge, Confirm, Dialog, ErrorNote, Icon, Spinner, statusOf, useAction, usePageTitle } from '../ui.js';
 import { useAcknowledge } from '../pages/workspace.js';
@@ -44,7 +44,7 @@ export function ConversationPage({ id, cid }) {
   }
   if (!st) {
     return html`<main class="page page-conv" id="main">${back}<h1 tabindex="-1">Conversation</h1>
-      ${stopped ? html`<p class="note note-info">This workspace is stopped. Start it to reopen the conversation.</p>`
+      ${stopped ? html`<${StartNote} ws=${ws} store=${store} />`
         : store.error ? html`<${ErrorNote} error=${store.error} />` : html`<p class="muted" role="status"><${Spinner} label="" /> Opening the conversation…</p>`}
     </main>`;
   }
@@ -52,15 +52,29 @@ export function ConversationPage({ id, cid }) {
   return html`<main class="page page-conv" id="main">
     ${back}
     <${Head} ws=${ws} cid=${cid} st=${st} />
-    <${Phase} store=${store} stopped=${stopped} />
+    <${Phase} ws=${ws} store=${store} stopped=${stopped} />
     <${Transcript} ws=${id} cid=${cid} st=${st} version=${st.version} running=${running} />
     <${Composer} ws=${id} cid=${cid} running=${running} queued=${st.queued} />
   </main>`;
 }
 
+/** StartNote says the workspace is stopped, with a way to start it and reopen the conversation. */
+function StartNote({ ws, store }) {
+  const action = useAction();
+  const start = () => action.run(async () => {
+    await hub.start(ws.id);
+    announce(`${ws.displayName} started`);
+    await refresh();
+    store.retryNow();
+  });
+  return html`<p class="note note-info">This workspace is stopped: start it to go on with the conversation.
+    <button type="button" class="btn btn-sm" disabled=${action.busy} onClick=${start}>${action.busy ? 'Starting…' : 'Start'}</button></p>
+    <${ErrorNote} error=${action.error} />`;
+}
+
 /** Phase says when what the page shows may be behind. */
-function Phase({ store, stopped }) {
-  if (stopped) return html`<p class="note note-info">This workspace is stopped: start it to go on with the conversation.</p>`;
+function Phase({ ws, store, stopped }) {
+  if (stopped) return html`<${StartNote} ws=${ws} store=${store} />`;
   if (store.phase === 'refreshing') return html`<p class="note note-info" role="status"><${Spinner} label="" /> Catching up…</p>`;
   if (store.phase === 'unavailable') {
     return html`<p class="note note-warn" role="status">The workspace is not answering. Wharf keeps trying; what you see may be out of date.</p>`;

@@ -11,7 +11,6 @@ import { changed, followConversation, parkConversation, resumeConversation, useM
 import { announce } from '../announce.js';
 import { applyEvent, fromSnapshot, RELOAD } from './convstate.js';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * ConversationStore follows one conversation. phase is loading (no
@@ -31,6 +30,7 @@ export class ConversationStore {
     this.closed = false;
     this.following = false;
     this.probing = false;
+    this.wake = null;
   }
 
   start() { this.load(); }
@@ -69,7 +69,11 @@ export class ConversationStore {
         }
         changed();
         if (e.status === 401) return; // the login page takes over
-        await sleep(Math.min(1000 * 2 ** attempt, 15000));
+        await new Promise((resolve) => {
+          const t = setTimeout(resolve, Math.min(1000 * 2 ** attempt, 15000));
+          this.wake = () => { clearTimeout(t); resolve(); };
+        });
+        this.wake = null;
       }
     }
     if (this.closed || !snap) return;
@@ -83,6 +87,11 @@ export class ConversationStore {
       resumeConversation(snap.cursor);
     }
     changed();
+  }
+
+  /** retryNow takes the snapshot now if it is waiting to try again (the workspace just started, say). */
+  retryNow() {
+    if (this.wake) this.wake();
   }
 
   /**
