@@ -21,9 +21,10 @@ type asset struct {
 	url         string // "/assets/pages/login.<hash>.js"
 	contentType string
 	body        []byte
-	gz          []byte // nil when compressing does not pay
-	etag        string // strong, of body
-	deps        []string
+	gz          []byte   // nil when compressing does not pay
+	etag        string   // strong, of body
+	deps        []string // modules it imports statically
+	lazy        []string // modules it imports with import(): loaded when needed
 }
 
 // assetTypes are the files served, by extension; anything else under
@@ -107,7 +108,11 @@ func loadAssets(fsys fs.FS) (*assetSet, error) {
 					linkErr = err
 					return m
 				}
-				a.deps = append(a.deps, dep)
+				if strings.Contains(string(sm[1]), "(") {
+					a.lazy = append(a.lazy, dep)
+				} else {
+					a.deps = append(a.deps, dep)
+				}
 				return []byte(string(sm[1]) + string(sm[2]) + d.url + string(sm[4]))
 			})
 			if linkErr != nil {
@@ -168,19 +173,34 @@ func compress(b []byte) []byte {
 	return buf.Bytes()
 }
 
-// modules returns the URLs of every JavaScript module, sorted, for the
-// shell's modulepreload links: the browser then fetches them all at once
-// instead of discovering them import by import.
+// modules returns the URLs of the modules the entry module imports
+// statically, itself and transitively, sorted, for the shell's
+// modulepreload links: the browser then fetches them all at once instead
+// of discovering them import by import. Modules reached only through a
+// dynamic import() (the conversation page) are left out: they load when
+// a page needs them, and the first load does not pay for them.
 func (s *assetSet) modules() []string {
+	seen := map[string]bool{}
 	var urls []string
-	for _, a := range s.byName {
-		if isModule(a.name) {
-			urls = append(urls, a.url)
+	var walk func(name string)
+	walk = func(name string) {
+		a := s.byName[name]
+		if a == nil || seen[name] {
+			return
+		}
+		seen[name] = true
+		urls = append(urls, a.url)
+		for _, d := range a.deps {
+			walk(d)
 		}
 	}
+	walk(entryModule)
 	sort.Strings(urls)
 	return urls
 }
+
+// entryModule is the module the shell runs.
+const entryModule = "main.js"
 
 // url returns the hashed URL of the source file name; it panics on an
 // unknown name, which only a wrong constant in this package can cause.

@@ -88,6 +88,12 @@ func needBrowser(t *testing.T) {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvArgs(t, nil)
+}
+
+// newEnvArgs is newEnv with more arguments for `wharf serve`.
+func newEnvArgs(t *testing.T, args []string) *env {
+	t.Helper()
 	needBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -96,7 +102,7 @@ func newEnv(t *testing.T) *env {
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hub, err := browsertest.Start(ctx, suite.bin, dir, "HOME="+home)
+	hub, err := browsertest.StartArgs(ctx, suite.bin, dir, args, "HOME="+home)
 	if err != nil {
 		t.Fatal(err)
 	}

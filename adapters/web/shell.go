@@ -9,8 +9,9 @@ import (
 
 // shellTemplate is the one HTML page of the dashboard. It holds no inline
 // script or style (the Content-Security-Policy forbids both): the
-// stylesheet and the entry module are files, and every module is
-// preloaded so the browser fetches them in parallel. Until the script
+// stylesheets and the entry module are files, and every module the entry
+// imports statically is preloaded so the browser fetches them in
+// parallel. Until the script
 // runs, it shows a quiet loading line; without JavaScript, a note.
 var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <html lang="en">
@@ -25,6 +26,7 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <title>Wharf</title>
 <link rel="icon" href="{{.Icon}}" type="image/svg+xml">
 <link rel="stylesheet" href="{{.CSS}}">
+<link rel="stylesheet" href="{{.ChatCSS}}">
 {{range .Modules}}<link rel="modulepreload" href="{{.}}">
 {{end}}<script type="module" src="{{.Main}}"></script>
 </head>
@@ -39,9 +41,9 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 func renderShell(set *assetSet) *asset {
 	var buf bytes.Buffer
 	err := shellTemplate.Execute(&buf, struct {
-		Icon, CSS, Main string
-		Modules         []string
-	}{set.url("icon.svg"), set.url("app.css"), set.url("main.js"), set.modules()})
+		Icon, CSS, ChatCSS, Main string
+		Modules                  []string
+	}{set.url("icon.svg"), set.url("app.css"), set.url("chat.css"), set.url(entryModule), set.modules()})
 	if err != nil {
 		panic(err)
 	}

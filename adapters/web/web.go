@@ -76,16 +76,29 @@ func NewHandler(opts Options) *Handler {
 	return &Handler{assets: set, shell: renderShell(set)}
 }
 
-// clientRoute reports whether p is a page of the dashboard, which the
-// shell serves and the script renders: the workspace list, the login
-// page, adding a workspace, settings, and one workspace's page.
+// clientRoute reports whether p, an escaped path, is a page of the
+// dashboard, which the shell serves and the script renders: the workspace
+// list, the login page, adding a workspace, settings, one workspace's
+// page and one of its conversations (/w/{id}/c/{conversationId}, each
+// segment percent-encoded: conversation ids hold a colon and may hold a
+// slash).
 func clientRoute(p string) bool {
 	switch p {
 	case "/", "/login", "/add", "/settings":
 		return true
 	}
-	id, ok := strings.CutPrefix(p, "/w/")
-	return ok && id != "" && !strings.Contains(id, "/")
+	rest, ok := strings.CutPrefix(p, "/w/")
+	if !ok {
+		return false
+	}
+	seg := strings.Split(rest, "/")
+	switch len(seg) {
+	case 1:
+		return seg[0] != ""
+	case 3:
+		return seg[0] != "" && seg[1] == "c" && seg[2] != ""
+	}
+	return false
 }
 
 // ServeHTTP answers GET and HEAD: a hashed asset, the shell at a client
@@ -119,7 +132,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := http.StatusOK
-	if !clientRoute(p) {
+	if !clientRoute(r.URL.EscapedPath()) {
 		status = http.StatusNotFound
 	}
 	serve(w, r, h.shell, cacheRevalidate, status)

@@ -23,6 +23,7 @@ type agent struct {
 	state        string
 	load         bool
 	authRequired bool
+	demo         bool // see demo.go
 
 	mu     sync.Mutex
 	models map[string]string // by session

@@ -16,6 +16,8 @@
 //	                 flood script as pre-encoded lines in one write, faster
 //	                 than the SDK's agent side can
 //	--big N          with --raw: answer with one chunk of N MiB instead
+//	--demo           a prompt that names no script plays a demonstration
+//	                 turn (demo.go) instead of its echo: for screenshots
 package main
 
 import (
@@ -35,6 +37,7 @@ func main() {
 	auth := flag.Bool("auth-required", false, "refuse session/new with -32000")
 	raw := flag.Bool("raw", false, "no SDK: write pre-encoded lines")
 	big := flag.Int("big", 0, "with --raw: answer with one chunk of this many `MiB`")
+	demo := flag.Bool("demo", false, "play demonstration turns for prompts that name no script")
 	flag.Parse()
 	if *raw {
 		os.Exit(runRaw(os.Stdin, os.Stdout, *big))
@@ -44,7 +47,7 @@ func main() {
 		os.Exit(1)
 	}
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, models: map[string]string{}, modes: map[string]string{}}
+	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, demo: *demo, models: map[string]string{}, modes: map[string]string{}}
 	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
 	<-a.conn.Done()
 }

@@ -138,6 +138,9 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		a.out.Write([]byte("this is not json\n"))
 		t.say("agent_message_chunk", agentscript.AfterGarbage)
 	default:
+		if a.demo {
+			return t.demo(text), nil
+		}
 		t.say("agent_message_chunk", text)
 		for _, m := range images {
 			t.say("agent_message_chunk", "image "+m)

@@ -1,7 +1,9 @@
 // Command screenshots pictures the dashboard for the README: it builds
-// and starts a real `wharf serve` over a demonstration home folder, logs
-// in with a headless Chromium and captures the main pages at desktop and
-// phone widths, in light and dark, as PNG files beside this program.
+// and starts a real `wharf serve` over a demonstration home folder, with
+// the scripted ACP agent (fakes/acpagent --demo) as the coding agent
+// "demo", holds a conversation with it, logs in with a headless Chromium
+// and captures the main pages at desktop and phone widths, in light and
+// dark, as PNG files beside this program.
 //
 //	go run ./adapters/web/screenshots
 //
@@ -14,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +65,12 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	hub, err := browsertest.Start(ctx, bin, tmp, "HOME="+home, "USER=ann")
+	agent, err := browsertest.BuildAgent(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	demoAgent := browsertest.AgentFlag("demo", agent, filepath.Join(tmp, "agent"), "--demo")
+	hub, err := browsertest.StartArgs(ctx, bin, tmp, []string{"--agent", demoAgent}, "HOME="+home, "USER=ann")
 	if err != nil {
 		return err
 	}
@@ -90,6 +98,11 @@ func run(out string) error {
 		return err
 	}
 
+	cid, err := converse(ctx, api, first)
+	if err != nil {
+		return fmt.Errorf("the conversation: %w", err)
+	}
+
 	b, err := browsertest.NewBrowser(ctx, chromium)
 	if err != nil {
 		return err
@@ -113,6 +126,8 @@ func run(out string) error {
 		{"login", "login", `document.querySelector('input[name=password]')`, both(), []string{"light"}},
 		{"workspaces", "", `document.querySelectorAll('.ws-row').length === 4 && document.querySelector('.live-on')`, both(), []string{"light", "dark"}},
 		{"workspace", "w/" + first, `document.querySelector('.tree-file') && document.querySelector('.commits li')`, both(), []string{"light", "dark"}},
+		{"conversation", "w/" + first + "/c/" + url.PathEscape(cid), `document.querySelector('.request-pending') && document.querySelector('.live-on') && document.querySelector('.ctx')`,
+			[]browsertest.Screen{tallDesktop, browsertest.Phone}, []string{"light", "dark"}},
 		{"add", "add?path=" + filepath.Join(home, "src"), `document.querySelector('.dir')`, both(), []string{"light"}},
 		{"settings", "settings", `document.querySelector('.sessions li') && document.querySelector('.page-settings code')`, []browsertest.Screen{browsertest.Desktop}, []string{"light"}},
 	}
@@ -127,6 +142,44 @@ func run(out string) error {
 	}
 	return nil
 }
+
+// converse holds the conversation the pictures show: the demo agent
+// rewrites a guide in one turn, and in the next asks permission to push.
+func converse(ctx context.Context, api *browsertest.Client, ws string) (string, error) {
+	cid, err := api.CreateConversation(ctx, ws, "demo", "Phone guide")
+	if err != nil {
+		return "", err
+	}
+	if _, err := api.Send(ctx, ws, cid, "The phone guide is one line. Rewrite it as steps people can follow, and check the links in docs/."); err != nil {
+		return "", err
+	}
+	if _, err := api.Send(ctx, ws, cid, "Looks good: push it."); err != nil {
+		return "", err
+	}
+	// The second message is held until the first turn ends, then asks.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		snap, err := api.Snapshot(ctx, ws, cid)
+		if err != nil {
+			return "", err
+		}
+		for _, it := range snap.Items {
+			if it["kind"] == "permission" && it["state"] == "pending" {
+				return cid, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no permission request: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// tallDesktop is a desktop tall enough to show a whole turn of the
+// conversation, from its head to the composer.
+var tallDesktop = browsertest.Screen{Name: "desktop", Width: 1280, Height: 1480, Scale: 1}
 
 func both() []browsertest.Screen { return []browsertest.Screen{browsertest.Desktop, browsertest.Phone} }
 

@@ -97,3 +97,27 @@ export const hub = {
   activityViewed: (id) => request('POST', `/s/${enc(id)}/api/activity-viewed`),
   liveSubscriptions: (streamId, change) => request('POST', `/api/hub/live/${enc(streamId)}/subscriptions`, change),
 };
+
+/**
+ * The workspace chat API (tag `chat`), forwarded by the Hub under
+ * /s/{workspaceId}/api/chat/. Conversation and request ids are opaque
+ * and hold characters such as `:`, so every path segment is encoded.
+ */
+const chatPath = (ws, rest) => `/s/${enc(ws)}/api/chat/${rest}`;
+const conv = (ws, cid, rest = '') => chatPath(ws, `conversations/${enc(cid)}${rest}`);
+
+export const chat = {
+  agents: (ws) => request('GET', chatPath(ws, 'agents')),
+  conversations: (ws) => request('GET', chatPath(ws, 'conversations')),
+  create: (ws, agent, title) => request('POST', chatPath(ws, 'conversations'), title ? { agent, title } : { agent }),
+  snapshot: (ws, cid) => request('GET', conv(ws, cid)),
+  rename: (ws, cid, title) => request('POST', conv(ws, cid, '/rename'), { title }),
+  close: (ws, cid) => request('POST', conv(ws, cid, '/close'), {}),
+  /** send posts {text?, attachments?, requestId}: 202 delivered or held. */
+  send: (ws, cid, message) => request('POST', conv(ws, cid, '/messages'), message),
+  removeHeld: (ws, cid, messageId) => request('DELETE', conv(ws, cid, `/messages/${enc(messageId)}`)),
+  cancel: (ws, cid) => request('POST', conv(ws, cid, '/cancel'), {}),
+  answerPermission: (ws, cid, requestId, choiceId) => request('POST', conv(ws, cid, `/permissions/${enc(requestId)}`), { choiceId }),
+  answerQuestion: (ws, cid, requestId, answer) => request('POST', conv(ws, cid, `/questions/${enc(requestId)}`), answer),
+  configure: (ws, cid, change) => request('POST', conv(ws, cid, '/configuration'), change),
+};

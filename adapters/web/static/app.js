@@ -2,13 +2,14 @@
 // stream's state, and the page of the current route. Pages other than the
 // login page need a session: the first 401 of any request sends the user
 // to the login page, which brings them back here afterwards.
+import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { hub, setExpiredHandler } from './api.js';
 import { Link, loginPath, navigate, useLocation } from './router.js';
 import { reconnectNow, start, stop, useModel } from './model.js';
 import { clearSignedIn, userName, wasSignedIn } from './session.js';
-import { ErrorNote, Icon, Logo, useNow, usePageTitle } from './ui.js';
+import { ErrorNote, Icon, Logo, Spinner, useNow, usePageTitle } from './ui.js';
 import { LoginPage } from './pages/login.js';
 import { WorkspacesPage } from './pages/workspaces.js';
 import { AddPage } from './pages/add.js';
@@ -93,6 +94,31 @@ function Header({ path }) {
   </header>`;
 }
 
+// The conversation page is its own chunk of modules, fetched the first
+// time one is opened: the first load of the dashboard does not pay for it.
+const loadConversationPage = () => import('./chat/page.js').then((mod) => mod.ConversationPage);
+
+const loaded = new Map(); // load function -> the component it resolved to
+
+/**
+ * Lazy renders the component load() resolves to, with a quiet line until
+ * then (only the first time: once loaded, it renders at once).
+ */
+function Lazy({ load, ...props }) {
+  const [state, setState] = useState({ comp: loaded.get(load) || null, error: null });
+  useEffect(() => {
+    if (state.comp) return undefined;
+    let live = true;
+    load().then((comp) => {
+      loaded.set(load, comp);
+      if (live) setState({ comp, error: null });
+    }, () => { if (live) setState({ comp: null, error: new Error('This page could not be loaded. Reload to try again.') }); });
+    return () => { live = false; };
+  }, [load]);
+  if (state.comp) return h(state.comp, props);
+  return html`<main class="page" id="main">${state.error ? html`<${ErrorNote} error=${state.error} />` : html`<${Spinner} />`}</main>`;
+}
+
 function NotFound() {
   usePageTitle('Not found');
   return html`<main class="page" id="main"><h1 tabindex="-1">Nothing here</h1>
@@ -103,11 +129,16 @@ function Route({ path, query }) {
   if (path === '/') return html`<${WorkspacesPage} />`;
   if (path === '/add') return html`<${AddPage} query=${query} />`;
   if (path === '/settings') return html`<${SettingsPage} />`;
-  const m = /^\/w\/([^/]+)$/.exec(path);
+  const m = /^\/w\/([^/]+)(?:\/c\/([^/]+))?$/.exec(path);
   if (m) {
     let id = '';
-    try { id = decodeURIComponent(m[1]); } catch { return html`<${NotFound} />`; }
-    return html`<${WorkspacePage} key=${id} id=${id} />`;
+    let cid = '';
+    try {
+      id = decodeURIComponent(m[1]);
+      cid = m[2] ? decodeURIComponent(m[2]) : '';
+    } catch { return html`<${NotFound} />`; }
+    if (cid) return html`<${Lazy} key=${id + '\n' + cid} load=${loadConversationPage} id=${id} cid=${cid} />`;
+    return html`<${WorkspacePage} key=${id} id=${id} query=${query} />`;
   }
   return html`<${NotFound} />`;
 }
@@ -125,7 +156,7 @@ export function App() {
     if (h1 && document.activeElement === document.body) h1.focus({ preventScroll: true });
   }, [path]);
   if (isLogin) return html`<${LoginPage} query=${query} />`;
-  return html`<div class="shell">
+  return html`<div class=${'shell' + (/^\/w\/[^/]+\/c\//.test(path) ? ' shell-conv' : '')}>
     <a class="skip" href="#main">Skip to content</a>
     <${Header} path=${path} />
     <${Route} path=${path} query=${query} />

@@ -5,6 +5,12 @@
 // `resync`). Subscriptions change without reconnecting through
 // POST /api/hub/live/{streamId}/subscriptions; a change the stream cannot
 // take reconnects with the whole set, as the contract says.
+//
+// A conversation subscription starts from the cursor of the snapshot its
+// owner took, and after a `resync` it is parked (neither presented nor
+// followed) until the owner has taken a new snapshot and resubscribes
+// with that snapshot's cursor: an empty cursor would start from the
+// conversation's head and lose what happened in between.
 
 import { SSEParser } from './sse.js';
 import { hub, ApiError } from './api.js';
@@ -58,16 +64,18 @@ export class LiveStream {
   }
 
   /**
-   * want sets the workspace and the subscriptions ({topic, key?}) to
-   * follow. Another workspace opens a new stream; the same one changes
-   * the subscriptions in place. An empty ws closes the stream.
+   * want sets the workspace and the subscriptions ({topic, key?,
+   * cursor?}) to follow. Another workspace opens a new stream; the same
+   * one changes the subscriptions in place, keeping the cursor of each
+   * subscription it already follows (a new one starts at its cursor, or
+   * at none). An empty ws closes the stream.
    */
   want(ws, subs) {
     const next = new Map();
     for (const s of subs) {
       const k = subKey(s.topic, s.key);
       const kept = ws === this.ws ? this.subs.get(k) : null;
-      next.set(k, kept || { topic: s.topic, key: s.key, cursor: '' });
+      next.set(k, kept || { topic: s.topic, key: s.key, cursor: s.cursor || '', parked: false });
     }
     if (ws !== this.ws) {
       this.ws = ws;
@@ -81,12 +89,29 @@ export class LiveStream {
     this.sync();
   }
 
-  /** resubscribe asks the Hub for a fresh snapshot of one subscription. */
-  resubscribe(topic, key) {
+  /**
+   * resubscribe follows one subscription again from cursor: for most
+   * topics an empty one (the Hub sends a fresh snapshot), for a
+   * conversation the cursor of the snapshot its owner just took.
+   */
+  resubscribe(topic, key, cursor = '') {
     const s = this.subs.get(subKey(topic, key));
     if (!s) return;
-    s.cursor = '';
+    s.cursor = cursor;
+    s.parked = false;
     this.sent.delete(subKey(topic, key));
+    this.sync();
+  }
+
+  /**
+   * park stops following one subscription until resubscribe: nothing of
+   * it reaches the owner any more, the connection drops it, and a new
+   * connection leaves it out.
+   */
+  park(topic, key) {
+    const s = this.subs.get(subKey(topic, key));
+    if (!s || s.parked) return;
+    s.parked = true;
     this.sync();
   }
 
@@ -124,7 +149,7 @@ export class LiveStream {
   }
 
   url() {
-    const subs = [...this.subs.values()].map((s) => {
+    const subs = [...this.subs.values()].filter((s) => !s.parked).map((s) => {
       const o = { topic: s.topic, cursor: s.cursor };
       if (s.key) o.key = s.key;
       return o;
@@ -140,7 +165,7 @@ export class LiveStream {
     const gen = this.gen;
     const ctl = new AbortController();
     this.abort = ctl;
-    const sentKeys = new Set(this.subs.keys());
+    const sentKeys = new Set([...this.subs].filter(([, s]) => !s.parked).map(([k]) => k));
     let res;
     try {
       res = await fetch(this.url(), {
@@ -218,8 +243,14 @@ export class LiveStream {
       if (!s || !this.sent.has(subKey(env.topic, env.key))) return; // removed meanwhile
       if (env.event.kind === 'data') s.cursor = env.cursor;
       if (env.event.kind === 'resync') {
-        // Detached until added again; the current state is what to ask for.
-        this.resubscribe(env.topic, env.key);
+        // Detached until added again. A conversation waits for its
+        // owner's new snapshot; other topics ask for the current state.
+        if (env.topic === 'conversation') {
+          s.parked = true;
+          this.sent.delete(subKey(env.topic, env.key));
+        } else {
+          this.resubscribe(env.topic, env.key);
+        }
       }
     }
     this.h.onEnvelope(env);
@@ -240,7 +271,7 @@ export class LiveStream {
     if (!this.streamId) return; // the next connection sends the whole set
     const remove = [];
     for (const k of this.sent) {
-      if (!this.subs.has(k)) {
+      if (!this.subs.has(k) || this.subs.get(k).parked) {
         const [topic, key] = k.split('\n');
         remove.push(key ? { topic, key } : { topic });
       }
@@ -248,7 +279,7 @@ export class LiveStream {
     const add = [];
     const adding = [];
     for (const [k, s] of this.subs) {
-      if (this.sent.has(k)) continue;
+      if (this.sent.has(k) || s.parked) continue;
       const o = { topic: s.topic, cursor: s.cursor };
       if (s.key) o.key = s.key;
       add.push(o);

@@ -1,8 +1,10 @@
 // What the dashboard knows of the Hub, kept current: the Hub state
 // (GET /api/hub/state), every workspace's activity and, on a workspace's
-// page, its document state, all from one live stream. Components read the
-// model and re-render when it changes; changes that arrive together (100
-// activity changes in a second, say) are drawn once per animation frame.
+// page, its document state and conversation inventory ticks, all from one
+// live stream, which also carries the open conversation's events to the
+// conversation page (chat/store.js). Components read the model and
+// re-render when it changes; changes that arrive together (100 activity
+// changes in a second, say) are drawn once per animation frame.
 import { useEffect, useState } from 'preact/hooks';
 import { hub, ApiError, sessionExpired } from './api.js';
 import { LiveStream } from './live.js';
@@ -24,6 +26,13 @@ export const model = {
   live: { state: 'idle' },
   /** the followed workspace's document state: {ws, doc, status} or null */
   doc: null,
+  /**
+   * the followed workspace's conversation inventory: {ws, ticks, catalogs,
+   * status}. ticks grows at `ready` and at every inventory event, each a
+   * reason to read the conversation list again; catalogs is the last
+   * event's catalog revision by agent id.
+   */
+  inventory: null,
   /** grows with every change */
   version: 0,
 };
@@ -53,6 +62,8 @@ export function useModel() {
 
 let stream = null;
 let focus = ''; // the workspace whose page is open
+let withDocs = true; // whether its page shows its documents
+let conversation = null; // the open conversation: {ws, key, cursor, onEnvelope}
 let pollTimer = 0;
 let reading = null;
 let started = false;
@@ -91,7 +102,8 @@ export function stop() {
   if (stream) stream.close();
   stream = null;
   focus = '';
-  Object.assign(model, { state: null, stateError: null, activity: new Map(), live: { state: 'idle' }, doc: null });
+  conversation = null;
+  Object.assign(model, { state: null, stateError: null, activity: new Map(), live: { state: 'idle' }, doc: null, inventory: null });
   changed();
 }
 
@@ -133,13 +145,41 @@ export function reconnectNow() {
   if (stream && stream.status.state === 'reconnecting') stream.connect();
 }
 
-/** follow makes id's documents part of the stream (id '' stops that). */
-export function follow(id) {
+/**
+ * follow makes id's conversation inventory, and its documents unless
+ * documents is false, part of the stream (id '' stops that).
+ */
+export function follow(id, documents = true) {
   focus = id;
-  if (!id) model.doc = null;
+  withDocs = documents;
+  if (!id || !documents) model.doc = null;
   else if (!model.doc || model.doc.ws !== id) model.doc = { ws: id, doc: newDocState(), status: 'waiting' };
+  if (!id) model.inventory = null;
+  else if (!model.inventory || model.inventory.ws !== id) model.inventory = { ws: id, ticks: 0, catalogs: {}, status: 'waiting' };
   aim();
   changed();
+}
+
+/**
+ * followConversation adds the open conversation to the stream, from the
+ * cursor of the snapshot its owner took; onEnvelope gets its envelopes.
+ * null stops following it.
+ */
+export function followConversation(c) {
+  conversation = c;
+  aim();
+}
+
+/** parkConversation stops the open conversation's events until resumeConversation. */
+export function parkConversation() {
+  if (stream && conversation) stream.park('conversation', conversation.key);
+}
+
+/** resumeConversation follows the open conversation again from a new snapshot's cursor. */
+export function resumeConversation(cursor) {
+  if (!conversation) return;
+  conversation.cursor = cursor;
+  if (stream) stream.resubscribe('conversation', conversation.key, cursor);
 }
 
 /**
@@ -152,7 +192,11 @@ function aim() {
   if (!stream || !model.state) return;
   const ids = model.state.workspaces.map((w) => w.id);
   if (focus && ids.includes(focus)) {
-    stream.want(focus, [{ topic: 'document' }]);
+    const subs = [{ topic: 'inventory' }];
+    if (withDocs) subs.push({ topic: 'document' });
+    const c = conversation;
+    if (c && c.ws === focus) subs.push({ topic: 'conversation', key: c.key, cursor: c.cursor });
+    stream.want(focus, subs);
     return;
   }
   const anchor = ids.includes(stream.ws) ? stream.ws : ids[0] || '';
@@ -169,6 +213,27 @@ function envelope(env) {
     if (!w) refresh(); // registered since the state was read
     else if (before && ev.data.awaiting && !before.awaiting) announce(`${w.displayName} awaits you`);
     else if (before && ev.data.finished && !before.finished) announce(`${w.displayName} finished`);
+    changed();
+    return;
+  }
+  if (env.topic === 'conversation') {
+    const c = conversation;
+    if (c && c.ws === env.ws && c.key === env.key) c.onEnvelope(env);
+    return;
+  }
+  if (env.topic === 'inventory') {
+    const inv = model.inventory;
+    if (!inv || inv.ws !== env.ws) return;
+    if (ev.kind === 'data') {
+      inv.ticks++;
+      inv.catalogs = (ev.data && ev.data.catalogs) || {};
+      inv.status = 'live';
+    } else if (ev.kind === 'ready') {
+      inv.ticks++;
+      inv.status = 'live';
+    } else if (ev.kind === 'unavailable') {
+      inv.status = 'unavailable';
+    }
     changed();
     return;
   }

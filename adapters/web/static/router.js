@@ -60,3 +60,6 @@ export function Link({ href, children, ...rest }) {
 
 /** wsPath is a workspace's page. */
 export const wsPath = (id) => '/w/' + encodeURIComponent(id);
+
+/** convPath is the page of conversation cid of workspace id. */
+export const convPath = (id, cid) => wsPath(id) + '/c/' + encodeURIComponent(cid);

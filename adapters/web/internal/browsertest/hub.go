@@ -26,18 +26,37 @@ import (
 // dir and returns the binary's path. Go's build cache makes it quick after
 // the first time.
 func Build(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "wharf", "./cmd/wharf")
+}
+
+// BuildAgent compiles the scripted ACP agent (fakes/acpagent) into dir
+// and returns the binary's path: `wharf serve --agent` runs it as a
+// coding agent whose turns play the scripts of fakes/agentscript.
+func BuildAgent(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "acpagent", "./fakes/acpagent")
+}
+
+func build(ctx context.Context, dir, name, pkg string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(dir, "wharf")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wharf")
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/wharf: %w\n%s", err, b)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 	}
 	return bin, nil
+}
+
+// AgentFlag is the value of `wharf serve --agent` that names the
+// scripted agent at bin as agent id, keeping its sessions in state (so
+// that session/load replays them) and passing it extra flags.
+func AgentFlag(id, bin, state string, extra ...string) string {
+	argv, _ := json.Marshal(append([]string{bin, "--state", state}, extra...))
+	return id + "=" + string(argv)
 }
 
 // Hub is a running `wharf serve` with a private state directory.
@@ -47,6 +66,7 @@ type Hub struct {
 	Password string
 	StateDir string
 	bin      string
+	args     []string
 	env      []string
 	cmd      *exec.Cmd
 	stderr   *lockedBuffer
@@ -59,11 +79,16 @@ type Hub struct {
 // adds to the process's environment (HOME, say, which the folder browser
 // starts at).
 func Start(ctx context.Context, bin, dir string, env ...string) (*Hub, error) {
+	return StartArgs(ctx, bin, dir, nil, env...)
+}
+
+// StartArgs is Start with more arguments for `wharf serve` (--agent, say).
+func StartArgs(ctx context.Context, bin, dir string, args []string, env ...string) (*Hub, error) {
 	state := filepath.Join(dir, "state")
 	if err := os.Mkdir(state, 0o700); err != nil {
 		return nil, err
 	}
-	h := &Hub{StateDir: state, bin: bin, env: env}
+	h := &Hub{StateDir: state, bin: bin, args: args, env: env}
 	if err := h.run(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
@@ -103,7 +128,7 @@ func (h *Hub) Restart(ctx context.Context) error {
 
 // run starts the process listening on addr and waits for its address.
 func (h *Hub) run(ctx context.Context, addr string) error {
-	cmd := exec.Command(h.bin, "serve", "--listen", addr, "--state-dir", h.StateDir, "--log-level", "warn")
+	cmd := exec.Command(h.bin, append([]string{"serve", "--listen", addr, "--state-dir", h.StateDir, "--log-level", "warn"}, h.args...)...)
 	cmd.Env = append(os.Environ(), h.env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

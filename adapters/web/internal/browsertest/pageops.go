@@ -104,7 +104,8 @@ func (p *Page) ClickText(scope, text string) error {
 		return err
 	}
 	err := p.Do(chromedp.Click(chromedp.CSS(`[data-click="1"]`)))
-	p.Do(chromedp.RemoveAttribute(chromedp.CSS(`[data-click="1"]`), "data-click"))
+	// Unmark it without waiting for it: the click may have removed it.
+	Eval[bool](p, `(document.querySelectorAll('[data-click]').forEach((el) => el.removeAttribute('data-click')), true)`)
 	return err
 }
 

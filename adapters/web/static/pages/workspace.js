@@ -1,7 +1,8 @@
-// One workspace's page: its state and actions, its files as a tree and
-// its Git state (branch, changed files, recent commits), all from the
-// document topic of the live stream, so they change as files are saved.
-// Opening the page acknowledges a `finished` workspace.
+// One workspace's page: its state and actions, its conversations with
+// coding agents (pages/conversations.js), its files as a tree and its Git
+// state (branch, changed files, recent commits), all from the live
+// stream, so they change as agents work and files are saved. Opening the
+// page acknowledges a `finished` workspace.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub } from '../api.js';
@@ -11,8 +12,9 @@ import { announce } from '../announce.js';
 import { Badge, Empty, ErrorNote, Icon, Spinner, relTime, statusOf, useAction, useNow, usePageTitle } from '../ui.js';
 import { ForgetDialog, RenameDialog } from './workspaces.js';
 import { buildTree, changeIndex } from '../tree.js';
+import { Conversations } from './conversations.js';
 
-export function WorkspacePage({ id }) {
+export function WorkspacePage({ id, query }) {
   const m = useModel();
   const ws = workspace(id);
   usePageTitle(ws ? ws.displayName : 'Workspace');
@@ -32,6 +34,8 @@ export function WorkspacePage({ id }) {
   return html`<main class="page page-ws" id="main">
     <${Link} href="/" class="back"><${Icon} name="up" size=${16} />Workspaces<//>
     <${Head} ws=${ws} status=${status} />
+    <${Conversations} ws=${ws} running=${status.key !== 'stopped'} awaiting=${!!act?.awaiting}
+      goAwaiting=${query?.get('awaiting') === '1'} />
     <${Documents} ws=${ws} running=${status.key !== 'stopped'} doc=${m.doc && m.doc.ws === id ? m.doc : null} version=${m.doc?.doc.version} />
   </main>`;
 }
@@ -41,7 +45,7 @@ export function WorkspacePage({ id }) {
  * (hubAcknowledgeWorkspaceActivity): when the page opens on one, and when
  * one finishes while the page is in view.
  */
-function useAcknowledge(id, finished) {
+export function useAcknowledge(id, finished) {
   const [visible, setVisible] = useState(!document.hidden);
   useEffect(() => {
     const fn = () => setVisible(!document.hidden);

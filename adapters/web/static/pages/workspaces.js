@@ -81,7 +81,10 @@ const Row = memo(function Row({ ws, act }) {
     <div class="ws-main">
       <div class="ws-title">
         <${Link} href=${wsPath(ws.id)} class="ws-name">${ws.displayName}<//>
-        <${Badge} status=${status} />
+        ${status.key === 'awaiting'
+          ? html`<${Link} href=${wsPath(ws.id) + '?awaiting=1'} class="badge-link"
+              aria-label=${`${ws.displayName} awaits you: open the conversation`}><${Badge} status=${status} /><//>`
+          : html`<${Badge} status=${status} />`}
       </div>
       <div class="ws-meta">
         <span class="ws-path" title=${ws.path}><bdi>${ws.path}</bdi></span>
