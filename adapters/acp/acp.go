@@ -28,7 +28,8 @@
 //     `terminal/*` runs there with the same environment (terminal.go).
 //
 // An agent whose command is not found is `not-installed`; one answering
-// -32000 reports hub.ErrAgentLoginRequired; neither is a crash.
+// -32000 reports hub.ErrAgentLoginRequired; neither is a crash. An agent
+// given an API key (Options.AgentEnv) is authenticated with it at start.
 package acp
 
 import (
@@ -51,14 +52,19 @@ type Agent struct {
 	ID      string
 	Name    string
 	Command []string
+	// Keys are the agent's methods that log in with an API key from its
+	// environment (see KeyMethod and Options.AgentEnv).
+	Keys []KeyMethod
 }
 
 // KnownAgents are the agents built in, with the commands the research
 // note measured (each answers ACP protocol version 1).
 var KnownAgents = []Agent{
 	{ID: "claude", Name: "Claude Code", Command: []string{"claude-agent-acp"}},
-	{ID: "codex", Name: "Codex", Command: []string{"codex-acp"}},
-	{ID: "gemini", Name: "Gemini CLI", Command: []string{"gemini", "--acp"}},
+	{ID: "codex", Name: "Codex", Command: []string{"codex-acp"},
+		Keys: []KeyMethod{{Method: "api-key", Vars: []string{"CODEX_API_KEY", "OPENAI_API_KEY"}}}},
+	{ID: "gemini", Name: "Gemini CLI", Command: []string{"gemini", "--acp"},
+		Keys: []KeyMethod{{Method: "gemini-api-key", Vars: []string{"GEMINI_API_KEY"}}}},
 	{ID: "opencode", Name: "OpenCode", Command: []string{"opencode", "acp"}},
 }
 
@@ -71,6 +77,13 @@ type Options struct {
 	// Env is the environment of every agent and terminal: the session's
 	// sanitized one. Its PATH finds the commands.
 	Env []string
+	// AgentEnv adds entries to one agent's environment (by agent id),
+	// after Env: the API key someone gave the Hub for that agent, such as
+	// GEMINI_API_KEY=…. An agent that advertises a method for a key it
+	// finds there (KeyMethod, or ACP's `env_var` methods) is authenticated
+	// with it at Start. Terminals the agent opens do not get these
+	// entries. The values are secrets: never logged.
+	AgentEnv map[string][]string
 	// StartTimeout bounds starting an agent and its `initialize`; default
 	// DefaultStartTimeout.
 	StartTimeout time.Duration

@@ -39,6 +39,10 @@ type conn struct {
 	pending  map[string]*request        // requests awaiting the user, by the id given to the core
 	turns    map[string]*promptTurn     // sessions with a Prompt in flight
 	nextReq  int
+	awaiting map[string]string         // SDK requests whose results may carry models: id → session (models.go)
+	models   map[string]*legacyModels  // models from those results, until state takes them
+	calls    map[string]chan *rpcError // the wire's own requests awaiting their answer
+	nextCall int
 	closing  bool
 	done     chan struct{}
 	err      error
@@ -47,6 +51,7 @@ type conn struct {
 // sessionOptions are the config option ids of a session's model and mode.
 type sessionOptions struct {
 	modelOption, modeOption string // "" when the agent offers none (modes: session/set_mode)
+	legacyModel             bool   // models came as a `models` object: session/set_model (models.go)
 }
 
 // promptTurn is a Prompt in flight.
@@ -61,6 +66,7 @@ func newConn(r *Runtime, a Agent, dir string, sink hub.AgentSink, cmd *exec.Cmd,
 	c := &conn{r: r, agent: a, dir: dir, sink: sink, cmd: cmd, out: &lockedWriter{w: stdin},
 		log:      r.log.With("agent", a.ID, "pid", cmd.Process.Pid),
 		sessions: map[string]*sessionOptions{}, pending: map[string]*request{}, turns: map[string]*promptTurn{},
+		awaiting: map[string]string{}, models: map[string]*legacyModels{}, calls: map[string]chan *rpcError{},
 		done: make(chan struct{})}
 	c.terms = newTerminals(c)
 	return c
@@ -240,15 +246,19 @@ func (c *conn) Cancel(ctx context.Context, sid string) error {
 	return nil
 }
 
-// SetModel sets the session's model through its model config option.
+// SetModel sets the session's model through its model config option, or
+// session/set_model for an agent that offers its models the older way.
 func (c *conn) SetModel(ctx context.Context, sid, model string) error {
 	c.mu.Lock()
 	opts := c.sessions[sid]
 	c.mu.Unlock()
-	if opts == nil || opts.modelOption == "" {
-		return hub.Errorf(hub.Invalid, "%s offers no model choice", c.agent.Name)
+	switch {
+	case opts != nil && opts.modelOption != "":
+		return c.setOption(ctx, sid, opts.modelOption, model)
+	case opts != nil && opts.legacyModel:
+		return c.call(ctx, "session/set_model", map[string]string{"sessionId": sid, "modelId": model})
 	}
-	return c.setOption(ctx, sid, opts.modelOption, model)
+	return hub.Errorf(hub.Invalid, "%s offers no model choice", c.agent.Name)
 }
 
 // SetMode sets the session's mode: its mode config option, or
@@ -291,6 +301,7 @@ func (c *conn) state(sid string, modes *acpsdk.SessionModeState, options []acpsd
 	var decoded []configOption
 	_ = json.Unmarshal(raw, &decoded)
 	applyOptions(&st, opts, decoded)
+	opts.legacyModel = c.applyLegacyModels(&st)
 	c.mu.Lock()
 	c.sessions[sid] = opts
 	c.mu.Unlock()

@@ -32,7 +32,7 @@ const (
 // pipes and initializes it within ctx.
 func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.AgentSink) (*conn, error) {
 	cmd := exec.Command(path, a.Command[1:]...)
-	cmd.Dir, cmd.Env = dir, r.opts.Env
+	cmd.Dir, cmd.Env = dir, r.agentEnv(a)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -62,7 +62,7 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 	}
 	c := newConn(r, a, dir, sink, cmd, stdin)
 	toSDK, fromWire := io.Pipe()
-	c.sdk = acpsdk.NewClientSideConnection(&client{c: c}, c.out, toSDK)
+	c.sdk = acpsdk.NewClientSideConnection(&client{c: c}, sdkWriter{c}, toSDK)
 	c.sdk.SetLogger(slog.New(slog.DiscardHandler)) // it would log raw lines of the agent
 	c.procs.Add(3)
 	c.drained = make(chan struct{})
@@ -92,6 +92,10 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 			return nil, hub.Wrap(hub.Unavailable, ctx.Err(), a.Name+" did not answer in time")
 		}
 		return nil, c.failure(err, a.Name+" failed to start")
+	}
+	if err := c.authenticate(ctx, res.AuthMethods); err != nil {
+		c.Close()
+		return nil, err
 	}
 	c.info = hub.AgentInfo{Name: a.Name, LoadSession: res.AgentCapabilities.LoadSession,
 		ListSessions: res.AgentCapabilities.SessionCapabilities.List != nil,

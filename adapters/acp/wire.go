@@ -23,6 +23,8 @@ type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
 }
 
 // read reads the agent's stdout line by line until it ends, handling
@@ -87,6 +89,8 @@ func (c *conn) dispatch(line []byte, sdk *io.PipeWriter) bool {
 		// Other notifications are extensions the SDK would only queue.
 		c.log.Debug("agent notification ignored", "method", truncate(env.Method, 64))
 		return true
+	case env.Method == "" && request && c.noteResult(env.ID, env.Result, env.Error):
+		return true // an answer to the wire's own request
 	case len(line) > sdkMaxLine && env.Method != "":
 		c.reply(env.ID, nil, &rpcError{Code: -32600, Message: "request too large"})
 		return true

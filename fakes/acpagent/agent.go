@@ -23,7 +23,8 @@ type agent struct {
 	state        string
 	load         bool
 	authRequired bool
-	demo         bool // see demo.go
+	keyVar       string // see --key-var
+	demo         bool   // see demo.go
 
 	mu     sync.Mutex
 	models map[string]string // by session
@@ -36,15 +37,32 @@ var (
 )
 
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	methods := []acp.AuthMethod{}
+	if a.keyVar != "" {
+		methods = append(methods, acp.AuthMethod{EnvVar: &acp.AuthMethodEnvVarInline{Type: "env_var", Id: "key", Name: "API key",
+			Vars: []acp.AuthEnvVar{{Name: a.keyVar}}}})
+	}
 	return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentInfo:   &acp.Implementation{Name: "acpagent", Version: "1"},
-		AuthMethods: []acp.AuthMethod{},
+		AuthMethods: methods,
 		AgentCapabilities: acp.AgentCapabilities{LoadSession: a.load,
 			PromptCapabilities:  acp.PromptCapabilities{Image: true},
 			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}}}}, nil
 }
 
-func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+func (a *agent) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if a.keyVar == "" || p.MethodId != "key" {
+		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]any{"methodId": p.MethodId})
+	}
+	switch os.Getenv(a.keyVar) {
+	case "":
+		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]any{"missing": a.keyVar})
+	case "refused":
+		return acp.AuthenticateResponse{}, loginRequired()
+	}
+	a.mu.Lock()
+	a.authRequired = false
+	a.mu.Unlock()
 	return acp.AuthenticateResponse{}, nil
 }
 
@@ -68,7 +86,10 @@ func loginRequired() error {
 }
 
 func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	if a.authRequired {
+	a.mu.Lock()
+	locked := a.authRequired
+	a.mu.Unlock()
+	if locked {
 		return acp.NewSessionResponse{}, loginRequired()
 	}
 	var b [8]byte

@@ -11,11 +11,16 @@
 //	                 after a crash (default: a folder under TMPDIR)
 //	--no-load        do not offer session/load
 //	--auth-required  answer session/new with -32000 until authenticated
+//	--key-var NAME   advertise an `env_var` login method, id "key", that
+//	                 reads NAME: authenticate succeeds when NAME is set,
+//	                 except to "refused" (-32000)
 //	--raw            no SDK: a plain writer that answers initialize,
 //	                 session/new and session/prompt itself and plays the
 //	                 flood script as pre-encoded lines in one write, faster
 //	                 than the SDK's agent side can
 //	--big N          with --raw: answer with one chunk of N MiB instead
+//	--legacy-models  with --raw: offer models as Gemini CLI does (a
+//	                 `models` object and session/set_model)
 //	--demo           a prompt that names no script plays a demonstration
 //	                 turn (demo.go) instead of its echo: for screenshots
 package main
@@ -35,19 +40,21 @@ func main() {
 	state := flag.String("state", filepath.Join(os.TempDir(), "wharf-acpagent"), "session `folder`")
 	noLoad := flag.Bool("no-load", false, "do not offer session/load")
 	auth := flag.Bool("auth-required", false, "refuse session/new with -32000")
+	keyVar := flag.String("key-var", "", "advertise a login with the key in this environment `variable`")
 	raw := flag.Bool("raw", false, "no SDK: write pre-encoded lines")
 	big := flag.Int("big", 0, "with --raw: answer with one chunk of this many `MiB`")
+	legacyModels := flag.Bool("legacy-models", false, "with --raw: offer models in a `models` object")
 	demo := flag.Bool("demo", false, "play demonstration turns for prompts that name no script")
 	flag.Parse()
 	if *raw {
-		os.Exit(runRaw(os.Stdin, os.Stdout, *big))
+		os.Exit(runRaw(os.Stdin, os.Stdout, *big, *legacyModels))
 	}
 	if err := os.MkdirAll(*state, 0o700); err != nil {
 		fmt.Fprintln(os.Stderr, "acpagent:", err)
 		os.Exit(1)
 	}
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, demo: *demo, models: map[string]string{}, modes: map[string]string{}}
+	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, keyVar: *keyVar, demo: *demo, models: map[string]string{}, modes: map[string]string{}}
 	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
 	<-a.conn.Done()
 }
