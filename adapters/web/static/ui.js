@@ -1,7 +1,7 @@
 // Small shared pieces of the pages: status badges, error and empty
 // states, confirmation dialogs, relative times, icons.
 import { Component, h } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 
 /**
@@ -90,6 +90,42 @@ export function Confirm({ title, body, confirm, danger, busy, error, onConfirm, 
       <button type="button" class=${'btn ' + (danger ? 'btn-danger' : 'btn-primary')} autofocus
         disabled=${busy} onClick=${onConfirm}>${busy ? 'Working…' : confirm}</button>
     </div>
+  </${Dialog}>`;
+}
+
+/**
+ * NameDialog asks for one name and keeps it (a rename): problem(trimmed)
+ * says in words what is wrong with it ('' when nothing), save(trimmed)
+ * keeps it, and what it throws (the API's answer) shows in the dialog.
+ */
+export function NameDialog({ title, label, help, initial, maxlength, problem, save, onClose }) {
+  const [name, setName] = useState(initial || '');
+  const action = useAction();
+  const helpId = useId();
+  const trimmed = name.trim();
+  const invalid = problem(trimmed);
+  const submit = (e) => {
+    e.preventDefault();
+    if (invalid) return;
+    action.run(async () => {
+      await save(trimmed);
+      onClose();
+    });
+  };
+  return html`<${Dialog} title=${title} onClose=${onClose}>
+    <form class="dialog-body" onSubmit=${submit}>
+      <label class="field">
+        <span class="field-label">${label}</span>
+        <input autofocus value=${name} maxlength=${maxlength} onInput=${(e) => setName(e.currentTarget.value)}
+          aria-invalid=${invalid ? 'true' : undefined} aria-describedby=${helpId} />
+        <span class="field-help" id=${helpId}>${invalid || help}</span>
+      </label>
+      <${ErrorNote} error=${action.error} />
+      <div class="dialog-actions">
+        <button type="button" class="btn" onClick=${onClose}>Cancel</button>
+        <button type="submit" class="btn btn-primary" disabled=${action.busy || !!invalid}>${action.busy ? 'Saving…' : 'Rename'}</button>
+      </div>
+    </form>
   </${Dialog}>`;
 }
 

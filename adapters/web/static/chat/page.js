@@ -10,7 +10,7 @@ import { chat, hub } from '../api.js';
 import { Link, navigate, wsPath } from '../router.js';
 import { activityOf, follow, refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
-import { Badge, Confirm, Dialog, ErrorNote, Icon, Spinner, statusOf, useAction, usePageTitle } from '../ui.js';
+import { Badge, Confirm, ErrorNote, Icon, NameDialog, Spinner, statusOf, useAction, usePageTitle } from '../ui.js';
 import { useAcknowledge } from '../pages/workspace.js';
 import { busy, convStatus, convTitle, useAgents } from '../pages/conversations.js';
 import { pendingRequest } from './convstate.js';
@@ -147,34 +147,13 @@ function ContextWindow({ it }) {
 }
 
 function Rename({ ws, cid, title, onClose }) {
-  const [name, setName] = useState(title || '');
-  const action = useAction();
-  const trimmed = name.trim();
-  const invalid = !trimmed ? 'A title cannot be empty.' : new TextEncoder().encode(trimmed).length > 200 ? 'A title holds at most 200 bytes.' : '';
-  const submit = (e) => {
-    e.preventDefault();
-    if (invalid) return;
-    action.run(async () => {
-      await chat.rename(ws, cid, trimmed);
-      announce(`Renamed to ${trimmed}`);
-      onClose();
-    });
-  };
-  return html`<${Dialog} title="Rename conversation" onClose=${onClose}>
-    <form class="dialog-body" onSubmit=${submit}>
-      <label class="field">
-        <span class="field-label">Title</span>
-        <input autofocus value=${name} maxlength="400" onInput=${(e) => setName(e.currentTarget.value)}
-          aria-invalid=${invalid ? 'true' : undefined} aria-describedby="conv-rename-help" />
-        <span class="field-help" id="conv-rename-help">${invalid || 'Only you and your devices see it.'}</span>
-      </label>
-      <${ErrorNote} error=${action.error} />
-      <div class="dialog-actions">
-        <button type="button" class="btn" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="btn btn-primary" disabled=${action.busy || !!invalid}>${action.busy ? 'Saving…' : 'Rename'}</button>
-      </div>
-    </form>
-  <//>`;
+  return html`<${NameDialog} title="Rename conversation" label="Title" initial=${title} maxlength="400"
+    help="Only you and your devices see it." onClose=${onClose}
+    problem=${(t) => !t ? 'A title cannot be empty.' : new TextEncoder().encode(t).length > 200 ? 'A title holds at most 200 bytes.' : ''}
+    save=${async (t) => {
+      await chat.rename(ws, cid, t);
+      announce(`Renamed to ${t}`);
+    }} />`;
 }
 
 function Close({ ws, cid, title, onClose }) {

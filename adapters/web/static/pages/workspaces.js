@@ -7,7 +7,7 @@ import { hub } from '../api.js';
 import { Link, wsPath } from '../router.js';
 import { activityOf, model, refresh, useModel } from '../model.js';
 import { announce } from '../announce.js';
-import { Badge, Confirm, Dialog, Empty, ErrorNote, Icon, memo, statusOf, useAction, usePageTitle } from '../ui.js';
+import { Badge, Confirm, Empty, ErrorNote, Icon, NameDialog, memo, statusOf, useAction, usePageTitle } from '../ui.js';
 
 let listReady = false;
 
@@ -112,36 +112,14 @@ const Row = memo(function Row({ ws, act }) {
 const visibleLength = (s) => [...s].length;
 
 export function RenameDialog({ ws, onClose }) {
-  const [name, setName] = useState(ws.displayName);
-  const action = useAction();
-  const trimmed = name.trim();
-  const invalid = !trimmed ? 'A display name cannot be empty.'
-    : visibleLength(trimmed) > 64 ? 'A display name holds at most 64 characters.' : '';
-  const submit = (e) => {
-    e.preventDefault();
-    if (invalid) return;
-    action.run(async () => {
-      await hub.rename(ws.id, trimmed);
+  return html`<${NameDialog} title="Rename workspace" label="Display name" initial=${ws.displayName} maxlength="200"
+    help="Only the name changes: the folder, the session and the id stay." onClose=${onClose}
+    problem=${(t) => !t ? 'A display name cannot be empty.' : visibleLength(t) > 64 ? 'A display name holds at most 64 characters.' : ''}
+    save=${async (t) => {
+      await hub.rename(ws.id, t);
       await refresh();
-      announce(`Renamed to ${trimmed}`);
-      onClose();
-    });
-  };
-  return html`<${Dialog} title="Rename workspace" onClose=${onClose}>
-    <form class="dialog-body" onSubmit=${submit}>
-      <label class="field">
-        <span class="field-label">Display name</span>
-        <input autofocus value=${name} maxlength="200" onInput=${(e) => setName(e.currentTarget.value)}
-          aria-invalid=${invalid ? 'true' : undefined} aria-describedby="rename-help" />
-        <span class="field-help" id="rename-help">${invalid || 'Only the name changes: the folder, the session and the id stay.'}</span>
-      </label>
-      <${ErrorNote} error=${action.error} />
-      <div class="dialog-actions">
-        <button type="button" class="btn" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="btn btn-primary" disabled=${action.busy || !!invalid}>${action.busy ? 'Saving…' : 'Rename'}</button>
-      </div>
-    </form>
-  <//>`;
+      announce(`Renamed to ${t}`);
+    }} />`;
 }
 
 export function ForgetDialog({ ws, onClose, onDone }) {
