@@ -228,6 +228,53 @@ func (lr *liveReader) status(s string) chatEnvelope {
 	})
 }
 
+// chatHub is a real Hub whose agent `scripted` is the scripted ACP agent,
+// its first user logged in, with one started workspace on a new
+// repository: what the conversation end-to-end tests start from.
+type chatHub struct {
+	h                   *child
+	c                   *http.Client
+	dir, home           string   // the state directory and the user's HOME
+	args                []string // serve's arguments beyond the state: the agent
+	password, token, ws string   // the first user's, its bearer session, the workspace id
+}
+
+func startChatHub(ctx context.Context, t *testing.T) *chatHub {
+	t.Helper()
+	is := is.New(t)
+	bin, err := acpAgent()
+	is.NoErr(err) // the scripted agent builds
+	x := &chatHub{c: newClient(t, nil), dir: stateDir(t), home: t.TempDir()}
+	repo := filepath.Join(t.TempDir(), "proj")
+	is.NoErr(os.Mkdir(repo, 0o755))
+	gitInit(t, repo, x.home)
+	repo = canonical(t, repo)
+	x.args = []string{"--agent", `scripted=["` + bin + `","--state","` + filepath.Join(t.TempDir(), "agent") + `"]`}
+	x.h = startChildArgs(ctx, t, x.dir, x.args, "HOME="+x.home, "GORACE=atexit_sleep_ms=0")
+	x.password, x.token = loginFirstUser(ctx, t, x.c, x.h)
+	var reg struct{ ID string }
+	status, _ := postJSON(ctx, t, x.c, x.h.url+"api/hub/workspaces", x.token, map[string]any{"path": repo, "start": true}, &reg)
+	is.Equal(status, http.StatusOK) // registered and started
+	x.ws = reg.ID
+	return x
+}
+
+// chatURL is the workspace's chat API, forwarded by the Hub.
+func (x *chatHub) chatURL() string { return x.h.url + "s/" + x.ws + "/api/chat/" }
+
+// restart stops the Hub cleanly and starts it again on the same state,
+// logged in again.
+func (x *chatHub) restart(ctx context.Context, t *testing.T) {
+	t.Helper()
+	is := is.New(t)
+	is.NoErr(x.h.cmd.Process.Signal(os.Interrupt))
+	is.NoErr(x.h.wait(ctx)) // a clean stop
+	x.h = startChildArgs(ctx, t, x.dir, x.args, "HOME="+x.home, "GORACE=atexit_sleep_ms=0")
+	resp, s := login(ctx, t, x.c, x.h.url, "ann", x.password)
+	is.Equal(resp.StatusCode, http.StatusOK) // the first user logs in again
+	x.token = s.SessionID
+}
+
 // TestChatEndToEnd drives conversations with the scripted ACP agent
 // through a real Hub and a real workspace child: the chat API forwarded
 // under /s/{id}/api/chat/, the inventory, conversation and activity
@@ -239,21 +286,8 @@ func TestChatEndToEnd(t *testing.T) {
 	// on a machine that may be busy.
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	bin, err := acpAgent()
-	is.NoErr(err) // the scripted agent builds
-	home, dir := t.TempDir(), stateDir(t)
-	repo := filepath.Join(t.TempDir(), "proj")
-	is.NoErr(os.Mkdir(repo, 0o755))
-	gitInit(t, repo, home)
-	repo = canonical(t, repo)
-	agentFlag := `scripted=["` + bin + `","--state","` + filepath.Join(t.TempDir(), "agent") + `"]`
-	c := newClient(t, nil)
-	h := startChildArgs(ctx, t, dir, []string{"--agent", agentFlag}, "HOME="+home, "GORACE=atexit_sleep_ms=0")
-	password, token := loginFirstUser(ctx, t, c, h)
-	var reg struct{ ID string }
-	status, _ := postJSON(ctx, t, c, h.url+"api/hub/workspaces", token, map[string]any{"path": repo, "start": true}, &reg)
-	is.Equal(status, http.StatusOK) // registered and started
-	chatURL := h.url + "s/" + reg.ID + "/api/chat/"
+	x := startChatHub(ctx, t)
+	h, c, token, ws, chatURL := x.h, x.c, x.token, x.ws, x.chatURL()
 	do := func(method, path string, body any, schema string, want int) []byte {
 		t.Helper()
 		resp, b := call(ctx, t, c, method, chatURL+path, token, body)
@@ -278,7 +312,7 @@ func TestChatEndToEnd(t *testing.T) {
 	}
 	is.True(found) // the configured agent is available
 
-	live := openLive(ctx, t, c, h.url, token, reg.ID, `[{"topic":"inventory"}]`)
+	live := openLive(ctx, t, c, h.url, token, ws, `[{"topic":"inventory"}]`)
 	live.until("the inventory", func(e chatEnvelope) bool { return e.Topic == "inventory" && e.Event.Kind == "data" })
 
 	var created struct{ Conversation struct{ ID string } }
@@ -302,9 +336,9 @@ func TestChatEndToEnd(t *testing.T) {
 	// A streamed answer: working while it runs, finished after.
 	do("POST", "conversations/"+cid+"/messages", map[string]any{"text": agentscript.Stream}, "SendMessageResult", 202)
 	live.all("working, then completed and finished",
-		func(e chatEnvelope) bool { return e.Topic == "activity" && e.WS == reg.ID && e.activity.Working },
+		func(e chatEnvelope) bool { return e.Topic == "activity" && e.WS == ws && e.activity.Working },
 		isStatus("completed"),
-		func(e chatEnvelope) bool { return e.Topic == "activity" && e.WS == reg.ID && e.activity.Finished })
+		func(e chatEnvelope) bool { return e.Topic == "activity" && e.WS == ws && e.activity.Finished })
 
 	var after struct{ Items []map[string]any }
 	is.NoErr(json.Unmarshal(do("GET", "conversations/"+cid, nil, "ConversationSnapshot", 200), &after))
@@ -369,19 +403,14 @@ func TestChatEndToEnd(t *testing.T) {
 	live.status("completed")
 
 	// The Hub restarts: the inventory survives and the history comes back.
-	is.NoErr(h.cmd.Process.Signal(os.Interrupt))
-	is.NoErr(h.wait(ctx)) // a clean stop
-	h = startChildArgs(ctx, t, dir, []string{"--agent", agentFlag}, "HOME="+home, "GORACE=atexit_sleep_ms=0")
-	resp, s := login(ctx, t, c, h.url, "ann", password)
-	is.Equal(resp.StatusCode, http.StatusOK)
-	token = s.SessionID
-	chatURL = h.url + "s/" + reg.ID + "/api/chat/"
+	x.restart(ctx, t)
+	h, token, chatURL = x.h, x.token, x.chatURL()
 	var list struct{ Conversations []struct{ ID, Title string } }
 	is.NoErr(json.Unmarshal(do("GET", "conversations", nil, "ConversationList", 200), &list))
 	is.Equal(len(list.Conversations), 1)               // the inventory survived
 	is.Equal(list.Conversations[0].ID, id)             // with its conversation
 	is.Equal(list.Conversations[0].Title, "Build fix") // and its title
-	live = openLive(ctx, t, c, h.url, token, reg.ID, `[{"topic":"conversation","key":"`+id+`","cursor":"`+snap.Cursor+`"}]`)
+	live = openLive(ctx, t, c, h.url, token, ws, `[{"topic":"conversation","key":"`+id+`","cursor":"`+snap.Cursor+`"}]`)
 	e := live.until("the resync", func(e chatEnvelope) bool { return e.Topic == "conversation" && e.Event.Kind == "resync" })
 	is.Equal(e.chat.Reason, "generation-changed") // an old cursor cannot resume in a new child
 	is.NoErr(json.Unmarshal(do("GET", "conversations/"+cid, nil, "ConversationSnapshot", 200), &snap))

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,21 +24,8 @@ func TestChatSurvivesFloodsCrashesAndReconnects(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	bin, err := acpAgent()
-	is.NoErr(err) // the scripted agent builds
-	home, dir := t.TempDir(), stateDir(t)
-	repo := filepath.Join(t.TempDir(), "proj")
-	is.NoErr(os.Mkdir(repo, 0o755))
-	gitInit(t, repo, home)
-	repo = canonical(t, repo)
-	agentFlag := `scripted=["` + bin + `","--state","` + filepath.Join(t.TempDir(), "agent") + `"]`
-	c := newClient(t, nil)
-	h := startChildArgs(ctx, t, dir, []string{"--agent", agentFlag}, "HOME="+home, "GORACE=atexit_sleep_ms=0")
-	_, token := loginFirstUser(ctx, t, c, h)
-	var reg struct{ ID string }
-	status, _ := postJSON(ctx, t, c, h.url+"api/hub/workspaces", token, map[string]any{"path": repo, "start": true}, &reg)
-	is.Equal(status, http.StatusOK)
-	chatURL := h.url + "s/" + reg.ID + "/api/chat/"
+	x := startChatHub(ctx, t)
+	h, c, token, ws, chatURL := x.h, x.c, x.token, x.ws, x.chatURL()
 	post := func(path string, body any) []byte {
 		t.Helper()
 		resp, b := call(ctx, t, c, "POST", chatURL+path, token, body)
@@ -81,7 +66,7 @@ func TestChatSurvivesFloodsCrashesAndReconnects(t *testing.T) {
 	// The flood, with a reconnect in its middle.
 	text, cursor := snapshot()
 	streamCtx, endStream := context.WithCancel(ctx)
-	live := openLive(streamCtx, t, c, h.url, token, reg.ID, sub(cursor))
+	live := openLive(streamCtx, t, c, h.url, token, ws, sub(cursor))
 	post("conversations/"+cid+"/messages", map[string]any{"text": agentscript.Flood})
 	var last int64 = -1
 	read := func(e chatEnvelope) {
@@ -109,7 +94,7 @@ func TestChatSurvivesFloodsCrashesAndReconnects(t *testing.T) {
 		return len(text) >= agentscript.FloodChunks/2
 	})
 	endStream() // the connection drops
-	live = openLive(ctx, t, c, h.url, token, reg.ID, sub(cursor))
+	live = openLive(ctx, t, c, h.url, token, ws, sub(cursor))
 	live.until("the end of the flood", func(e chatEnvelope) bool {
 		if e.Topic != "conversation" {
 			return false
