@@ -132,31 +132,21 @@ var (
 	errInvalidCredentials = Errorf(Unauthenticated, "invalid credentials")
 )
 
-// waitError is errTooManyAttempts with the wait the limit knows.
-type waitError struct {
-	err  *Error
-	wait time.Duration
-}
-
-func (e *waitError) Error() string { return e.err.Error() }
-func (e *waitError) Unwrap() error { return e.err }
-
 // tooManyAttempts is the refusal of a login that may try again after
 // wait (zero: not known).
 func tooManyAttempts(wait time.Duration) error {
 	if wait <= 0 {
 		return errTooManyAttempts
 	}
-	return &waitError{err: errTooManyAttempts, wait: wait}
+	return &Error{Kind: RateLimited, Message: errTooManyAttempts.Message, Details: &Details{RetryAfter: wait}}
 }
 
-// RetryAfter reports how long the client of a login refused as
-// RateLimited should wait before trying again, or zero when that is not
-// known.
+// RetryAfter reports how long the client of a refusal should wait before
+// trying again (Details.RetryAfter), or zero when that is not known.
 func RetryAfter(err error) time.Duration {
-	var w *waitError
-	if errors.As(err, &w) {
-		return w.wait
+	var e *Error
+	if errors.As(err, &e) && e.Details != nil {
+		return e.Details.RetryAfter
 	}
 	return 0
 }
@@ -254,16 +244,25 @@ func (h *Hub) Login(ctx context.Context, req LoginRequest) (LoginResult, error) 
 	}
 	ok, err := h.checkPassword(ctx, req.Name, req.Password)
 	now = h.clock.Now()
-	if err != nil || !ok {
+	if err != nil {
+		// No password was judged (the store failed, or the caller gave up
+		// waiting for the key derivation): nothing to count against anyone.
+		g.addr.Release(addr)
+		if known {
+			g.device.Release(device)
+		} else {
+			g.pair.Release(pair)
+			g.name.Release(req.Name)
+		}
+		return LoginResult{}, err
+	}
+	if !ok {
 		g.addr.Fail(addr, now)
 		if known {
 			g.device.Fail(device, now)
 		} else {
 			g.pair.Fail(pair, now)
 			g.name.Fail(req.Name, now)
-		}
-		if err != nil {
-			return LoginResult{}, err
 		}
 		return LoginResult{}, errInvalidCredentials
 	}

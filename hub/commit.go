@@ -18,15 +18,16 @@ import (
 type changeKind int
 
 const (
-	workspaceSaved       changeKind = iota // a workspace was registered (created) or updated
-	workspaceDeleted                       // a workspace left the registry (old: its last record)
-	settingSaved                           // a Hub-wide setting was set or cleared
-	deviceSessionCreated                   // a login
-	deviceSessionRevoked                   // a logout or revocation
-	userSignedOut                          // every device session of a user ended (password change, removal)
-	sessionStarted                         // a workspace session started (runtime)
-	sessionEnded                           // a workspace session ended, stopped or on its own (runtime)
-	factsChanged                           // refreshed facts differ from the ones shown (runtime)
+	workspaceSaved          changeKind = iota // a workspace was registered (created) or updated
+	workspaceDeleted                          // a workspace left the registry (old: its last record)
+	settingSaved                              // a Hub-wide setting was set or cleared
+	deviceSessionCreated                      // a login
+	deviceSessionRevoked                      // a logout or revocation
+	deviceSessionsExpired                     // the expired device sessions were deleted
+	userSignedOut                             // every device session of a user ended (password change, removal)
+	workspaceSessionStarted                   // a workspace session started (runtime)
+	workspaceSessionEnded                     // a workspace session ended, stopped or on its own (runtime)
+	factsChanged                              // refreshed facts differ from the ones shown (runtime)
 )
 
 // change is one consequence of a mutation. Only the fields its kind
@@ -42,8 +43,9 @@ type change struct {
 	session DeviceSession       // deviceSessionCreated
 	digest  DeviceSessionDigest // deviceSessionRevoked
 	user    string              // userSignedOut
-	id      string              // sessionStarted, sessionEnded
-	rw      *runningWorkspace   // sessionStarted, sessionEnded
+	at      time.Time           // deviceSessionsExpired: the sessions not active then
+	id      string              // workspaceSessionStarted, workspaceSessionEnded
+	rw      *runningWorkspace   // workspaceSessionStarted, workspaceSessionEnded
 }
 
 // recorder is the Tx a mutation writes through: it passes every call on
@@ -118,6 +120,14 @@ func (r *recorder) RevokeDeviceSession(d DeviceSessionDigest, at time.Time) erro
 	return err
 }
 
+func (r *recorder) DeleteExpiredDeviceSessions(now time.Time) (int, error) {
+	n, err := r.Tx.DeleteExpiredDeviceSessions(now)
+	if err == nil {
+		r.add(change{kind: deviceSessionsExpired, at: now})
+	}
+	return n, err
+}
+
 func (r *recorder) DeleteDeviceSessionsOfUser(name string) (int, error) {
 	n, err := r.Tx.DeleteDeviceSessionsOfUser(name)
 	if err == nil {
@@ -137,29 +147,43 @@ func (r *recorder) DeleteUser(name string) error {
 // commit runs fn in a write transaction of the store and, once it has
 // committed, acts on what fn wrote, then on also: the changes the
 // mutation made outside the store that take effect with the commit (a
-// session it started). When the transaction fails nothing is acted on,
-// but the registry is read again before it is next used: a store may
-// report an error for a write it applied.
+// session it started). When fn refuses (returns an error) the transaction
+// rolls back and nothing is acted on. When the store fails instead, what
+// the Hub keeps in memory is read again before it is next used: a store
+// may report an error for a write it applied.
 //
 // Commits are serialized with each other and with settle, so their
-// consequences are acted on in the order they committed. fn must not call
-// commit or settle.
+// consequences are applied in the order they committed; the events are
+// published afterwards, outside the lock, and publish must tolerate a
+// later commit's having been applied first. fn must not call commit or
+// settle.
 func (h *Hub) commit(ctx context.Context, fn func(Tx) error, also ...change) error {
-	h.commitMu.Lock()
-	rec := &recorder{}
-	err := h.store.Update(ctx, func(tx Tx) error {
-		rec.Tx, rec.changes = tx, rec.changes[:0]
-		return fn(rec)
-	})
+	changes, err := h.commitLocked(ctx, fn, also)
 	if err != nil {
-		h.st.unsure()
-		h.commitMu.Unlock()
 		return err
 	}
-	changes := h.applyLocked(append(rec.changes, also...))
-	h.commitMu.Unlock()
 	h.publish(ctx, changes)
 	return nil
+}
+
+func (h *Hub) commitLocked(ctx context.Context, fn func(Tx) error, also []change) ([]change, error) {
+	h.commitMu.Lock()
+	defer h.commitMu.Unlock()
+	rec := &recorder{}
+	var refused error // fn's own answer on the last attempt
+	err := h.store.Update(ctx, func(tx Tx) error {
+		rec.Tx, rec.changes = tx, rec.changes[:0]
+		refused = fn(rec)
+		return refused
+	})
+	if err != nil {
+		if refused == nil { // the store failed, not fn: it may have written
+			h.st.unsure()
+			h.auth.unsure()
+		}
+		return nil, err
+	}
+	return h.applyLocked(append(rec.changes, also...)), nil
 }
 
 // settle acts on changes that happened outside the store, as commit does
@@ -185,13 +209,13 @@ func (h *Hub) applyLocked(changes []change) []change {
 		case workspaceSaved, workspaceDeleted, settingSaved:
 			c.moved = h.st.applyLocked(c)
 			shown = true
-		case sessionStarted:
+		case workspaceSessionStarted:
 			h.mu.Lock()
 			h.running[c.id] = c.rw
 			h.mu.Unlock()
-			h.st.forgetSessionFacts(c.id)
+			h.st.forgetWorkspaceSessionFacts(c.id)
 			shown = true
-		case sessionEnded:
+		case workspaceSessionEnded:
 			h.mu.Lock()
 			ours := h.running[c.id] == c.rw
 			if ours {
@@ -201,11 +225,11 @@ func (h *Hub) applyLocked(changes []change) []change {
 			if !ours {
 				continue
 			}
-			h.st.forgetSessionFacts(c.id)
+			h.st.forgetWorkspaceSessionFacts(c.id)
 			shown = true
 		case factsChanged:
 			shown = true
-		case deviceSessionCreated, deviceSessionRevoked, userSignedOut:
+		case deviceSessionCreated, deviceSessionRevoked, deviceSessionsExpired, userSignedOut:
 			h.auth.apply(c)
 		}
 		out = append(out, c)
@@ -235,10 +259,10 @@ func (h *Hub) publish(ctx context.Context, changes []change) {
 		case workspaceDeleted:
 			h.live.clearActivity(c.w.ID, true)
 			touched = append(touched, c.w)
-		case sessionStarted:
-			h.live.workspaceSessionStarted(c.id)
-		case sessionEnded:
-			h.live.workspaceSessionEnded(c.id)
+		case workspaceSessionStarted:
+			h.live.workspaceSessionStarted(c.id, c.rw)
+		case workspaceSessionEnded:
+			h.live.workspaceSessionEnded(c.id, c.rw)
 		case deviceSessionRevoked:
 			h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == c.digest })
 		case userSignedOut:

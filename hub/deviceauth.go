@@ -32,13 +32,16 @@ type deviceAuth struct {
 // lookup returns the session with digest d when it is active at the Hub's
 // now, errNoDeviceSession when there is none, or the store's error.
 func (a *deviceAuth) lookup(ctx context.Context, d DeviceSessionDigest) (DeviceSession, error) {
-	for range 2 {
+	for first := true; ; first = false {
 		g := a.h.store.ExternalGeneration()
 		a.mu.RLock()
 		current := a.loaded && a.gen == g
 		s, ok := a.byDigest[d]
 		a.mu.RUnlock()
-		if !current {
+		// Once reloaded, a generation that moved again during the reload
+		// is not chased: what was read is newer than anything this request
+		// could have been sent after.
+		if !current && first {
 			if err := a.reload(ctx, g); err != nil {
 				return DeviceSession{}, err
 			}
@@ -49,15 +52,6 @@ func (a *deviceAuth) lookup(ctx context.Context, d DeviceSessionDigest) (DeviceS
 		}
 		return s, nil
 	}
-	// Another process committed again during the reload; what was read is
-	// still newer than anything this request could have been sent after.
-	a.mu.RLock()
-	s, ok := a.byDigest[d]
-	a.mu.RUnlock()
-	if !ok || !s.Active(a.h.clock.Now()) {
-		return DeviceSession{}, errNoDeviceSession
-	}
-	return s, nil
 }
 
 // reload reads the active sessions from the store as of generation g (or
@@ -114,6 +108,14 @@ func (a *deviceAuth) reload(ctx context.Context, g uint64) error {
 	return nil
 }
 
+// unsure marks the table as possibly behind the store (a commit failed in
+// a way that may have written): the next lookup reads the store again.
+func (a *deviceAuth) unsure() {
+	a.mu.Lock()
+	a.loaded = false
+	a.mu.Unlock()
+}
+
 // apply applies a committed change to the table (and to a reload under
 // way, which read the store before or after it).
 func (a *deviceAuth) apply(c change) {
@@ -133,6 +135,12 @@ func applyDeviceChange(table map[DeviceSessionDigest]DeviceSession, c change) {
 		table[c.session.Digest] = c.session
 	case deviceSessionRevoked:
 		delete(table, c.digest)
+	case deviceSessionsExpired:
+		for d, s := range table {
+			if !s.Active(c.at) {
+				delete(table, d)
+			}
+		}
 	case userSignedOut:
 		for d, s := range table {
 			if s.User == c.user {

@@ -3,6 +3,7 @@ package hub
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an Error. The set is closed: adapters map each Kind to
@@ -76,6 +77,10 @@ type Details struct {
 	NeedsInit bool
 	// Field names the input an AgentAccountError concerns.
 	Field string
+	// RetryAfter is how long a client refused as RateLimited should wait
+	// before trying again, when the limit knows; a transport says it
+	// beside the body (HTTP's Retry-After), not in it.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -197,9 +197,9 @@ func (st *hubState) applyLocked(c change) (moved bool) {
 	return moved
 }
 
-// forgetSessionFacts drops what is known of id's session: it started or
-// ended.
-func (st *hubState) forgetSessionFacts(id string) {
+// forgetWorkspaceSessionFacts drops what is known of id's workspace
+// session: it started or ended.
+func (st *hubState) forgetWorkspaceSessionFacts(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if f, ok := st.facts[id]; ok {
@@ -388,10 +388,11 @@ func (st *hubState) refreshInBackground() {
 	if !st.refreshing.CompareAndSwap(false, true) {
 		return
 	}
+	// Started under st.mu, which close takes before it waits: a refresh
+	// is either started before close waits for it, or never.
 	st.mu.Lock()
-	closed := st.closed
-	st.mu.Unlock()
-	if closed {
+	defer st.mu.Unlock()
+	if st.closed {
 		st.refreshing.Store(false)
 		return
 	}

@@ -42,9 +42,9 @@ func (h *Hub) workspace(ctx context.Context, id string) (Workspace, error) {
 	return w, err
 }
 
-// workspaceSession returns the running workspaceSession of a workspace, or nil. A workspaceSession
-// whose child has ended is not running, even before its watcher has
-// cleaned up.
+// workspaceSession returns the running workspace session of a workspace,
+// or nil. A session whose child has ended is not running, even before its
+// watcher has cleaned up.
 func (h *Hub) workspaceSession(id string) *runningWorkspace {
 	h.mu.Lock()
 	ls := h.running[id]
@@ -127,7 +127,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		return Wrap(Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
 	}
 	ls := &runningWorkspace{rs: rs}
-	if err := h.setAutoStart(ctx, id, true, change{kind: sessionStarted, id: id, rw: ls}); err != nil {
+	if err := h.setAutoStart(ctx, id, true, change{kind: workspaceSessionStarted, id: id, rw: ls}); err != nil {
 		if serr := rs.Stop(ctx); serr != nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",
 				slog.String("workspace", id), slog.Any("err", serr))
@@ -148,7 +148,7 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 	crashed := !ls.stopping
 	h.mu.Unlock()
 	ctx := context.Background()
-	h.settle(ctx, change{kind: sessionEnded, id: id, rw: ls})
+	h.settle(ctx, change{kind: workspaceSessionEnded, id: id, rw: ls})
 	if !crashed {
 		return
 	}
@@ -224,7 +224,7 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 		h.mu.Unlock()
 		return wasRunning, Wrap(Internal, err, fmt.Sprintf("session for '%s' could not be stopped", id))
 	}
-	h.settle(ctx, change{kind: sessionEnded, id: id, rw: ls})
+	h.settle(ctx, change{kind: workspaceSessionEnded, id: id, rw: ls})
 	if err := h.setAutoStart(ctx, id, false); err != nil && KindOf(err) != NotFound {
 		// The session is stopped, which is what was asked; the record
 		// only decides whether a Hub restart starts it again.

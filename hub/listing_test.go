@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -91,4 +92,31 @@ func TestStateShowsRefreshedFactsOnceTheyArrive(t *testing.T) {
 		is.Equal(later.WorkspacesRevision, prev.WorkspacesRevision) // is the same: the refresh found nothing new
 		is.True(later == prev)                                      // the very same snapshot
 	})
+}
+
+// A mutation the core refuses (a rename of a workspace that is not
+// registered, a revocation of an unknown session) writes nothing, so the
+// state answer stays the very same snapshot; a commit the store fails may
+// have written, so the next answer reads the store again.
+func TestRefusedMutationKeepsTheState(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.register(e.repo("/home/ann/app"))
+	prev, err := e.State(e.ctx, e.ann)
+	is.NoErr(err) // state
+	_, err = e.SetDisplayName(e.ctx, "no-such-workspace", "X")
+	is.Equal(hub.KindOf(err), hub.NotFound) // refused
+	_, err = e.RevokeDeviceSession(e.ctx, e.ann, "no-such-handle")
+	is.Equal(hub.KindOf(err), hub.NotFound) // refused
+	again, err := e.State(e.ctx, e.ann)
+	is.NoErr(err)          // state again
+	is.True(again == prev) // the very same snapshot
+
+	e.store.FailNextCommit(errors.New("disk full"))
+	_, err = e.SetDisplayName(e.ctx, id, "Renamed")
+	is.True(err != nil) // the store failed the commit
+	after, err := e.State(e.ctx, e.ann)
+	is.NoErr(err)                                                      // state after the failure
+	is.True(after != prev)                                             // built again from the store
+	is.Equal(after.WorkspacesRevision > prev.WorkspacesRevision, true) // under a new revision
 }

@@ -7,12 +7,13 @@ import "context"
 // activity; an end fails what follows the session and clears its
 // activity marks.
 
-// workspaceSessionStarted reopens at once the failed upstreams of ws that still
-// have subscribers.
-// It also starts the Hub's own watch of the session's activity.
-func (b *liveBroker) workspaceSessionStarted(ws string) {
+// workspaceSessionStarted reopens at once the failed upstreams of ws that
+// still have subscribers, and starts the Hub's own watch of the session's
+// activity. rw is the session that started: when it is no longer ws's
+// (published after it ended), there is nothing to do.
+func (b *liveBroker) workspaceSessionStarted(ws string, rw *runningWorkspace) {
 	ls := b.h.workspaceSession(ws)
-	if ls == nil {
+	if ls == nil || ls != rw {
 		return
 	}
 	// Running, nothing heard yet: said before the watch starts, so a
@@ -41,10 +42,15 @@ func (b *liveBroker) workspaceSessionStarted(ws string) {
 	go b.watchActivity(ctx, ws, ls.rs)
 }
 
-// workspaceSessionEnded fails the upstreams of ws at once, rather than waiting for
-// their feeds to notice, ends the watch of its activity and clears its
-// activity marks.
-func (b *liveBroker) workspaceSessionEnded(ws string) {
+// workspaceSessionEnded fails the upstreams of ws at once, rather than
+// waiting for their feeds to notice, ends the watch of its activity and
+// clears its activity marks. rw is the session that ended: when ws already
+// runs a newer one (this was published after that one started), the newer
+// session's upstreams, watch and marks are left alone.
+func (b *liveBroker) workspaceSessionEnded(ws string, rw *runningWorkspace) {
+	if cur := b.h.workspaceSession(ws); cur != nil && cur != rw {
+		return
+	}
 	b.mu.Lock()
 	for k, u := range b.ups {
 		if k.ws == ws && (u.state == upLive || u.state == upOpening) {

@@ -17,7 +17,7 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// workspaceSession is one child: a hub.RunningSession.
+// workspaceSession is one child: a hub.WorkspaceSession.
 type workspaceSession struct {
 	b    *Backend
 	log  *slog.Logger

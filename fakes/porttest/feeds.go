@@ -11,7 +11,7 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// feeds runs the RunningSession.OpenFeed part of the Backend contract.
+// feeds runs the WorkspaceSession.OpenFeed part of the Backend contract.
 // Every wait is bounded by a context with a deadline, and a Next that
 // returns the deadline's error counts as one that hung: an ended feed
 // must say so on its own.
