@@ -37,6 +37,7 @@ type change struct {
 	w       Workspace // saved: the new record; deleted: the record it had
 	created bool      // saved: a new registration
 	moved   bool      // saved: its path changed (or may have: the registry was not loaded)
+	left    departure // moved or deleted: where the workspace was
 	key     string    // settingSaved
 	value   string
 	set     bool                // settingSaved: false when cleared
@@ -207,7 +208,7 @@ func (h *Hub) applyLocked(changes []change) []change {
 	for _, c := range changes {
 		switch c.kind {
 		case workspaceSaved, workspaceDeleted, settingSaved:
-			c.moved = h.st.applyLocked(c)
+			c.moved, c.left = h.st.applyLocked(c)
 			shown = true
 		case workspaceSessionStarted:
 			h.mu.Lock()
@@ -247,6 +248,7 @@ func (h *Hub) applyLocked(changes []change) []change {
 // is gone. It runs after commitMu is released, since it may wait on git.
 func (h *Hub) publish(ctx context.Context, changes []change) {
 	var touched []Workspace // whose repositories' worktree inventory may have changed
+	var left []departure    // where they were, for the repositories they left
 	for _, c := range changes {
 		switch c.kind {
 		case workspaceSaved:
@@ -255,10 +257,12 @@ func (h *Hub) publish(ctx context.Context, changes []change) {
 				touched = append(touched, c.w)
 			} else if c.moved {
 				touched = append(touched, c.w)
+				left = append(left, c.left)
 			}
 		case workspaceDeleted:
 			h.live.clearActivity(c.w.ID, true)
 			touched = append(touched, c.w)
+			left = append(left, c.left)
 		case workspaceSessionStarted:
 			h.live.workspaceSessionStarted(c.id, c.rw)
 		case workspaceSessionEnded:
@@ -270,6 +274,6 @@ func (h *Hub) publish(ctx context.Context, changes []change) {
 		}
 	}
 	if len(touched) > 0 {
-		h.announceWorktrees(ctx, touched...)
+		h.announceWorktrees(ctx, left, touched...)
 	}
 }

@@ -161,26 +161,43 @@ func (st *hubState) unsure() {
 	st.rev.Add(1)
 }
 
+// departure is where a workspace was before it moved or left the
+// registry: its old path, and the common Git directory the facts knew for
+// it ("" when none were known). Once the folder is moved or removed, git
+// can no longer tell.
+type departure struct {
+	path, repo string
+}
+
 // applyLocked applies a committed registry or setting change and reports
 // whether a workspace's path changed (or may have, when the registry is
-// not loaded and the next read will tell). The slice is replaced, never
-// changed in place: readers hold it.
-func (st *hubState) applyLocked(c change) (moved bool) {
+// not loaded and the next read will tell), and, for a move or a deletion,
+// where the workspace was (its path is "" when the registry was not
+// loaded). The slice is replaced, never changed in place: readers hold
+// it. commitMu is held.
+func (st *hubState) applyLocked(c change) (moved bool, left departure) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if f, ok := st.facts[c.w.ID]; ok && c.kind != settingSaved {
+		left = departure{path: f.path, repo: f.folder.repo.CommonDir}
+	}
+	if c.kind == workspaceDeleted {
+		left.path = c.w.Path
+	}
 	if !st.loaded {
 		st.gen++
 		delete(st.facts, c.w.ID)
-		return c.kind == workspaceSaved && !c.created
+		return c.kind == workspaceSaved && !c.created, left
 	}
 	switch c.kind {
 	case workspaceSaved:
 		i := slices.IndexFunc(st.ws, func(w Workspace) bool { return w.ID == c.w.ID })
 		if i < 0 {
 			st.ws = append(slices.Clip(st.ws), c.w)
-			return false
+			return false, departure{}
 		}
 		moved = st.ws[i].Path != c.w.Path
+		left.path = st.ws[i].Path
 		st.ws = slices.Clone(st.ws)
 		st.ws[i] = c.w
 		if moved {
@@ -194,7 +211,7 @@ func (st *hubState) applyLocked(c change) (moved bool) {
 			st.parent = c.value
 		}
 	}
-	return moved
+	return moved, left
 }
 
 // forgetWorkspaceSessionFacts drops what is known of id's workspace

@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"path"
+)
 
 // The worktrees topic: content-free invalidations of a repository's
 // worktree inventory. It has no upstream and no cursor: every attach is
@@ -69,9 +72,11 @@ func (t *worktreesTopic) invalidate(ids ...string) {
 // an affected workspace, and of every workspace in the same repository
 // (a main checkout and its linked worktrees share one common Git
 // directory). The commit path calls it after a registration, forget, or
-// folder rename or removal committed; it costs nothing when nobody follows
-// the topic.
-func (h *Hub) announceWorktrees(ctx context.Context, affected ...Workspace) {
+// folder rename or removal committed, with where the moved and departed
+// workspaces were: git can no longer place a folder that moved or went,
+// so its repository is the one the facts knew, or else the one of its old
+// parent folder. It costs nothing when nobody follows the topic.
+func (h *Hub) announceWorktrees(ctx context.Context, left []departure, affected ...Workspace) {
 	t := h.live.topic(TopicWorktrees).(*worktreesTopic)
 	followed := t.followed()
 	if len(followed) == 0 {
@@ -79,6 +84,14 @@ func (h *Hub) announceWorktrees(ctx context.Context, affected ...Workspace) {
 	}
 	ids := map[string]bool{}
 	repos := map[string]bool{}
+	for _, d := range left {
+		if d.repo == "" && d.path != "" {
+			d.repo = h.folderOf(path.Dir(d.path)).repo.CommonDir
+		}
+		if d.repo != "" {
+			repos[d.repo] = true
+		}
+	}
 	for _, w := range affected {
 		ids[w.ID] = true
 		if dir := h.commonDir(ctx, w); dir != "" {
