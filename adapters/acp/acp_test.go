@@ -1,15 +1,20 @@
 package acp_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/acp"
 	"github.com/wharfhub/wharf/fakes/porttest"
+	"github.com/wharfhub/wharf/hub"
 )
 
 // scriptedAgent builds fakes/acpagent once per test binary.
@@ -74,5 +79,54 @@ func TestKnownAgentsAreFoundOnPath(t *testing.T) {
 		if got[id] != av {
 			t.Errorf("%s: %s, want %s (all: %v)", id, got[id], av, strings.TrimSpace(strings.Repeat(" ", 0)))
 		}
+	}
+}
+
+// An agent that stops reading its stdin (and ignores SIGTERM) in the
+// middle of a large prompt is still closed: Close does not wait for the
+// blocked write, and kills the group after the grace.
+func TestCloseAnAgentThatStoppedReading(t *testing.T) {
+	is := is.New(t)
+	// It answers initialize, reads 200 kB of the prompt, says so with a
+	// chunk, then reads nothing more.
+	script := `trap '' TERM; read line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"authMethods":[],"agentCapabilities":{"promptCapabilities":{"image":true}}}}'
+head -c 200000 >/dev/null
+printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"stuck"}}}}'
+exec sleep 1000`
+	rt := acp.New(acp.Options{Env: env(), Commands: map[string][]string{"stuck": {"sh", "-c", script}}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	stuck := make(chan struct{}, 1)
+	conn, err := rt.Start(ctx, "stuck", t.TempDir(), func(string, hub.AgentUpdate) {
+		select {
+		case stuck <- struct{}{}:
+		default:
+		}
+	})
+	is.NoErr(err) // it answers initialize
+	prompted := make(chan error, 1)
+	go func() {
+		_, err := conn.Prompt(ctx, "s", hub.AgentPrompt{Images: []hub.AgentImage{{MimeType: "image/png", Data: make([]byte, 4<<20)}}})
+		prompted <- err
+	}()
+	select {
+	case <-stuck: // the prompt is being written, and no longer read
+	case <-ctx.Done():
+		t.Fatal("the agent never read the prompt")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- conn.Close() }()
+	select {
+	case err := <-closed:
+		is.NoErr(err) // Close returns
+	case <-ctx.Done():
+		t.Fatal("Close hung on the agent's full stdin")
+	}
+	select {
+	case err := <-prompted:
+		is.True(err != nil) // and the prompt fails
+	case <-ctx.Done():
+		t.Fatal("the prompt never ended")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -188,25 +189,24 @@ func (c *conn) readStderr(r io.Reader) {
 // lockedWriter writes whole lines to the agent's stdin, from the SDK and
 // from the wire alike, one at a time.
 type lockedWriter struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // one line at a time
 	w      io.WriteCloser
-	closed bool
+	closed atomic.Bool
 }
 
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.closed.Load() {
 		return 0, io.ErrClosedPipe
 	}
 	return w.w.Write(p)
 }
 
+// Close closes stdin without waiting for a Write: one blocked on an agent
+// that stopped reading holds mu, and closing the pipe is what ends it.
 func (w *lockedWriter) Close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.closed = true
+	if w.closed.CompareAndSwap(false, true) {
 		w.w.Close()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -18,6 +19,9 @@ const (
 	defaultOutputLimit = 1 << 20
 	maxOutputLimit     = 16 << 20
 	maxTerminals       = 32
+	// terminalWaitDelay is how long a terminal's output may stay open
+	// after its command exited (a background child holds it).
+	terminalWaitDelay = 2 * time.Second
 )
 
 // terminals are the commands a connection's agent runs through
@@ -80,6 +84,10 @@ func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A background child of the command keeps its output open: Wait must
+	// not wait for it, so the command's exit is reported and the group
+	// (that child too) killed.
+	cmd.WaitDelay = terminalWaitDelay
 	t := &terminal{cmd: cmd, limit: limit, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = t, t
 	ts.mu.Lock()
@@ -99,7 +107,7 @@ func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
 		t.mu.Lock()
 		var ee *exec.ExitError
 		switch {
-		case err == nil:
+		case err == nil || errors.Is(err, exec.ErrWaitDelay):
 			code := 0
 			t.exit.ExitCode = &code
 		case errors.As(err, &ee):

@@ -51,3 +51,22 @@ func TestTerminalsRunInTheWorkspace(t *testing.T) {
 	is.Equal(out.Output, strings.Repeat("b", 10)) // the output keeps its end
 	is.True(out.Truncated)                        // and says it was cut
 }
+
+// A command that leaves a background child holding its output is reported
+// as exited when it exits, and the child goes with its group.
+func TestTerminalEndsWithItsCommand(t *testing.T) {
+	is := is.New(t)
+	c := &conn{dir: t.TempDir(), r: &Runtime{opts: Options{Env: []string{"PATH=" + os.Getenv("PATH")}}}}
+	ts := newTerminals(c)
+	defer ts.closeAll()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	id, err := ts.create(acpsdk.CreateTerminalRequest{Command: "sh", Args: []string{"-c", "sleep 60 & echo started"}})
+	is.NoErr(err) // started
+	exit, err := ts.wait(ctx, id)
+	is.NoErr(err)                                        // it ends, though its child holds the output
+	is.True(exit.ExitCode != nil && *exit.ExitCode == 0) // with its status
+	out, err := ts.output(id)
+	is.NoErr(err)
+	is.Equal(out.Output, "started\n") // and its output
+}
