@@ -173,6 +173,17 @@ func (c *AgentConn) LoadSession(ctx context.Context, sid, dir string) (hub.Agent
 		return hub.AgentSessionState{}, err
 	}
 	c.r.mu.Lock()
+	c.r.loads++
+	gate := c.r.loadGate
+	c.r.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return hub.AgentSessionState{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the load was abandoned")
+		}
+	}
+	c.r.mu.Lock()
 	s := c.r.sessions[sid]
 	noLoad := c.r.noLoad
 	var history []hub.AgentUpdate

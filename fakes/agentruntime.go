@@ -32,6 +32,8 @@ type AgentRuntime struct {
 	conns      map[string][]*AgentConn
 	sessions   map[string]*fakeSession // by session id, across connections: the agent's own store
 	nextID     int
+	loadGate   <-chan struct{} // LoadSession waits for it when set
+	loads      int             // LoadSession calls
 }
 
 // NewAgentRuntime returns a runtime knowing agents (all available unless
@@ -59,6 +61,21 @@ func (r *AgentRuntime) SetAvailability(id string, a hub.AgentAvailability) {
 			r.agents[i].Availability = a
 		}
 	}
+}
+
+// HoldLoads makes LoadSession wait until gate is closed (or its context
+// ends) before it replays; nil lets loads through again.
+func (r *AgentRuntime) HoldLoads(gate <-chan struct{}) {
+	r.mu.Lock()
+	r.loadGate = gate
+	r.mu.Unlock()
+}
+
+// Loads reports how many times LoadSession was called.
+func (r *AgentRuntime) Loads() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.loads
 }
 
 // FailStart makes Start of agent id fail with err (nil: succeed again).

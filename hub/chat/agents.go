@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -46,13 +47,14 @@ type AgentChoice struct {
 // learned of its models and modes (an agent tells them once a session is
 // open, so they are empty until then).
 func (m *Manager) Agents() []AgentEntry {
+	descs := m.cfg.Runtime.Agents() // outside m.mu: it may look at the disk
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.agentEntriesLocked()
+	return m.agentEntriesLocked(descs)
 }
 
-func (m *Manager) agentEntriesLocked() []AgentEntry {
-	descs := m.cfg.Runtime.Agents()
+// agentEntriesLocked is the agent list over the runtime's descs. m.mu held.
+func (m *Manager) agentEntriesLocked(descs []hub.AgentDescriptor) []AgentEntry {
 	out := make([]AgentEntry, 0, len(descs))
 	for _, d := range descs {
 		e := AgentEntry{ID: d.ID, Name: d.Name, Availability: string(d.Availability),
@@ -79,33 +81,27 @@ func choices(cs []hub.AgentChoice) []AgentChoice {
 	return out
 }
 
-// descriptor returns the runtime's descriptor of agent id.
-func (m *Manager) descriptor(id string) (hub.AgentDescriptor, bool) {
-	for _, d := range m.cfg.Runtime.Agents() {
-		if d.ID == id {
-			return d, true
-		}
-	}
-	return hub.AgentDescriptor{}, false
-}
-
 // agentName is the name of agent id for people; the id when unknown.
+// Names are the runtime's when the Manager started: an agent's
+// availability changes, its name does not, and summaries need it under
+// m.mu, where the runtime is not asked.
 func (m *Manager) agentName(id string) string {
-	if d, ok := m.descriptor(id); ok {
-		return d.Name
+	if name, ok := m.names[id]; ok {
+		return name
 	}
 	return id
 }
 
-// checkAgent refuses an agent that is unknown (NotFound) or not installed
-// (Conflict).
-func (m *Manager) checkAgent(id string) error {
-	d, ok := m.descriptor(id)
+// checkAgent refuses an agent that is unknown among descs, the runtime's
+// descriptors (NotFound), or not installed (Conflict). Callers read descs
+// before taking m.mu: the runtime may look at the disk.
+func checkAgent(descs []hub.AgentDescriptor, id string) error {
+	i := slices.IndexFunc(descs, func(d hub.AgentDescriptor) bool { return d.ID == id })
 	switch {
-	case !ok:
+	case i < 0:
 		return hub.Errorf(hub.NotFound, "unknown agent %q", id)
-	case d.Availability == hub.AgentNotInstalled:
-		return hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, d.Name+" is not installed on the Hub's machine")
+	case descs[i].Availability == hub.AgentNotInstalled:
+		return hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, descs[i].Name+" is not installed on the Hub's machine")
 	}
 	return nil
 }

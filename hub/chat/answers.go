@@ -160,6 +160,6 @@ func (m *Manager) SetConfiguration(ctx context.Context, id string, cfg Configura
 		m.configure(c, next)
 	}
 	m.mu.Unlock()
-	m.persist()
+	_ = m.persist() // best effort: logged, and retried by the next save
 	return next, nil
 }

@@ -36,7 +36,8 @@ type conversation struct {
 	turn    *turn            // the turn running, if any
 
 	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
-	loading   bool                // the session is being reopened
+	loading   bool                // the session is being reopened in the background (touchLocked)
+	opening   chan struct{}       // closed when the reopen in flight ends (openSession)
 	suppress  bool                // drop the agent's updates: a replay of what the items already hold
 	replaying bool                // the agent replays the session's history into the items
 	noticed   bool                // the failure to reopen was told once this generation
@@ -140,8 +141,10 @@ func (m *Manager) summary(c *conversation) Summary {
 }
 
 // persist stores the inventory if it changed since the last save. It is
-// called without m.mu; saves run one at a time, newest state last.
-func (m *Manager) persist() {
+// called without m.mu; saves run one at a time, newest state last. A
+// failed save is logged and returned; the change stays in memory and the
+// next persist tries again.
+func (m *Manager) persist() error {
 	m.saveMu.Lock()
 	defer m.saveMu.Unlock()
 	m.mu.Lock()
@@ -153,11 +156,12 @@ func (m *Manager) persist() {
 	}
 	m.mu.Unlock()
 	if version == m.saved {
-		return
+		return nil
 	}
 	if err := m.cfg.Store.SaveConversations(records); err != nil {
 		m.log.Error("the conversation inventory could not be saved", "err", err)
-		return
+		return hub.Wrap(hub.Internal, err, "the conversation list could not be saved; it is kept until the next change saves it")
 	}
 	m.saved = version
+	return nil
 }

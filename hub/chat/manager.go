@@ -41,8 +41,9 @@ type Manager struct {
 	mu       sync.Mutex
 	convs    map[string]*conversation
 	agents   map[string]*agentState
-	inv      notifier // fires when the inventory or a catalog changes
-	act      notifier // fires when the activity changes
+	names    map[string]string // agent names by id, from the runtime at New
+	inv      notifier          // fires when the inventory or a catalog changes
+	act      notifier          // fires when the activity changes
 	activity Activity
 	ctx      context.Context // ends at Close; every turn derives from it
 	stop     context.CancelFunc
@@ -78,7 +79,11 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conversation{}, agents: map[string]*agentState{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conversation{}, agents: map[string]*agentState{},
+		names: map[string]string{}}
+	for _, d := range cfg.Runtime.Agents() {
+		m.names[d.ID] = d.Name
+	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	records, err := cfg.Store.LoadConversations()
 	if err != nil {
@@ -252,10 +257,11 @@ func (m *Manager) Events(id, cursor string) (Batch, error) {
 // event's `catalogs`) and a channel closed once the inventory or a catalog
 // changes.
 func (m *Manager) Inventory() (map[string]string, <-chan struct{}) {
+	descs := m.cfg.Runtime.Agents()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	catalogs := map[string]string{}
-	for _, a := range m.agentEntriesLocked() {
+	for _, a := range m.agentEntriesLocked(descs) {
 		catalogs[a.ID] = a.CatalogRevision
 	}
 	return catalogs, m.inv.wait()

@@ -20,10 +20,7 @@ func (m *Manager) Create(ctx context.Context, agentID, title string) (Summary, e
 			return Summary{}, err
 		}
 	}
-	m.mu.Lock()
-	err := m.checkAgent(agentID)
-	m.mu.Unlock()
-	if err != nil {
+	if err := checkAgent(m.cfg.Runtime.Agents(), agentID); err != nil {
 		return Summary{}, err
 	}
 	conn, err := m.connection(ctx, agentID)
@@ -52,7 +49,9 @@ func (m *Manager) Create(ctx context.Context, agentID, title string) (Summary, e
 	m.inv.fire()
 	s := m.summary(c)
 	m.mu.Unlock()
-	m.persist()
+	if err := m.persist(); err != nil {
+		return Summary{}, err
+	}
 	return s, nil
 }
 
@@ -73,7 +72,9 @@ func (m *Manager) Rename(id, title string) (Summary, error) {
 	m.touched(c)
 	s := m.summary(c)
 	m.mu.Unlock()
-	m.persist()
+	if err := m.persist(); err != nil {
+		return Summary{}, err
+	}
 	return s, nil
 }
 
@@ -101,8 +102,7 @@ func (m *Manager) CloseConversation(id string) error {
 	m.version++
 	m.activityChangedLocked()
 	m.mu.Unlock()
-	m.persist()
-	return nil
+	return m.persist()
 }
 
 // SendResult is the answer to a sent message: its id, whether it is held
@@ -125,6 +125,7 @@ func (m *Manager) Send(id string, msg Message) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	descs := m.cfg.Runtime.Agents()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c, err := m.conv(id)
@@ -134,7 +135,7 @@ func (m *Manager) Send(id string, msg Message) (SendResult, error) {
 	if r, ok := c.sent[msg.RequestID]; ok && msg.RequestID != "" {
 		return r, nil
 	}
-	if err := m.checkAgent(c.agentID); err != nil {
+	if err := checkAgent(descs, c.agentID); err != nil {
 		return SendResult{}, err
 	}
 	c.nextMsg++

@@ -3,6 +3,7 @@ package chat_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -187,4 +188,22 @@ func TestMissingAgent(t *testing.T) {
 	r.rt.SetAvailability("scripted", hub.AgentAvailable)
 	r.send(id, "hello") // usable again once the agent is back
 	r.turn().End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+}
+
+// A rename the inventory cannot save answers Internal rather than a
+// success; the title is kept and goes out with the next save.
+func TestRenameThatCannotBeSaved(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	r.store.Fail(errors.New("disk full"))
+	_, err := r.m.Rename(id, "Build fix")
+	isKind(is, err, hub.Internal) // the client hears it was not saved
+	r.store.Fail(nil)
+	_, err = r.m.Rename(id, "Build fix, again")
+	is.NoErr(err) // the next change saves
+	recs, err := r.store.LoadConversations()
+	is.NoErr(err)
+	is.Equal(len(recs), 1)                      // the conversation
+	is.Equal(recs[0].Title, "Build fix, again") // with its latest title
 }

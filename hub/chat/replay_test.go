@@ -1,10 +1,12 @@
 package chat_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/matryer/is"
 
@@ -145,4 +147,41 @@ func TestGenerationChangesAcrossRestarts(t *testing.T) {
 	is.Equal(len(ofKind(its, chat.KindUserMessage)), 1) // the user's message, once
 	is.Equal(ofKind(its, chat.KindUserMessage)[0]["text"], "stream")
 	is.Equal(len(ofKind(its, chat.KindAssistantMessage)), 1) // the answer, once
+}
+
+// Two callers that need a restarted conversation's session at once (a
+// client opening it, another setting its model) reopen it once: the
+// history is replayed once, not into the conversation twice.
+func TestConcurrentReopensReplayOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		r := newRig(t)
+		r.rt.SetAutoplay(true)
+		id := r.create()
+		rd := r.follow(id)
+		r.send(id, "stream")
+		rd.status(chat.StatusCompleted)
+		r.m.Close()
+
+		r.m = r.manager() // the child restarts
+		gate := make(chan struct{})
+		r.rt.HoldLoads(gate)
+		_, err := r.m.Snapshot(id) // opening it starts the reopen
+		is.NoErr(err)
+		configured := make(chan error, 1)
+		go func() {
+			_, err := r.m.SetConfiguration(context.Background(), id, chat.Configuration{Model: "deep"})
+			configured <- err
+		}()
+		synctest.Wait() // both wait on the agent's load
+		close(gate)
+		is.NoErr(<-configured)    // the model is set
+		synctest.Wait()           // and the reopen has ended
+		is.Equal(r.rt.Loads(), 1) // after one load
+		s, err := r.m.Snapshot(id)
+		is.NoErr(err)
+		its := items(t, s)
+		is.Equal(len(ofKind(its, chat.KindUserMessage)), 1)      // the user's message, once
+		is.Equal(len(ofKind(its, chat.KindAssistantMessage)), 1) // the answer, once
+	})
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -19,7 +20,12 @@ func (m *Manager) touchLocked(c *conversation) {
 	m.work.Add(1)
 	go func() {
 		defer m.work.Done()
-		_, _, err := m.openSession(m.ctx, c, false)
+		// Bounded: messages wait while it runs (c.loading), and an agent
+		// that never answers must not hold them for good.
+		ctx, cancel := context.WithCancel(m.ctx)
+		defer cancel()
+		defer m.cfg.Clock.AfterFunc(reopenTimeout, cancel).Stop()
+		_, _, err := m.openSession(ctx, c, false)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		c.loading = false
@@ -44,6 +50,18 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 		return nil, "", err
 	}
 	m.mu.Lock()
+	// One reopen at a time per conversation: two would each replay the
+	// history into it. The others wait for it, then look again.
+	for c.opening != nil && !c.closed && c.conn != conn {
+		ch := c.opening
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, "", hub.Wrap(hub.Unavailable, ctx.Err(), "the conversation's session is still being reopened")
+		}
+		m.mu.Lock()
+	}
 	if c.closed {
 		m.mu.Unlock()
 		return nil, "", hub.Errorf(hub.NotFound, "unknown conversation")
@@ -53,6 +71,13 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 		m.mu.Unlock()
 		return conn, sid, nil
 	}
+	c.opening = make(chan struct{})
+	defer func() {
+		m.mu.Lock()
+		close(c.opening)
+		c.opening = nil
+		m.mu.Unlock()
+	}()
 	a := m.agent(c.agentID)
 	sid := c.sessionID
 	a.sessions[sid] = c
@@ -106,9 +131,13 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 	}
 	m.learn(a, c, st)
 	m.mu.Unlock()
-	m.persist()
+	_ = m.persist() // best effort: logged, and retried by the next save
 	return conn, st.SessionID, nil
 }
+
+// reopenTimeout bounds reopening a conversation's session in the
+// background (the agent's replay of a long history included).
+const reopenTimeout = 2 * time.Minute
 
 // publicMessage is err's public message, or a generic one.
 func publicMessage(err error) string {

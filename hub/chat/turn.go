@@ -59,7 +59,7 @@ func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p hub.A
 	m.mu.Lock()
 	m.finishTurn(c, t, res, err)
 	m.mu.Unlock()
-	m.persist()
+	_ = m.persist() // best effort: logged, and retried by the next save
 }
 
 // finishTurn ends t: the status says how (see outcome), a usage carrier
