@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -51,7 +52,7 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return err
 	}
 	var req loginRequest
-	if err := decodeJSON(r, loginBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, loginBodyLimit, false, &req); err != nil {
 		return err
 	}
 	res, err := a.hub.Login(r.Context(), hub.LoginRequest{Name: req.Name, Password: req.Password,

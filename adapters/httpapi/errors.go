@@ -7,24 +7,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
-
-// statusOf is the one mapping from the core's error kinds to HTTP statuses.
-var statusOf = map[hub.Kind]int{
-	hub.Internal:        http.StatusInternalServerError,
-	hub.Invalid:         http.StatusBadRequest,
-	hub.Unauthenticated: http.StatusUnauthorized,
-	hub.Forbidden:       http.StatusForbidden,
-	hub.NotFound:        http.StatusNotFound,
-	hub.Conflict:        http.StatusConflict,
-	hub.TooLarge:        http.StatusRequestEntityTooLarge,
-	hub.RateLimited:     http.StatusTooManyRequests,
-	hub.Unavailable:     http.StatusServiceUnavailable,
-}
-
-// StatusOf reports the HTTP status for err's kind.
-func StatusOf(err error) int { return statusOf[hub.KindOf(err)] }
 
 // errorBody is the spec's error shape, with the optional fields of its
 // special variants.
@@ -41,7 +26,7 @@ type errorBody struct {
 // without a public message (an unexpected failure) is logged with its
 // cause and answered with a generic message, never the cause.
 func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status := StatusOf(err)
+	status := httpjson.StatusOf(err)
 	body := errorBody{Error: hub.MessageOf(err)}
 	if body.Error == "" || status == http.StatusInternalServerError {
 		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed",

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -77,7 +78,7 @@ func (a *api) handleBrowse(w http.ResponseWriter, r *http.Request, _ caller) err
 
 func (a *api) handleCreateFolder(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req createFolderRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	p, err := a.hub.CreateFolder(r.Context(), req.Parent, req.Name)
@@ -90,7 +91,7 @@ func (a *api) handleCreateFolder(w http.ResponseWriter, r *http.Request, _ calle
 
 func (a *api) handleRenameFolder(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req renameFolderRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	res, err := a.hub.RenameFolder(r.Context(), req.Path, req.Name, req.Stop)
@@ -103,7 +104,7 @@ func (a *api) handleRenameFolder(w http.ResponseWriter, r *http.Request, _ calle
 
 func (a *api) handleRemoveFolder(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req removeFolderRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	res, err := a.hub.RemoveFolder(r.Context(), req.Path, req.Stop)

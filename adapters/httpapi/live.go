@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/adapters/internal/jsonkeys"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -253,7 +254,7 @@ func (a *api) handleLiveSubscriptions(w http.ResponseWriter, r *http.Request, c 
 		Add    []json.RawMessage `json:"add"`
 		Remove []json.RawMessage `json:"remove"`
 	}
-	if err := decodeJSON(r, defaultBodyLimit, false, &body); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &body); err != nil {
 		return err
 	}
 	add, err := a.decodeSubs(body.Add, true)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -85,7 +86,7 @@ func decodePatch(fields map[string]json.RawMessage) (hub.PersonalStatePatch, err
 
 func (a *api) handlePatchPersonalState(w http.ResponseWriter, r *http.Request, c caller) error {
 	var fields map[string]json.RawMessage
-	if err := decodeJSON(r, defaultBodyLimit, false, &fields); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &fields); err != nil {
 		return err
 	}
 	p, err := decodePatch(fields)

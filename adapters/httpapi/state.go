@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -131,7 +132,7 @@ type updateDefaultsRequest struct {
 
 func (a *api) handleSetDefaults(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req updateDefaultsRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	if req.DefaultWorkspaceParent == nil {

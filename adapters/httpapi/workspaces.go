@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -101,7 +102,7 @@ func writeOnboarding(w http.ResponseWriter, res hub.OnboardingResult) {
 
 func (a *api) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req createWorkspaceRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	start := req.Start == nil || *req.Start // the legacy operation starts by default
@@ -115,7 +116,7 @@ func (a *api) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, _ ca
 
 func (a *api) handleConfigureWorkspace(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req configureWorkspaceRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	if req.DisplayName == nil {
@@ -132,7 +133,7 @@ func (a *api) handleConfigureWorkspace(w http.ResponseWriter, r *http.Request, _
 
 func (a *api) handleCreateConfiguredWorkspace(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req createConfiguredWorkspaceRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	if req.DisplayName == nil {
@@ -150,7 +151,7 @@ func (a *api) handleCreateConfiguredWorkspace(w http.ResponseWriter, r *http.Req
 
 func (a *api) handleDisplayName(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req displayNameRequest
-	if err := decodeJSON(r, defaultBodyLimit, false, &req); err != nil {
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	if req.DisplayName == nil {

@@ -1,21 +1,16 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
-	"github.com/wharfhub/wharf/adapters/internal/jsonkeys"
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
@@ -182,39 +177,12 @@ func contextFor(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), chatCallTimeout)
 }
 
-// decode reads a strict JSON object of at most max bytes into v, or
-// answers the refusal and returns false.
+// decode reads the body into v as the Hub's own routes do
+// (httpjson.Decode: strict, at most max bytes, 413 past it), or answers
+// the refusal and returns false.
 func (a *chatAPI) decode(w http.ResponseWriter, r *http.Request, v any, max int64) bool {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		a.fail(w, hub.Errorf(hub.TooLarge, "request body too large"))
-		return false
-	}
-	if err == nil && len(bytes.TrimSpace(data)) == 0 {
-		a.fail(w, hub.Errorf(hub.Invalid, "a JSON object is required"))
-		return false
-	}
-	if err == nil && json.Valid(data) {
-		// Field names match exactly and no key comes twice, as on the
-		// Hub's own routes.
-		if kerr := jsonkeys.Check(data, reflect.TypeOf(v), "request"); kerr != nil {
-			a.fail(w, hub.Errorf(hub.Invalid, "%s", kerr))
-			return false
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err == nil {
-		err = dec.Decode(v)
-	}
-	if err == nil {
-		if _, err2 := dec.Token(); !errors.Is(err2, io.EOF) {
-			err = errors.New("trailing data")
-		}
-	}
-	if err != nil {
-		a.fail(w, hub.Errorf(hub.Invalid, "invalid JSON body"))
+	if err := httpjson.Decode(r, max, true, v); err != nil {
+		a.fail(w, err)
 		return false
 	}
 	return true
@@ -229,16 +197,10 @@ func (a *chatAPI) answer(w http.ResponseWriter, status int, v any, err error) {
 	childproto.WriteJSON(w, status, v)
 }
 
-// statusOf maps the core's kinds to statuses, as the Hub does.
-var statusOf = map[hub.Kind]int{
-	hub.Invalid: 400, hub.Unauthenticated: 401, hub.Forbidden: 403, hub.NotFound: 404, hub.Conflict: 409,
-	hub.TooLarge: 413, hub.RateLimited: 429, hub.Unavailable: 503, hub.Internal: 500,
-}
-
 // fail answers err: its status and public message; an error without one
 // is a 500 whose cause is logged, never sent.
 func (a *chatAPI) fail(w http.ResponseWriter, err error) {
-	status := statusOf[hub.KindOf(err)]
+	status := httpjson.StatusOf(err)
 	msg := hub.MessageOf(err)
 	if msg == "" || status == 500 {
 		a.log.Error("chat request failed", "err", err)

@@ -1,4 +1,4 @@
-package httpapi_test
+package httpjson_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -29,10 +29,10 @@ func TestStatusOf(t *testing.T) {
 		t.Run(k.String(), func(t *testing.T) {
 			is := is.New(t)
 			status, ok := want[k]
-			is.True(ok)                                            // every kind has a row in this table
-			is.Equal(httpapi.StatusOf(hub.Errorf(k, "x")), status) // and maps to its status
+			is.True(ok)                                             // every kind has a row in this table
+			is.Equal(httpjson.StatusOf(hub.Errorf(k, "x")), status) // and maps to its status
 		})
 	}
 	is := is.New(t)
-	is.Equal(httpapi.StatusOf(errors.New("unexpected")), http.StatusInternalServerError) // foreign errors are 500
+	is.Equal(httpjson.StatusOf(errors.New("unexpected")), http.StatusInternalServerError) // foreign errors are 500
 }
