@@ -63,7 +63,8 @@ const shutdownGrace = 2 * time.Second
 // fails. It writes the readiness line to stdout and logs to stderr. A nil
 // error means a clean stop. Main returns without waiting for its read of
 // stdin to end: a process exits anyway, and an in-process caller closes
-// the reader.
+// the reader. It knows no coding agents (Options{}); a program serving
+// real workspaces runs daemon.RunSession.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return Run(ctx, args, stdin, stdout, stderr, Options{})
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/wharfhub/wharf/adapters/acp"
+	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/session"
 )
 
@@ -14,7 +14,7 @@ import (
 // does not list it; adapters/session documents its arguments and protocol.
 // SIGTERM reaches it as ctx's cancellation (see main).
 func sessionCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	err := session.Run(ctx, args, stdin, stdout, stderr, session.Options{Agents: acp.ForSession})
+	err := daemon.RunSession(ctx, args, stdin, stdout, stderr)
 	if errors.Is(err, session.ErrUsage) {
 		return usageError{err}
 	}

@@ -38,9 +38,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wharfhub/wharf/adapters/acp"
 	"github.com/wharfhub/wharf/adapters/daemon"
-	"github.com/wharfhub/wharf/adapters/session"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -50,7 +48,7 @@ func main() {
 	// the Hub also serves as its workspace child.
 	if len(os.Args) > 1 && os.Args[1] == "session" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := session.Run(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr, session.Options{Agents: acp.ForSession})
+		err := daemon.RunSession(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		if err != nil {
 			log.Fatal(err)
