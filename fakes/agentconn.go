@@ -21,9 +21,25 @@ type AgentConn struct {
 	done      chan struct{}
 	err       error
 	nextReq   int
-	pending   map[string]chan any // by request id: where the answer goes
+	pending   map[string]pendingRequest // by request id
 	turns     map[string]*AgentTurn
 	Cancelled []string // the sessions Cancel was honoured for
+
+	sinkMu sync.Mutex // the sink is called one call at a time, as the port says
+}
+
+// pendingRequest is a request awaiting the user: where its answer goes,
+// and the session it is of.
+type pendingRequest struct {
+	answer chan any
+	sid    string
+}
+
+// emit hands u to the sink, one call at a time.
+func (c *AgentConn) emit(sid string, u hub.AgentUpdate) {
+	c.sinkMu.Lock()
+	defer c.sinkMu.Unlock()
+	c.sink(sid, u)
 }
 
 // AgentTurn is one Prompt of a fake agent, for the test to play.
@@ -64,7 +80,7 @@ func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
 	c.nextReq++
 	id := "request-" + strconv.Itoa(c.nextReq)
 	ch := make(chan any, 1)
-	c.pending[id] = ch
+	c.pending[id] = pendingRequest{answer: ch, sid: t.SessionID}
 	c.mu.Unlock()
 	t.mu.Lock()
 	t.asked = append(t.asked, id)
@@ -77,7 +93,7 @@ func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
 		r.RequestID = id
 		req = r
 	}
-	c.sink(t.SessionID, req)
+	c.emit(t.SessionID, req)
 	return id, ch
 }
 
@@ -85,7 +101,7 @@ func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
 // gives up on it.
 func (t *AgentTurn) Withdraw(requestID string) {
 	if t.Conn.settle(requestID) {
-		t.Conn.sink(t.SessionID, hub.AgentRequestSettled{RequestID: requestID, Reason: "withdrawn"})
+		t.Conn.emit(t.SessionID, hub.AgentRequestSettled{RequestID: requestID, Reason: "withdrawn"})
 	}
 }
 
@@ -97,7 +113,7 @@ func (c *AgentConn) send(sid string, u hub.AgentUpdate) {
 		s.history = append(s.history, u)
 	}
 	c.r.mu.Unlock()
-	c.sink(sid, u)
+	c.emit(sid, u)
 }
 
 // settle removes a pending request, answering nil; false when it was not
@@ -105,17 +121,18 @@ func (c *AgentConn) send(sid string, u hub.AgentUpdate) {
 func (c *AgentConn) settle(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ch := c.pending[id]
-	if ch == nil {
+	p, ok := c.pending[id]
+	if !ok {
 		return false
 	}
 	delete(c.pending, id)
-	ch <- nil
+	p.answer <- nil
 	return true
 }
 
 // Crash ends the connection as an agent exiting would: Done closes, Err
-// is err, and every call in flight fails.
+// is err, every call in flight fails and every pending request is
+// settled as cancelled.
 func (c *AgentConn) Crash(err error) { c.end(err) }
 
 func (c *AgentConn) end(err error) {
@@ -128,11 +145,13 @@ func (c *AgentConn) end(err error) {
 	}
 	c.err = err
 	close(c.done)
-	for id, ch := range c.pending {
-		delete(c.pending, id)
-		ch <- nil
-	}
+	pending := c.pending
+	c.pending = map[string]pendingRequest{}
 	c.mu.Unlock()
+	for id, p := range pending {
+		p.answer <- nil
+		c.emit(p.sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+	}
 }
 
 // Info reports what the agent supports.
@@ -198,7 +217,7 @@ func (c *AgentConn) LoadSession(ctx context.Context, sid, dir string) (hub.Agent
 		return hub.AgentSessionState{}, hub.Errorf(hub.NotFound, "unknown session")
 	}
 	for _, u := range history {
-		c.sink(sid, u)
+		c.emit(sid, u)
 	}
 	return s.state(sid), nil
 }
@@ -247,7 +266,7 @@ func (c *AgentConn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (
 		t.mu.Unlock()
 		for _, id := range asked { // a turn that ends leaves nothing waiting
 			if c.settle(id) {
-				c.sink(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+				c.emit(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
 			}
 		}
 	}()
@@ -288,13 +307,15 @@ func (c *AgentConn) Cancel(ctx context.Context, sid string) error {
 	c.Cancelled = append(c.Cancelled, sid)
 	t := c.turns[sid]
 	var ids []string
-	for id := range c.pending {
-		ids = append(ids, id)
+	for id, p := range c.pending {
+		if p.sid == sid {
+			ids = append(ids, id)
+		}
 	}
 	c.mu.Unlock()
 	for _, id := range ids {
 		if c.settle(id) {
-			c.sink(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+			c.emit(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
 		}
 	}
 	if t != nil {
@@ -307,12 +328,12 @@ func (c *AgentConn) Cancel(ctx context.Context, sid string) error {
 func (c *AgentConn) answer(id string, v any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ch := c.pending[id]
-	if ch == nil {
+	p, ok := c.pending[id]
+	if !ok {
 		return hub.Errorf(hub.NotFound, "no such request is pending")
 	}
 	delete(c.pending, id)
-	ch <- v
+	p.answer <- v
 	return nil
 }
 

@@ -128,7 +128,7 @@ func (r *AgentRuntime) Start(ctx context.Context, id, dir string, sink hub.Agent
 	case r.startErr[id] != nil:
 		return nil, r.startErr[id]
 	}
-	c := &AgentConn{r: r, agent: r.agents[i], sink: sink, done: make(chan struct{}), pending: map[string]chan any{},
+	c := &AgentConn{r: r, agent: r.agents[i], sink: sink, done: make(chan struct{}), pending: map[string]pendingRequest{},
 		turns: map[string]*AgentTurn{}}
 	r.conns[id] = append(r.conns[id], c)
 	return c, nil

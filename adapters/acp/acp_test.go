@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,22 +63,17 @@ func TestRuntimeConformance(t *testing.T) {
 }
 
 func TestKnownAgentsAreFoundOnPath(t *testing.T) {
+	is := is.New(t)
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "opencode")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	is.NoErr(os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755)) // an opencode on the PATH
 	rt := acp.New(acp.Options{Env: []string{"PATH=" + dir}})
 	got := map[string]string{}
 	for _, a := range rt.Agents() {
 		got[a.ID] = string(a.Availability)
 	}
 	want := map[string]string{"claude": "not-installed", "codex": "not-installed", "gemini": "not-installed", "opencode": "available"}
-	for id, av := range want {
-		if got[id] != av {
-			t.Errorf("%s: %s, want %s (all: %v)", id, got[id], av, strings.TrimSpace(strings.Repeat(" ", 0)))
-		}
-	}
+	is.Equal(got, want) // found on the agents' PATH, and only there
 }
 
 // An agent that stops reading its stdin (and ignores SIGTERM) in the

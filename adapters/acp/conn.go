@@ -90,9 +90,20 @@ func (c *conn) end(err error) {
 	}
 	c.err = err
 	close(c.done)
+	pending := c.takePendingLocked()
+	c.mu.Unlock()
+	c.cancelRequests(pending)
+}
+
+// takePendingLocked empties the requests awaiting the user. c.mu held.
+func (c *conn) takePendingLocked() map[string]*request {
 	pending := c.pending
 	c.pending = map[string]*request{}
-	c.mu.Unlock()
+	return pending
+}
+
+// cancelRequests settles pending as cancelled, telling the sink.
+func (c *conn) cancelRequests(pending map[string]*request) {
 	for id, rq := range pending {
 		rq.settle(nil)
 		c.emit(rq.sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})

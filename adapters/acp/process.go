@@ -140,12 +140,17 @@ func (c *conn) killGroup() {
 	}
 }
 
-// Close ends the agent: SIGTERM to its group, SIGKILL after killGrace,
-// and waits until it is reaped and its pipes are read out.
+// Close ends the agent: its pending requests are settled as cancelled,
+// then SIGTERM to its group, SIGKILL after killGrace; it waits until the
+// agent is reaped and its pipes are read out.
 func (c *conn) Close() error {
 	c.mu.Lock()
 	c.closing = true
+	pending := c.takePendingLocked()
 	c.mu.Unlock()
+	// Settled here, before Close returns, not by whichever of the ended
+	// turn and the reaper gets to them first.
+	c.cancelRequests(pending)
 	c.out.Close()
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
 	select {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/fakes/porttest"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -40,4 +41,11 @@ func TestFileStoreKeepsTheInventory(t *testing.T) {
 	is.NoErr(mem.SaveConversations(recs))
 	got, _ = mem.LoadConversations()
 	is.Equal(len(got), 1) // without a directory the inventory lives in memory
+}
+
+func TestFileStoreConformance(t *testing.T) {
+	porttest.ConversationStore(t, func(t *testing.T) func() hub.ConversationStore {
+		dir := t.TempDir()
+		return func() hub.ConversationStore { return &fileStore{dir: dir} }
+	})
 }

@@ -205,6 +205,78 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		is.Equal(text(rec.take(sid), "assistant"), agentscript.Greeting+"Ada") // the answer reached the agent
 	})
 
+	// waitAsked returns the next permission request the agent sends.
+	waitAsked := func(t *testing.T, rec *recorder) hub.AgentPermissionRequest {
+		t.Helper()
+		select {
+		case u := <-rec.asked:
+			return u.(hub.AgentPermissionRequest)
+		case <-time.After(agentTimeout):
+			t.Fatal("no permission request")
+		}
+		return hub.AgentPermissionRequest{}
+	}
+	// settled reports whether the updates of sid settle request id for
+	// reason.
+	settled := func(rec *recorder, sid, id, reason string) bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, u := range rec.updates[sid] {
+			if s, ok := u.(hub.AgentRequestSettled); ok && s.RequestID == id && s.Reason == reason {
+				return true
+			}
+		}
+		return false
+	}
+
+	t.Run("ListSessions", func(t *testing.T) {
+		is := is.New(t)
+		h, conn, _, sid := open(t)
+		ctx, cancel := context.WithTimeout(t.Context(), agentTimeout)
+		defer cancel()
+		list, err := conn.ListSessions(ctx, h.Dir)
+		if !conn.Info().ListSessions {
+			is.Equal(hub.KindOf(err), hub.Conflict) // an agent that cannot list says so
+			return
+		}
+		is.NoErr(err) // listed
+		found := false
+		for _, s := range list {
+			found = found || s.SessionID == sid
+		}
+		is.True(found) // with the session just opened
+	})
+
+	t.Run("CancelSettlesOnlyItsSession", func(t *testing.T) {
+		is := is.New(t)
+		h, conn, rec, sid := open(t)
+		ctx, cancel := context.WithTimeout(t.Context(), agentTimeout)
+		defer cancel()
+		other, err := conn.NewSession(ctx, h.Dir)
+		is.NoErr(err) // a second session
+		done := make(chan error, 2)
+		go func() { _, err := prompt(t, conn, sid, agentscript.Permission); done <- err }()
+		mine := waitAsked(t, rec)
+		go func() { _, err := prompt(t, conn, other.SessionID, agentscript.Permission); done <- err }()
+		theirs := waitAsked(t, rec)
+		is.NoErr(conn.Cancel(ctx, sid))                                        // the first session's turn is cancelled
+		is.True(settled(rec, sid, mine.RequestID, "cancelled"))                // its request settled
+		is.True(!settled(rec, other.SessionID, theirs.RequestID, "cancelled")) // the other's not
+		is.NoErr(conn.AnswerPermission(theirs.RequestID, "allow"))             // and still answerable
+		is.NoErr(<-done)
+		is.NoErr(<-done) // both turns end
+	})
+
+	t.Run("CloseSettlesPendingRequests", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		go func() { _, _ = prompt(t, conn, sid, agentscript.Permission) }()
+		req := waitAsked(t, rec)
+		is.NoErr(conn.Close())                                        // the agent goes with a request pending
+		is.True(settled(rec, sid, req.RequestID, "cancelled"))        // which is settled as cancelled
+		is.True(conn.AnswerPermission(req.RequestID, "allow") != nil) // and can no longer be answered
+	})
+
 	t.Run("PlanUsageCompactionNotice", func(t *testing.T) {
 		is := is.New(t)
 		_, conn, rec, sid := open(t)

@@ -1,0 +1,16 @@
+package fakes_test
+
+import (
+	"testing"
+
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/fakes/porttest"
+	"github.com/wharfhub/wharf/hub"
+)
+
+func TestConversationStoreConformance(t *testing.T) {
+	porttest.ConversationStore(t, func(*testing.T) func() hub.ConversationStore {
+		s := &fakes.ConversationStore{} // the same memory for every reopen
+		return func() hub.ConversationStore { return s }
+	})
+}
