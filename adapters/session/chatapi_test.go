@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -62,6 +63,10 @@ func TestChatAPIRefusals(t *testing.T) {
 		t.Fatalf("create: %s", body)
 	}
 	cid := url.PathEscape(created.Conversation.ID)
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n tiny"))
+	image := func(data string) string { return `{"mimeType":"image/png","data":"` + data + `"}` }
+	nine := strings.TrimSuffix(strings.Repeat(image(png)+",", 9), ",")
+	huge := base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 11<<20)...))
 	for _, tc := range []struct {
 		name, method, path, body string
 		status                   int
@@ -84,6 +89,17 @@ func TestChatAPIRefusals(t *testing.T) {
 		{"unknown permission", "POST", "conversations/" + cid + "/permissions/r9", `{"choiceId":"allow"}`, 404},
 		{"variant", "POST", "conversations/" + cid + "/configuration", `{"model":"fast","variant":"x"}`, 400},
 		{"body over 64 KiB", "POST", "conversations/" + cid + "/rename", `{"title":"` + strings.Repeat("a", 70<<10) + `"}`, 413},
+		{"blank title at creation", "POST", "conversations", `{"agent":"scripted","title":"   "}`, 400},
+		{"blank title", "POST", "conversations/" + cid + "/rename", `{"title":" \t "}`, 400},
+		{"a 9th image", "POST", "conversations/" + cid + "/messages", `{"attachments":[` + nine + `]}`, 400},
+		{"an image over 10 MiB", "POST", "conversations/" + cid + "/messages", `{"attachments":[` + image(huge) + `]}`, 413},
+		{"not an image", "POST", "conversations/" + cid + "/messages", `{"attachments":[` + image(base64.StdEncoding.EncodeToString([]byte("%PDF-1.4"))) + `]}`, 400},
+		{"empty message", "POST", "conversations/" + cid + "/messages", `{"text":"  "}`, 400},
+		{"rename an unknown conversation", "POST", "conversations/scripted:nope/rename", `{"title":"x"}`, 404},
+		{"send to an unknown conversation", "POST", "conversations/scripted:nope/messages", `{"text":"hi"}`, 404},
+		{"cancel an unknown conversation", "POST", "conversations/scripted:nope/cancel", `{}`, 404},
+		{"close an unknown conversation", "POST", "conversations/scripted:nope/close", `{}`, 404},
+		{"unknown question", "POST", "conversations/" + cid + "/questions/r9", `{"action":"cancel"}`, 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
