@@ -45,12 +45,12 @@ func TestBrowserConversationImages(t *testing.T) {
 	e := newChatEnv(t)
 	p, cid := e.converse(t, browsertest.Desktop)
 	dir := t.TempDir()
-	evil := filepath.Join(dir, `<img src=x onerror=alert(1)>.png`)
+	evil := filepath.Join(dir, `<img src=x onerror=window.wharfPwned=1>.png`)
 	pngFile(t, evil)
 
 	attach(t, p, evil)
 	must(t, p.Wait(thumbs+` === 1`, wait))
-	is.Equal(p.Text(`.composer .thumb-name`), `<img src=x onerror=alert(1)>.png`) // the name, literally
+	is.Equal(p.Text(`.composer .thumb-name`), `<img src=x onerror=window.wharfPwned=1>.png`) // the name, literally
 	// A pasted image (the clipboard of a screenshot tool).
 	_, err := browsertest.Eval[bool](p, `(() => {
 		const bytes = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
@@ -64,8 +64,8 @@ func TestBrowserConversationImages(t *testing.T) {
 	say(t, p, "echo two images")
 	must(t, p.Wait(thumbs+` === 0 && `+status("Done"), wait))
 	must(t, p.Wait(items("assistant_message")+`.some((li) => li.innerText.includes('echo two images') && li.innerText.split('image image/png').length === 3)`, wait)) // the agent got both
-	is.Equal(p.Text(`.transcript li[data-kind=user_message] .att span`), `<img src=x onerror=alert(1)>.png`)                                                          // named literally in the message
-	noImages, err := browsertest.Eval[bool](p, `document.querySelectorAll('.transcript img').length === 0 && !window.__pwned`)
+	is.Equal(p.Text(`.transcript li[data-kind=user_message] .att span`), `<img src=x onerror=window.wharfPwned=1>.png`)                                                          // named literally in the message
+	noImages, err := browsertest.Eval[bool](p, `document.querySelectorAll('.transcript img').length === 0 && !window.wharfPwned`)
 	is.NoErr(err)
 	is.True(noImages) // nothing the agent or a file name said became an element
 
@@ -112,15 +112,15 @@ func TestBrowserConversationRendersAgentTextAsText(t *testing.T) {
 	is := is.New(t)
 	e := newChatEnv(t)
 	p, cid := e.converse(t, browsertest.Desktop)
-	const evil = `<img src=x onerror=alert(1)>`
-	answer := "echo " + evil + " **bold** `code` [bad](javascript:alert(1)) [good](https://example.com/)\n\n- one\n- two"
+	const evil = `<img src=x onerror=window.wharfPwned=1>`
+	answer := "echo " + evil + " **bold** `code` [bad](javascript:window.wharfPwned=1) [good](https://example.com/)\n\n- one\n- two"
 	_, err := e.api.Send(e.ctx, e.ws, cid, answer) // lines, from another device (Enter would send the first)
 	is.NoErr(err)
 	must(t, p.Wait(status("Done"), wait))
 	must(t, p.Wait(items("assistant_message")+`.some((li) => li.innerText.includes(`+browsertest.JS(evil)+`))`, wait)) // literally
 	got, err := browsertest.Eval[map[string]any](p, `(() => {
 		const md = document.querySelector('.transcript li[data-kind=assistant_message] .md');
-		return { imgs: document.querySelectorAll('main img').length, pwned: !!window.__pwned,
+		return { imgs: document.querySelectorAll('main img').length, pwned: !!window.wharfPwned,
 			bold: md.querySelector('strong')?.innerText, code: md.querySelector('code')?.innerText,
 			links: [...md.querySelectorAll('a')].map((a) => a.href), items: md.querySelectorAll('li').length };
 	})()`)
@@ -138,5 +138,5 @@ func TestBrowserConversationRendersAgentTextAsText(t *testing.T) {
 	must(t, p.Wait(`document.querySelector('.conv-h1').innerText === `+browsertest.JS(evil), wait))
 	must(t, p.Click(`a.back`))
 	must(t, p.Wait(`document.querySelector('.conv-row .conv-title') && document.querySelector('.conv-row .conv-title').innerText === `+browsertest.JS(evil), wait))
-	must(t, p.Wait(`document.querySelectorAll('main img').length === 0 && !window.__pwned`, wait))
+	must(t, p.Wait(`document.querySelectorAll('main img').length === 0 && !window.wharfPwned`, wait))
 }

@@ -24,9 +24,9 @@ import (
 func TestBrowserRendersAPITextAsText(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	const evil = `<img src=x onerror=alert(1)>`
+	const evil = `<img src=x onerror=window.wharfPwned=1>`
 	dir := e.repo(t, evil)
-	is.NoErr(os.WriteFile(filepath.Join(dir, "<b onclick=alert(1)>bold.md"), []byte("x"), 0o644)) // a file name that is HTML too
+	is.NoErr(os.WriteFile(filepath.Join(dir, "<b onclick=window.wharfPwned=1>bold.md"), []byte("x"), 0o644)) // a file name that is HTML too
 	id, err := e.api.Register(e.ctx, dir, evil, true)
 	is.NoErr(err) // registered
 	p := e.page(t, browsertest.Desktop)
@@ -34,13 +34,13 @@ func TestBrowserRendersAPITextAsText(t *testing.T) {
 	must(t, p.Wait(rowOf(id), wait))
 	is.Equal(p.Text(row(id)+` .ws-name`), evil)                       // the display name, literally
 	is.True(strings.HasSuffix(p.Text(row(id)+` .ws-path`), "/"+evil)) // the path, literally
-	noImages := `document.querySelectorAll('main img').length === 0 && !window.__pwned`
+	noImages := `document.querySelectorAll('main img').length === 0 && !window.wharfPwned`
 	must(t, p.Wait(noImages, wait))
 
 	must(t, p.Go(e.hub.URL+"w/"+id))
-	must(t, p.Wait(`document.querySelector('.tree-file[data-path="<b onclick=alert(1)>bold.md"]')`, wait))
+	must(t, p.Wait(`document.querySelector('.tree-file[data-path="<b onclick=window.wharfPwned=1>bold.md"]')`, wait))
 	is.Equal(p.Text(`h1`), evil)                                                                                      // the heading, literally
-	is.Equal(p.Text(`.tree-file[data-path="<b onclick=alert(1)>bold.md"] .tree-name`), "<b onclick=alert(1)>bold.md") // the file name, literally
+	is.Equal(p.Text(`.tree-file[data-path="<b onclick=window.wharfPwned=1>bold.md"] .tree-name`), "<b onclick=window.wharfPwned=1>bold.md") // the file name, literally
 	must(t, p.Wait(noImages+` && !document.querySelector('main b')`, wait))
 
 	must(t, p.Go(e.hub.URL+"add?path="+e.home))
