@@ -13,14 +13,20 @@ test:
     go test -race ./...
 
 # The load benchmarks, then the dashboard's in Chromium, then the
-# conversations' with the scripted agent; writes bench/RESULTS.md.
+# conversations' with the scripted agent; writes bench/RESULTS.md only
+# once all three succeeded, so a failed run leaves the last one whole.
 bench:
-    @command -v wrk >/dev/null || if [ "$(id -u)" = 0 ]; then apt-get install -y wrk; else echo "the benchmark needs wrk: sudo apt-get install -y wrk" >&2; exit 1; fi
-    go run ./bench/load -out bench/RESULTS.md
-    echo >> bench/RESULTS.md
-    go run ./adapters/web/perf >> bench/RESULTS.md
-    echo >> bench/RESULTS.md
-    go run ./adapters/acp/perf >> bench/RESULTS.md
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! command -v wrk >/dev/null; then
+      if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else echo "the benchmark needs wrk: sudo apt-get install -y wrk" >&2; exit 1; fi
+    fi
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    go run ./bench/load -out "$tmp/load.md"
+    go run ./adapters/web/perf > "$tmp/web.md"
+    go run ./bench/chat > "$tmp/chat.md"
+    { cat "$tmp/load.md"; echo; cat "$tmp/web.md"; echo; cat "$tmp/chat.md"; } > bench/RESULTS.md
 
 # Formatting and static checks, as CI runs them.
 lint:

@@ -305,14 +305,18 @@ func (s *streams) close() {
 	}
 }
 
-// waitFor waits up to limit for ch, or until the stream ends.
-func waitFor(ch, done <-chan struct{}, limit time.Duration) error {
+// waitFor waits for ch until deadline, the stream's end or ctx's.
+// Callers waiting on many streams share one deadline, so the wait is
+// bounded whatever the count.
+func waitFor(ctx context.Context, ch, done <-chan struct{}, deadline time.Time) error {
 	select {
 	case <-ch:
 		return nil
 	case <-done:
 		return errors.New("the stream ended while opening")
-	case <-time.After(limit):
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(deadline)):
 		return errors.New("timed out while opening")
 	}
 }

@@ -122,7 +122,9 @@ func (e *env) liveRun(ctx context.Context, sc *scenario, t liveTarget, n int) *l
 		sc.setup(ctx, x)
 	}
 	ss, err := openStreams(ctx, n, func(i int) (*liveConn, error) { return x.dial(ctx, i, false) }, x.see,
-		func(i int, done <-chan struct{}) error { return waitFor(x.st[i].opened, done, 15*time.Second) })
+		func(i int, done <-chan struct{}) error {
+			return waitFor(ctx, x.st[i].opened, done, time.Now().Add(15*time.Second))
+		})
 	if x.ss = ss; err != nil {
 		ss.close()
 		x.stopSlow()
@@ -433,10 +435,11 @@ var w6 = &scenario{name: "W6", sides: both(w6Streams), topic: "inventory",
 		}
 		wg.Wait()
 		x.ss = re
+		helloBy := time.Now().Add(w6MaxHello) // one deadline for every stream
 		for i, c := range re.cs {
 			if c != nil {
 				x.hellos, x.lastHello = append(x.hellos, c.Hello), max(x.lastHello, x.st[i].hello-drop.Sub(benchEpoch))
-				waitFor(x.st[i].opened, re.done[i], w6MaxHello)
+				waitFor(ctx, x.st[i].opened, re.done[i], helloBy)
 			}
 		}
 		waitUntil(ctx, time.Now().Add(2*time.Second))

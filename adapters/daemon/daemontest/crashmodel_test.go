@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,28 +67,45 @@ func TestCrashConfigParse(t *testing.T) {
 	is.True(c.Parse("kills=many") != nil) // a bad number
 }
 
-// TestNextChoicesAreValid runs every built-in family's Next on a model
-// grown by its own acknowledgements, without a daemon: each op must name
-// a request and keep the model's keys well formed.
+// TestNextChoicesAreValid runs every built-in family's Next, without a
+// daemon, on a model that holds what each of its operations needs (a
+// folder to rename, a registered workspace to forget): each op must name
+// a request, and every kind of op the family has must come up.
 func TestNextChoicesAreValid(t *testing.T) {
+	kinds := map[string][]string{
+		"folders":        {"create", "rename", "remove"},
+		"workspaces":     {"register", "configure", "create", "rename", "forget", "remove"},
+		"display-names":  {"set"},
+		"personal-state": {"patch"},
+	}
 	for _, fam := range DefaultFamilies() {
 		t.Run(fam.Name, func(t *testing.T) {
 			is := is.New(t)
 			w := &Writer{Family: fam, Root: t.TempDir(), Model: Model{}, Rand: rand.New(rand.NewPCG(1, 2))}
 			switch fam.Name {
+			case "folders":
+				w.Model["folder f1"] = ""
 			case "workspaces":
 				is.NoErr(fam.Setup(t.Context(), w)) // boxes on disk
+				box := strings.TrimPrefix(w.Model.Keys("box ")[0], "box ")
+				addWorkspace(w.Model, "x", box+"/w1", "w1")
 			case "display-names":
 				w.Model["workspace x"] = "name=x"
 			case "personal-state":
 				w.Model["state x"] = "{}"
 			}
-			for range 50 {
+			seen := map[string]bool{}
+			for range 200 {
 				op, err := fam.Next(w)
 				is.NoErr(err)                               // an op
 				is.True(op.Name != "" && op.Method != "")   // named, with a method
 				is.True(op.Path != "" && op.Path[0] != '/') // and a relative path
+				seen[op.Name] = true
 			}
+			for _, k := range kinds[fam.Name] {
+				is.True(seen[k]) // every kind of op comes up
+			}
+			is.Equal(len(seen), len(kinds[fam.Name])) // and no other
 		})
 	}
 }

@@ -2,6 +2,7 @@ package daemontest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"mime"
@@ -59,6 +60,13 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRecordedBody))
 	resp.Body.Close()
 	body.Write(b)
+	// A scenario that asked for gzip itself gets the compressed bytes;
+	// what is scanned is what they say.
+	if resp.Header.Get("Content-Encoding") == "gzip" && !resp.Uncompressed {
+		if zr, zerr := gzip.NewReader(bytes.NewReader(b)); zerr == nil {
+			_, _ = io.Copy(body, io.LimitReader(zr, maxRecordedBody))
+		}
+	}
 	resp.Body = &teeBody{r: io.MultiReader(bytes.NewReader(b), errReader{err})}
 	return resp, nil
 }

@@ -219,6 +219,24 @@ func encodings(v string) []encoding {
 		{"base64url", base64.RawURLEncoding.EncodeToString([]byte(v))},
 		{"hex", hex.EncodeToString([]byte(v))},
 	}
+	// Inside a longer base64 text (Basic credentials encode "user:secret")
+	// v's encoding depends on its offset modulo 3: for each offset, the
+	// characters that hold only v's bits, without the groups it shares
+	// with its neighbours.
+	for k := range 3 {
+		in := append(make([]byte, k), v...)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
+			text := enc.EncodeToString(in)
+			start := 0
+			if k > 0 {
+				start = 4 // the first group holds the neighbour's bits
+			}
+			// The last group may be padding, or shared with what follows.
+			if end := len(text) - 4; end-start >= 8 {
+				all = append(all, encoding{fmt.Sprintf("base64 at offset %d", k), text[start:end]})
+			}
+		}
+	}
 	var out []encoding
 	seen := map[string]bool{}
 	for _, e := range all {

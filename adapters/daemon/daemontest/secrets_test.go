@@ -37,6 +37,8 @@ func TestSecretsFindsLeaks(t *testing.T) {
 			fmt.Fprintf(w, `{"error":"bad password %s"}`, jsonPassword[1:len(jsonPassword)-1])
 		case "/unread": // a body the client never reads
 			io.WriteString(w, "token="+session)
+		case "/basic": // inside a longer base64 text, at an offset of 1 mod 3
+			w.Header().Set("X-Echo", "Basic "+base64.StdEncoding.EncodeToString([]byte("ann:"+session)))
 		case "/stream":
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, ": open\n\nevent: hello\ndata: {}\n\nevent: live\ndata: %s\n\n", session)
@@ -69,6 +71,8 @@ func TestSecretsFindsLeaks(t *testing.T) {
 	is.NoErr(err)              // its frame
 	is.Equal(ev.Data, session) // read
 	resp.Body.Close()
+	_, _, err = c.Do(ctx, "GET", "basic", nil, nil)
+	is.NoErr(err) // answered
 
 	fmt.Fprintf(sec.Log("wharf serve"), "level=DEBUG msg=request query=password=%s\n", url.QueryEscape(password))
 	fmt.Fprintf(sec.Log("wharf serve"), "level=INFO msg=fine\n")
@@ -89,6 +93,7 @@ func TestSecretsFindsLeaks(t *testing.T) {
 		"password leaked to the body of answer 3 (GET /json, 200) (json)",
 		"session id leaked to the body of answer 4 (GET /unread, 200) (raw)",
 		"session id leaked to the body of answer 5 (GET /stream, 200) (raw)",
+		"session id leaked to the headers of answer 6 (GET /basic, 200) (base64 at offset 1)",
 		"password leaked to the log of wharf serve (url)",
 		"session id leaked to the state directory's sessions/x.db (scan 1, in the test) (raw)",
 	}
@@ -97,7 +102,7 @@ func TestSecretsFindsLeaks(t *testing.T) {
 	is.Equal(got, want) // every leak, and only the leaks
 	is.Equal(sec.Found("password"), []string{"the body of answer 3 (GET /json, 200)", "the log of wharf serve",
 		"the state directory's first-user-password (scan 1, in the test)"}) // Found lists the allowed place too
-	is.Equal(len(sec.Found("session id")), 6) // the login's headers and body, and the four leaks
+	is.Equal(len(sec.Found("session id")), 7) // the login's headers and body, and the five leaks
 	is.Equal(len(sec.Found("unused")), 0)     // a secret shown nowhere is found nowhere
 }
 
