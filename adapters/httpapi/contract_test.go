@@ -167,6 +167,25 @@ func checkUndocumented(doc *openapi3.T, req *http.Request, resp *http.Response, 
 // contractOperations lists the document's operations the Hub serves
 // itself as "METHOD path" -> operationId: those marked `x-served-by:
 // workspace` (the chat API) are forwarded to the workspace's child.
+// contractPending returns the operationIds the contract marks
+// `x-wharf-pending: true`: not built, not routed.
+func contractPending(t testing.TB) map[string]bool {
+	t.Helper()
+	doc, err := contract()
+	if err != nil {
+		t.Fatalf("contract document: %v", err)
+	}
+	out := map[string]bool{}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.Extensions["x-wharf-pending"] == true {
+				out[op.OperationID] = true
+			}
+		}
+	}
+	return out
+}
+
 func contractOperations(t testing.TB) map[string]string {
 	t.Helper()
 	doc, err := contract()

@@ -82,6 +82,17 @@ func TestRouteCoverage(t *testing.T) {
 		is.True(!isPending[id]) // pending names an operation once
 		isPending[id] = true
 	}
+	marked := contractPending(t)
+	for id := range marked {
+		if !isPending[id] {
+			t.Errorf("the contract marks %s x-wharf-pending, but it is not on the pending list", id)
+		}
+	}
+	for id := range isPending {
+		if !marked[id] {
+			t.Errorf("%s is pending, but the contract does not mark it x-wharf-pending: clients would call it", id)
+		}
+	}
 	isInternal := map[string]bool{}
 	for _, r := range internal {
 		isInternal[r] = true
