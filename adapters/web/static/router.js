@@ -58,6 +58,9 @@ export function Link({ href, children, ...rest }) {
   return html`<a href=${href} onClick=${click} ...${rest}>${children}</a>`;
 }
 
+/** addPath is the add page browsing folder p. */
+export const addPath = (p) => '/add?path=' + encodeURIComponent(p);
+
 /** wsPath is a workspace's page. */
 export const wsPath = (id) => '/w/' + encodeURIComponent(id);
 

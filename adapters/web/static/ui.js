@@ -3,6 +3,7 @@
 import { Component, h } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
+import { Link } from './router.js';
 
 /**
  * statusOf names a workspace's state for people, from its live activity
@@ -91,6 +92,17 @@ export function Confirm({ title, body, confirm, danger, busy, error, onConfirm, 
         disabled=${busy} onClick=${onConfirm}>${busy ? 'Working…' : confirm}</button>
     </div>
   </${Dialog}>`;
+}
+
+/** NoSuchWorkspace is the page of a workspace id nothing is registered as. */
+export function NoSuchWorkspace({ id }) {
+  return html`<main class="page" id="main"><h1 tabindex="-1">No such workspace</h1>
+    <p>Nothing is registered as <code>${id}</code> (any more). <${Link} href="/">Back to your workspaces<//>.</p></main>`;
+}
+
+/** NotAnswering says the workspace's session does not answer its stream. */
+export function NotAnswering() {
+  return html`<p class="note note-warn" role="status">The workspace is not answering. Wharf keeps trying; what you see may be out of date.</p>`;
 }
 
 /**

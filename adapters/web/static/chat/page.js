@@ -10,7 +10,7 @@ import { chat, hub } from '../api.js';
 import { Link, navigate, wsPath } from '../router.js';
 import { activityOf, follow, refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
-import { Badge, Confirm, ErrorNote, Icon, NameDialog, Spinner, statusOf, useAction, usePageTitle } from '../ui.js';
+import { Badge, Confirm, ErrorNote, Icon, NameDialog, NoSuchWorkspace, NotAnswering, Spinner, statusOf, useAction, usePageTitle } from '../ui.js';
 import { useAcknowledge } from '../pages/workspace.js';
 import { busy, convStatus, convTitle, useAgents } from '../pages/conversations.js';
 import { pendingRequest } from './convstate.js';
@@ -35,8 +35,7 @@ export function ConversationPage({ id, cid }) {
   const back = html`<${Link} href=${wsPath(id)} class="back"><${Icon} name="up" size=${16} />${ws ? ws.displayName : 'Workspace'}<//>`;
   if (!m.state) return html`<main class="page" id="main"><h1 tabindex="-1">Conversation</h1><${Spinner} /></main>`;
   if (!ws) {
-    return html`<main class="page" id="main"><h1 tabindex="-1">No such workspace</h1>
-      <p>Nothing is registered as <code>${id}</code> (any more). <${Link} href="/">Back to your workspaces<//>.</p></main>`;
+    return html`<${NoSuchWorkspace} id=${id} />`;
   }
   if (store.phase === 'gone') {
     return html`<main class="page" id="main">${back}<h1 tabindex="-1">No such conversation</h1>
@@ -77,7 +76,7 @@ function Phase({ ws, store, stopped }) {
   if (stopped) return html`<${StartNote} ws=${ws} store=${store} />`;
   if (store.phase === 'refreshing') return html`<p class="note note-info" role="status"><${Spinner} label="" /> Catching up…</p>`;
   if (store.phase === 'unavailable') {
-    return html`<p class="note note-warn" role="status">The workspace is not answering. Wharf keeps trying; what you see may be out of date.</p>`;
+    return html`<${NotAnswering} />`;
   }
   if (store.error) return html`<${ErrorNote} error=${store.error} />`;
   return null;

@@ -8,12 +8,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub, ApiError } from '../api.js';
-import { Link, navigate, wsPath } from '../router.js';
+import { Link, addPath, navigate, wsPath } from '../router.js';
 import { refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { baseName, Confirm, Dialog, Empty, ErrorNote, Icon, Spinner, useAction, usePageTitle } from '../ui.js';
 
-const addPath = (p) => '/add?path=' + encodeURIComponent(p);
 
 /** folderNameProblem checks a new folder name as the Hub will (FolderName). */
 export function folderNameProblem(name) {

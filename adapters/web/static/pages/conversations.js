@@ -11,7 +11,7 @@ import { chat } from '../api.js';
 import { Link, convPath, navigate } from '../router.js';
 import { useModel } from '../model.js';
 import { announce } from '../announce.js';
-import { Dialog, Empty, ErrorNote, Icon, Spinner, relTime, useAction, useNow } from '../ui.js';
+import { Badge, Dialog, Empty, ErrorNote, Icon, Spinner, relTime, useAction, useNow } from '../ui.js';
 
 // Conversation statuses (ConversationStatus) as badges: [style, label].
 const STATUSES = {
@@ -166,7 +166,7 @@ function Row({ ws, c, awaiting, now }) {
       <span class="conv-title">${convTitle(c)}</span>
       <span class="conv-meta">${c.agent?.name || c.agent?.id}${updated ? html` · <time datetime=${new Date(updated).toISOString()}>${relTime(updated, now)}</time>` : null}</span>
     <//>
-    <span class=${'badge badge-' + st.key}><span class="dot" aria-hidden="true"></span>${st.label}</span>
+    <${Badge} status=${st} />
   </li>`;
 }
 

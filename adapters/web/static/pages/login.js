@@ -6,7 +6,7 @@ import { html } from '../html.js';
 import { hub, ApiError } from '../api.js';
 import { navigate, safeNext } from '../router.js';
 import { ErrorNote, Logo, usePageTitle } from '../ui.js';
-import { setSignedIn } from '../session.js';
+import { setSignedIn, userName } from '../session.js';
 
 /** deviceLabel names this browser the way a person would: "Firefox on Linux". */
 export function deviceLabel(ua = navigator.userAgent) {
@@ -33,7 +33,7 @@ export function LoginPage({ query }) {
   usePageTitle('Log in');
   const next = safeNext(query.get('next'));
   const reason = reasons[query.get('reason')];
-  const [name, setName] = useState(() => localStorage.getItem('wharf.user') || '');
+  const [name, setName] = useState(userName);
   const [password, setPassword] = useState('');
   const [label, setLabel] = useState(() => deviceLabel());
   const [busy, setBusy] = useState(false);
@@ -67,7 +67,6 @@ export function LoginPage({ query }) {
     setError(null);
     try {
       const res = await hub.login(name.trim(), password, label.trim());
-      localStorage.setItem('wharf.user', res.user);
       setSignedIn(res.user);
       setPassword('');
       navigate(next, { replace: true });

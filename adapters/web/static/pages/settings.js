@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub } from '../api.js';
-import { Link } from '../router.js';
+import { Link, addPath } from '../router.js';
 import { useModel } from '../model.js';
 import { announce } from '../announce.js';
 import { Confirm, ErrorNote, Spinner, relTime, useAction, usePageTitle } from '../ui.js';
@@ -93,7 +93,7 @@ function Defaults() {
         <button class="btn btn-primary" type="submit" disabled=${action.busy}>Save</button>
         ${d.configured ? html`<button class="btn btn-quiet" type="button" disabled=${action.busy} onClick=${() => save(null)}>Clear</button>` : null}
       </form>
-      <p class="small"><${Link} href=${'/add?path=' + encodeURIComponent(d.effective)}>Browse it<//></p>` : !error ? html`<${Spinner} />` : null}
+      <p class="small"><${Link} href=${addPath(d.effective)}>Browse it<//></p>` : !error ? html`<${Spinner} />` : null}
     <${ErrorNote} error=${action.error} />
   </section>`;
 }

@@ -9,7 +9,7 @@ import { hub } from '../api.js';
 import { Link, navigate } from '../router.js';
 import { activityOf, follow, refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
-import { Badge, Empty, ErrorNote, Icon, Spinner, relTime, statusOf, useAction, useNow, usePageTitle } from '../ui.js';
+import { Badge, Empty, ErrorNote, Icon, NoSuchWorkspace, NotAnswering, Spinner, relTime, statusOf, useAction, useNow, usePageTitle } from '../ui.js';
 import { ForgetDialog, RenameDialog } from './workspaces.js';
 import { buildTree, changeIndex } from '../tree.js';
 import { Conversations } from './conversations.js';
@@ -27,8 +27,7 @@ export function WorkspacePage({ id, query }) {
 
   if (!ws) {
     if (!m.state) return html`<main class="page" id="main"><h1 tabindex="-1">Workspace</h1><${Spinner} /></main>`;
-    return html`<main class="page" id="main"><h1 tabindex="-1">No such workspace</h1>
-      <p>Nothing is registered as <code>${id}</code> (any more). <${Link} href="/">Back to your workspaces<//>.</p></main>`;
+    return html`<${NoSuchWorkspace} id=${id} />`;
   }
   const status = statusOf(ws, act);
   return html`<main class="page page-ws" id="main">
@@ -97,8 +96,7 @@ function Documents({ ws, running, doc }) {
   } else if (!has || doc.status === 'waiting') {
     notice = html`<p class="note note-info" role="status"><${Spinner} label="" /> Connecting to the workspace…</p>`;
   } else if (doc.status === 'unavailable') {
-    notice = html`<p class="note note-warn" role="status">The workspace is not answering. Wharf keeps trying; what you see
-      may be out of date.</p>`;
+    notice = html`<${NotAnswering} />`;
   } else if (doc.status === 'refreshing') {
     notice = html`<p class="note note-info" role="status"><${Spinner} label="" /> Catching up…</p>`;
   } else if (d.header.discovery?.status === 'indexing') {
