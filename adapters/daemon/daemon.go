@@ -172,7 +172,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	// gets the GET and HEAD requests outside /api/ and /s/.
 	d.handler = httpapi.NewHandler(d.hub, httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
 		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...),
-		Pages:        web.NewHandler(web.Options{})})
+		Pages:        web.NewHandler()})
 	return d, nil
 }
 

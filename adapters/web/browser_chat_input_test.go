@@ -64,7 +64,7 @@ func TestBrowserConversationImages(t *testing.T) {
 	say(t, p, "echo two images")
 	must(t, p.Wait(thumbs+` === 0 && `+status("Done"), wait))
 	must(t, p.Wait(items("assistant_message")+`.some((li) => li.innerText.includes('echo two images') && li.innerText.split('image image/png').length === 3)`, wait)) // the agent got both
-	is.Equal(p.Text(`.transcript li[data-kind=user_message] .att span`), `<img src=x onerror=window.wharfPwned=1>.png`)                                                          // named literally in the message
+	is.Equal(p.Text(`.transcript li[data-kind=user_message] .att span`), `<img src=x onerror=window.wharfPwned=1>.png`)                                               // named literally in the message
 	noImages, err := browsertest.Eval[bool](p, `document.querySelectorAll('.transcript img').length === 0 && !window.wharfPwned`)
 	is.NoErr(err)
 	is.True(noImages) // nothing the agent or a file name said became an element

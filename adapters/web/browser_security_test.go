@@ -39,7 +39,7 @@ func TestBrowserRendersAPITextAsText(t *testing.T) {
 
 	must(t, p.Go(e.hub.URL+"w/"+id))
 	must(t, p.Wait(`document.querySelector('.tree-file[data-path="<b onclick=window.wharfPwned=1>bold.md"]')`, wait))
-	is.Equal(p.Text(`h1`), evil)                                                                                      // the heading, literally
+	is.Equal(p.Text(`h1`), evil)                                                                                                            // the heading, literally
 	is.Equal(p.Text(`.tree-file[data-path="<b onclick=window.wharfPwned=1>bold.md"] .tree-name`), "<b onclick=window.wharfPwned=1>bold.md") // the file name, literally
 	must(t, p.Wait(noImages+` && !document.querySelector('main b')`, wait))
 

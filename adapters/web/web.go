@@ -29,14 +29,6 @@ import (
 //go:embed static
 var static embed.FS
 
-// Options tunes the handler. The zero value serves the embedded assets.
-type Options struct {
-	// Assets, when set, replaces the embedded static files (tests, or a
-	// front-end developer serving os.DirFS("adapters/web/static") to see
-	// changes at the next start without rebuilding the binary).
-	Assets fs.FS
-}
-
 // Security headers of every answer. The policy allows scripts, styles
 // and fetches from the Hub's own origin only: no inline script or style,
 // no eval, no framing by any origin, and Trusted Types so that no code
@@ -60,14 +52,10 @@ type Handler struct {
 // NewHandler links the assets and renders the shell. It panics when the
 // assets do not link (a module importing a missing file, an import
 // cycle): that is a defect of this package's files, which its tests catch.
-func NewHandler(opts Options) *Handler {
-	fsys := opts.Assets
-	if fsys == nil {
-		sub, err := fs.Sub(static, "static")
-		if err != nil {
-			panic(err)
-		}
-		fsys = sub
+func NewHandler() *Handler {
+	fsys, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err)
 	}
 	set, err := loadAssets(fsys)
 	if err != nil {

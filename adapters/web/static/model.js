@@ -12,7 +12,7 @@ import { newDocState, applyUpdate, RESYNC } from './docstate.js';
 import { announce } from './announce.js';
 
 /** How often the Hub state is read again without a live reason to. */
-const POLL_EMPTY_MS = 3000; // no workspace: no live stream can open (see README, findings)
+const POLL_EMPTY_MS = 3000; // no workspace: no live stream can open, as it needs a `ws`
 const POLL_MS = 30000; // renames and forgets by other clients carry no live event
 
 export const model = {

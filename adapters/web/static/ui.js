@@ -203,7 +203,7 @@ export function Empty({ title, children }) {
   return html`<div class="empty"><h2 class="empty-title">${title}</h2>${children}</div>`;
 }
 
-/** usePageTitle sets the document title and moves focus to the page heading. */
+/** usePageTitle sets the document title (App moves focus to the heading). */
 export function usePageTitle(title) {
   useEffect(() => {
     document.title = title ? `${title} · Wharf` : 'Wharf';

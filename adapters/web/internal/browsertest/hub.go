@@ -73,16 +73,11 @@ type Hub struct {
 	done     chan struct{}
 }
 
-// Start runs bin as `wharf serve --listen 127.0.0.1:0` with a fresh state
-// directory under dir, waits for it to serve and reads the first user's
-// password from the state directory (stderr is no terminal here). env
-// adds to the process's environment (HOME, say, which the folder browser
-// starts at).
-func Start(ctx context.Context, bin, dir string, env ...string) (*Hub, error) {
-	return StartArgs(ctx, bin, dir, nil, env...)
-}
-
-// StartArgs is Start with more arguments for `wharf serve` (--agent, say).
+// StartArgs runs bin as `wharf serve --listen 127.0.0.1:0` with args
+// added (--agent, say) and a fresh state directory under dir, waits for it
+// to serve and reads the first user's password from the state directory
+// (stderr is no terminal here). env adds to the process's environment
+// (HOME, say, which the folder browser starts at).
 func StartArgs(ctx context.Context, bin, dir string, args []string, env ...string) (*Hub, error) {
 	state := filepath.Join(dir, "state")
 	if err := os.Mkdir(state, 0o700); err != nil {
