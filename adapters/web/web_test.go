@@ -128,8 +128,7 @@ func TestModulesAreLinked(t *testing.T) {
 			continue
 		}
 		for _, m := range importRE.FindAllSubmatch(a.body, -1) {
-			spec := string(m[3])
-			is.True(h.assets.byURL[spec] != nil) // a linked asset
+			is.True(h.assets.byURL[string(m[3])] != nil) // a linked asset
 		}
 	}
 	shell := body(get(h, "GET", "/"))

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -45,23 +44,10 @@ func build(ctx context.Context, dir string) (wharfBin, agentBin string, err erro
 	if wharfBin, err = daemontest.BuildBinary(bctx, dir); err != nil {
 		return "", "", fmt.Errorf("cannot build the wharf binary (run from the module root): %w", err)
 	}
-	agentBin = filepath.Join(dir, "acpagent")
-	cmd := exec.CommandContext(bctx, goCommand(), "build", "-o", agentBin, "github.com/wharfhub/wharf/fakes/acpagent")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("cannot build the scripted agent fakes/acpagent: %v\n%s", err, out)
+	if agentBin, err = daemontest.BuildPackage(bctx, dir, "github.com/wharfhub/wharf/fakes/acpagent"); err != nil {
+		return "", "", fmt.Errorf("cannot build the scripted agent: %w", err)
 	}
 	return wharfBin, agentBin, nil
-}
-
-// goCommand is the go command of the toolchain running this program (go
-// run exports GOROOT), else the first on $PATH, as daemontest builds.
-func goCommand() string {
-	if p := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); os.Getenv("GOROOT") != "" {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-	}
-	return "go"
 }
 
 // startWharf runs `wharf serve` over a state directory in dir, with the

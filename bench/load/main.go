@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/daemon"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -281,9 +282,9 @@ func (e *env) buildChild(ctx context.Context) error {
 	e.progress("building ./cmd/wharf for the workspace sessions")
 	ctx, cancel := context.WithTimeout(ctx, buildLimit)
 	defer cancel()
-	bin := filepath.Join(e.tmp, "wharf")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wharf").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/wharf (run from the module root): %w: %s", err, bytes.TrimSpace(out))
+	bin, err := daemontest.BuildBinary(ctx, e.tmp)
+	if err != nil {
+		return fmt.Errorf("%w (run from the module root)", err)
 	}
 	e.bin = bin
 	return nil

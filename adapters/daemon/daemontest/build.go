@@ -20,11 +20,18 @@ const Package = "github.com/wharfhub/wharf/cmd/wharf"
 // go command of the toolchain that runs this program when it can find it
 // ($GOROOT/bin/go), else the first go on $PATH.
 func BuildBinary(ctx context.Context, dir string, flags ...string) (string, error) {
-	bin := filepath.Join(dir, "wharf")
-	args := append(append([]string{"build", "-o", bin}, flags...), Package)
+	return BuildPackage(ctx, dir, Package, flags...)
+}
+
+// BuildPackage builds the command pkg of this module (an import path)
+// into dir, named after its last element, as BuildBinary builds wharf:
+// the scripted agent (github.com/wharfhub/wharf/fakes/acpagent), say.
+func BuildPackage(ctx context.Context, dir, pkg string, flags ...string) (string, error) {
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	args := append(append([]string{"build", "-o", bin}, flags...), pkg)
 	cmd := exec.CommandContext(ctx, goCommand(), args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", Package, err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
 }

@@ -114,8 +114,15 @@ func Start(ctx context.Context, opts Options) (*Daemon, error) {
 	return d, nil
 }
 
-// scrubbedEnv is this process's environment without what would point the
-// daemon or its git at the user's own files or change its behavior.
+// Environ is the environment a daemon under test runs with: this
+// process's, without what would point the daemon or its git at the
+// user's own files or change its behavior (HOME, USER, XDG_*, GIT_*,
+// WHARF_*), then HOME=home and USER=user.
+func Environ(home, user string) []string {
+	return append(scrubbedEnv(), "HOME="+home, "USER="+user)
+}
+
+// scrubbedEnv is Environ's base.
 func scrubbedEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 )
 
 // Build compiles ./cmd/wharf of the module this package belongs to into
@@ -37,18 +39,7 @@ func BuildAgent(ctx context.Context, dir string) (string, error) {
 }
 
 func build(ctx context.Context, dir, name, pkg string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
-	}
-	return bin, nil
+	return daemontest.BuildPackage(ctx, dir, "github.com/wharfhub/wharf/"+strings.TrimPrefix(pkg, "./"))
 }
 
 // AgentFlag is the value of `wharf serve --agent` that names the
@@ -83,6 +74,9 @@ func StartArgs(ctx context.Context, bin, dir string, args []string, env ...strin
 	if err := os.Mkdir(state, 0o700); err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
+		return nil, err
+	}
 	h := &Hub{StateDir: state, bin: bin, args: args, env: env}
 	if err := h.run(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
@@ -93,23 +87,7 @@ func StartArgs(ctx context.Context, bin, dir string, args []string, env ...strin
 		return nil, err
 	}
 	h.Password = strings.TrimSpace(string(pw))
-	// The banner names the user: created the first user "name". The
-	// process writes it to stderr around the time the address reaches
-	// stdout, so it may still be on its way.
-	for deadline := time.Now().Add(5 * time.Second); h.User == "" && time.Now().Before(deadline); {
-		if _, rest, ok := strings.Cut(h.stderr.String(), `first user "`); ok {
-			h.User, _, _ = strings.Cut(rest, `"`)
-			break
-		}
-		select {
-		case <-h.stderr.changed():
-		case <-time.After(time.Second):
-		}
-	}
-	if h.User == "" {
-		h.Stop()
-		return nil, fmt.Errorf("no first user in the banner: %s", h.stderr.String())
-	}
+	h.User = daemontest.FirstUser // $USER, which names the first user
 	return h, nil
 }
 
@@ -124,7 +102,10 @@ func (h *Hub) Restart(ctx context.Context) error {
 // run starts the process listening on addr and waits for its address.
 func (h *Hub) run(ctx context.Context, addr string) error {
 	cmd := exec.Command(h.bin, append([]string{"serve", "--listen", addr, "--state-dir", h.StateDir, "--log-level", "warn"}, h.args...)...)
-	cmd.Env = append(os.Environ(), h.env...)
+	// The test's environment scrubbed of the user's own (HOME, XDG_*,
+	// GIT_*, WHARF_*), the first user named as the browser tests expect,
+	// then what the caller adds (HOME, say).
+	cmd.Env = append(daemontest.Environ(filepath.Join(filepath.Dir(h.StateDir), "home"), daemontest.FirstUser), h.env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -289,30 +270,17 @@ func GitRepo(ctx context.Context, dir string) error {
 	return nil
 }
 
+// lockedBuffer is the daemon's stderr, written by its process and read
+// by the tests.
 type lockedBuffer struct {
-	mu   sync.Mutex
-	b    bytes.Buffer
-	wake chan struct{} // closed at the next write
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.wake != nil {
-		close(l.wake)
-		l.wake = nil
-	}
 	return l.b.Write(p)
-}
-
-// changed returns a channel closed at the next write.
-func (l *lockedBuffer) changed() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.wake == nil {
-		l.wake = make(chan struct{})
-	}
-	return l.wake
 }
 
 func (l *lockedBuffer) String() string {
