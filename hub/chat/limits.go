@@ -11,11 +11,15 @@ import (
 // The contract's limits on workspace payloads (Limits: conversation rename
 // title, chat attachments, held message queue).
 const (
-	MaxTitleBytes        = 200
-	MaxAttachments       = 8
-	MaxAttachmentBytes   = 10 << 20
-	MaxHeldMessages      = 20
-	MaxHeldTextBytes     = 256 << 10
+	MaxTitleBytes      = 200
+	MaxAttachments     = 8
+	MaxAttachmentBytes = 10 << 20
+	MaxHeldMessages    = 20
+	MaxHeldTextBytes   = 256 << 10
+	// MaxHeldImageBytes is Wharf's own bound on the images held messages
+	// carry (the contract bounds their text): without it 20 held messages
+	// of 8 images of 10 MiB would keep 1.6 GiB in the child.
+	MaxHeldImageBytes    = 64 << 20
 	maxRememberedRequest = 64 // request ids remembered per conversation, for retries
 )
 
@@ -98,8 +102,9 @@ func checkTitle(title string) (string, error) {
 // heldQueue is a conversation's held messages, in the order they were
 // sent.
 type heldQueue struct {
-	msgs  []*heldMessage
-	bytes int // of held text
+	msgs   []*heldMessage
+	bytes  int // of held text
+	images int // bytes of held images
 }
 
 // heldMessage is a message waiting for the turn before it to end.
@@ -109,7 +114,8 @@ type heldMessage struct {
 }
 
 // hold appends m, or refuses it with RateLimited when the queue holds 20
-// messages or m's text would take the held text past 256 KiB.
+// messages, or m would take the held text past 256 KiB or the held
+// images past 64 MiB.
 func (q *heldQueue) hold(m *heldMessage) error {
 	if len(q.msgs) >= MaxHeldMessages {
 		return hub.Errorf(hub.RateLimited, "%d messages are already held; wait for the agent or remove one", MaxHeldMessages)
@@ -117,9 +123,22 @@ func (q *heldQueue) hold(m *heldMessage) error {
 	if q.bytes+len(m.Text) > MaxHeldTextBytes {
 		return hub.Errorf(hub.RateLimited, "held messages would exceed 256 KiB of text; wait for the agent or remove one")
 	}
+	if q.images+m.imageBytes() > MaxHeldImageBytes {
+		return hub.Errorf(hub.RateLimited, "held messages would exceed 64 MiB of images; wait for the agent or remove one")
+	}
 	q.msgs = append(q.msgs, m)
 	q.bytes += len(m.Text)
+	q.images += m.imageBytes()
 	return nil
+}
+
+// imageBytes is the size of m's images.
+func (m *heldMessage) imageBytes() int {
+	n := 0
+	for _, img := range m.images {
+		n += len(img.Data)
+	}
+	return n
 }
 
 // remove takes out the message with id, reporting whether it was held.
@@ -128,6 +147,7 @@ func (q *heldQueue) remove(id string) bool {
 		if m.ID == id {
 			q.msgs = append(q.msgs[:i:i], q.msgs[i+1:]...)
 			q.bytes -= len(m.Text)
+			q.images -= m.imageBytes()
 			return true
 		}
 	}

@@ -85,6 +85,30 @@ func TestHeldTextBound(t *testing.T) {
 	isKind(is, err, hub.RateLimited) // 257 KiB at once too
 }
 
+// Held images are bounded too (Wharf's own bound, 64 MiB): a message
+// whose images would pass it waits with 429, and a removal makes room.
+func TestHeldImageBound(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	r.send(id, "first")
+	turn := r.turn()
+	defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, chat.MaxAttachmentBytes-8)...) // 10 MiB
+	eight := make([]chat.Attachment, chat.MaxAttachments)
+	for i := range eight {
+		eight[i] = chat.Attachment{Name: "shot.png", Data: png}
+	}
+	held, err := r.m.Send(id, chat.Message{Attachments: eight[:6]}) // 60 MiB held
+	is.NoErr(err)
+	_, err = r.m.Send(id, chat.Message{Attachments: eight[:1]})
+	isKind(is, err, hub.RateLimited) // 10 MiB more would pass 64 MiB
+	_, err = r.m.RemoveHeld(id, held.MessageID)
+	is.NoErr(err) // the big one is taken back
+	_, err = r.m.Send(id, chat.Message{Attachments: eight[:1]})
+	is.NoErr(err) // and there is room again
+}
+
 func TestSendIsIdempotentByRequestID(t *testing.T) {
 	is := is.New(t)
 	r := newRig(t)
