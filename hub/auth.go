@@ -31,8 +31,11 @@ type LoginLimits struct {
 	// have per NameWindow before it slows down: each further attempt from
 	// an unknown device must come NameDelay after the name's previous one,
 	// the delay doubling with each further failure up to MaxNameDelay.
-	// Known devices are not slowed, so the owner is never locked out.
-	// Default 20 per 15 minutes, 1 s doubling to 1 minute.
+	// Known devices are not slowed, so guessing at a name cannot lock its
+	// owner out. (An address table filled to MaxKeys refuses a new
+	// address before the device is looked at: that limit bounds the
+	// Hub's memory under a flood from many addresses, known devices
+	// included.) Default 20 per 15 minutes, 1 s doubling to 1 minute.
 	PerName      int
 	NameWindow   time.Duration
 	NameDelay    time.Duration

@@ -331,3 +331,13 @@ func TestLoginForgedForwardedFor(t *testing.T) {
 	r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`, "X-Forwarded-For", "10.9.9.99, 192.0.2.1")
 	is.Equal(r.status, http.StatusTooManyRequests) // forged first hops do not buy new budgets
 }
+
+// A body sent without Content-Type is read as JSON, as the conventions
+// say; only another type is refused.
+func TestLoginWithoutContentType(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, hub.Config{}, nil)
+	req, _ := http.NewRequest("POST", s.URL+"/login", strings.NewReader(`{"name":"ann","password":"`+annPassword+`"}`))
+	r := s.send(t, req)
+	is.Equal(r.status, http.StatusOK) // logged in
+}
