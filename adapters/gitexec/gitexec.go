@@ -26,8 +26,9 @@ import (
 
 var _ hub.GitRunner = (*Runner)(nil)
 
-// DefaultTimeout bounds each git command when Options.Timeout is zero.
-const DefaultTimeout = 5 * time.Second
+// DefaultTimeout bounds each git command when Options.Timeout is zero:
+// gitcmd's, the one the workspace child's git runs under too.
+const DefaultTimeout = gitcmd.DefaultTimeout
 
 // Options configures a Runner. The zero value is usable.
 type Options struct {
@@ -68,7 +69,7 @@ func New(opts Options) *Runner {
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
-	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: opts.Env, Timeout: r.timeout, MaxStdout: outputCap})
+	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: opts.Env, Timeout: r.timeout})
 	if r.log == nil {
 		r.log = slog.Default()
 	}

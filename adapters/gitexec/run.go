@@ -8,10 +8,6 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 )
 
-// outputCap bounds what is kept of each command's stdout; an overflowing
-// stdout makes the answer unusable (see gitcmd).
-const outputCap = 64 << 10
-
 // run runs git with args in dir (as -C dir) through the Runner's gitcmd
 // runner, which bounds it with the Runner's timeout, gives it an empty
 // stdin, its own process group (killed as a whole when ctx ends or the
@@ -20,7 +16,7 @@ const outputCap = 64 << 10
 // A non-zero exit status is not an error here: callers decide from the
 // statuses git documents. run fails, with a *gitcmd.Error, when git did
 // not run to completion: it could not start, it timed out or ctx ended, a
-// signal ended it, or its stdout overflowed outputCap.
+// signal ended it, or its stdout overflowed gitcmd's DefaultMaxStdout.
 func (r *Runner) run(ctx context.Context, dir string, args ...string) (gitcmd.Result, error) {
 	r.runs.Add(1)
 	start := time.Now()
