@@ -11,6 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +79,68 @@ func valid(t *testing.T, name string, raw []byte) {
 	if err := schema(t, name).Validate(v); err != nil {
 		t.Fatalf("%s: %v\n%.2000s", name, err, raw)
 	}
+}
+
+// chatOps are the contract's workspace chat operations (x-served-by:
+// workspace): method, a pattern of their path, their documented statuses.
+var chatOps = sync.OnceValue(func() []chatOp {
+	doc, err := openapi3.NewLoader().LoadFromData(apidoc.OpenAPI)
+	if err != nil {
+		panic(err)
+	}
+	var ops []chatOp
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Extensions["x-served-by"] != "workspace" {
+				continue
+			}
+			segs := strings.Split(path, "/")
+			for i, seg := range segs {
+				if strings.HasPrefix(seg, "{") {
+					segs[i] = `[^/]+`
+				} else {
+					segs[i] = regexp.QuoteMeta(seg)
+				}
+			}
+			re := strings.Join(segs, "/")
+			statuses := map[int]bool{}
+			for code := range op.Responses.Map() {
+				n, _ := strconv.Atoi(code)
+				statuses[n] = true
+			}
+			ops = append(ops, chatOp{id: op.OperationID, method: method, path: regexp.MustCompile("^" + re + "$"), statuses: statuses})
+		}
+	}
+	return ops
+})
+
+type chatOp struct {
+	id, method string
+	path       *regexp.Regexp
+	statuses   map[int]bool
+}
+
+// chatExercised holds the chat operations whose answers a test checked.
+var chatExercised sync.Map
+
+// documented fails the test unless the chat operation at method and
+// rawURL documents status, and records the operation as exercised.
+func documented(t *testing.T, method, rawURL string, status int) {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range chatOps() {
+		if op.method == method && op.path.MatchString(u.EscapedPath()) {
+			if !op.statuses[status] {
+				t.Fatalf("%s %s answered %d, which %s does not document", method, u.Path, status, op.id)
+			}
+			chatExercised.Store(op.id, true)
+			return
+		}
+	}
+	t.Fatalf("%s %s is no chat operation of the contract", method, u.Path)
 }
 
 // acpAgent builds the scripted ACP agent once.
@@ -294,6 +359,7 @@ func TestChatEndToEnd(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, b)
 		}
+		documented(t, method, chatURL+path, resp.StatusCode)
 		is.Equal(resp.Header.Get("Cache-Control"), "no-store") // never cached
 		if want >= 400 {
 			schema = "Error"
@@ -383,6 +449,12 @@ func TestChatEndToEnd(t *testing.T) {
 	do("POST", "conversations/"+cid+"/rename", map[string]any{"title": " Build fix "}, "ConversationResponse", 200)
 	do("POST", "conversations", map[string]any{"agent": "nobody"}, "", 404)
 	do("POST", "conversations/"+cid+"/cancel", map[string]any{}, "", 409)
+	do("POST", "conversations/"+cid+"/questions/r99", map[string]any{"action": "cancel"}, "", 404)
+	do("DELETE", "conversations/"+cid+"/messages/message:99", nil, "", 404)
+	do("POST", "conversations/"+cid+"/configuration", map[string]any{"model": "deep"}, "ConfigurationResponse", 200)
+	var spare struct{ Conversation struct{ ID string } }
+	is.NoErr(json.Unmarshal(do("POST", "conversations", map[string]any{"agent": "scripted"}, "ConversationResponse", 201), &spare))
+	do("POST", "conversations/"+url.PathEscape(spare.Conversation.ID)+"/close", map[string]any{}, "ConversationClosed", 200)
 
 	// The held queue: 20 held behind a turn, the 21st refused, then cancel.
 	do("POST", "conversations/"+cid+"/messages", map[string]any{"text": agentscript.Cancel}, "SendMessageResult", 202)
@@ -418,4 +490,13 @@ func TestChatEndToEnd(t *testing.T) {
 	live.until("the replayed answer", func(e chatEnvelope) bool {
 		return e.chat.Type == "item.text_delta" || (e.chat.Type == "item.upsert" && e.chat.Item["kind"] == "assistant_message")
 	})
+
+	var missed []string
+	for _, op := range chatOps() {
+		if _, ok := chatExercised.Load(op.id); !ok {
+			missed = append(missed, op.id)
+		}
+	}
+	slices.Sort(missed)
+	is.Equal(missed, []string(nil)) // every chat operation answered as its contract documents
 }
