@@ -1,6 +1,8 @@
 module github.com/wharfhub/wharf
 
-go 1.27.3
+go 1.26.0
+
+toolchain go1.27.3
 
 require (
 	github.com/chromedp/cdproto v0.159.0

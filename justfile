@@ -1,7 +1,7 @@
 # Wharf's everyday commands; each runs exactly what the README shows.
 
-# go.mod asks for Go 1.27.3; an older local Go fetches it through the
-# module proxy instead of refusing.
+# Build and test with the release go.mod's toolchain line names, as CI
+# does; an older local Go fetches it through the module proxy.
 export GOTOOLCHAIN := "go1.27.3"
 
 # Run the Hub (extra flags pass through: just run --listen 127.0.0.1:0).

@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "session":
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version":
+		warnToolchain(stderr)
 		fmt.Fprintln(stdout, "wharf", version())
 		return nil
 	case "help", "-h", "--help":

@@ -173,6 +173,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	warnToolchain(stderr)
 	log, err := newLogger(f.logLevel, stderr)
 	if err != nil {
 		return err
