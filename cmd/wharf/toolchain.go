@@ -25,7 +25,7 @@ func toolchainWarning(built string) string {
 	if !goversion.IsValid(release) || goversion.Compare(release, patchedGo) >= 0 {
 		return ""
 	}
-	return fmt.Sprintf("wharf: warning: built with %s, whose standard library has known vulnerabilities fixed in %s; "+
+	return fmt.Sprintf("wharf: warning: built with %s, older than %s, the Go release checked for known vulnerabilities; "+
 		"build with GOTOOLCHAIN=%s (README: The toolchain)", release, patchedGo, patchedGo)
 }
 
