@@ -24,8 +24,11 @@
 //     reader too, so the sink sees them in order with the updates.
 //   - Each agent runs in its own process group, killed as a group, in the
 //     workspace folder, with the session's sanitized environment.
-//   - `fs/*` requests are confined to the workspace folder (fs.go);
-//     `terminal/*` runs there with the same environment (terminal.go).
+//   - `fs/*` requests and a terminal's working folder go through the
+//     workspace boundary (adapters/internal/confine, fs.go): resolved and
+//     opened in one step beneath the folder, never through a last link
+//     or a hard link, written by rename.
+//   - `terminal/*` runs there with the same environment (terminal.go).
 //
 // An agent whose command is not found is `not-installed`; one answering
 // -32000 reports hub.ErrAgentLoginRequired; neither is a crash. An agent

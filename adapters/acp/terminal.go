@@ -25,8 +25,9 @@ const (
 )
 
 // terminals are the commands a connection's agent runs through
-// terminal/*: in the workspace (or a folder inside it), with the
-// session's environment, each in its own process group.
+// terminal/*: in the workspace (or a folder inside it, reached through
+// the boundary), with the session's environment, each in its own process
+// group.
 type terminals struct {
 	c    *conn
 	mu   sync.Mutex
@@ -65,21 +66,27 @@ func (t *terminal) Write(p []byte) (int, error) {
 }
 
 func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
-	dir := ts.c.dir
+	root := ts.c.boundary()
+	rel := "."
 	if p.Cwd != nil && *p.Cwd != "" {
-		d, err := ts.c.confine(*p.Cwd)
-		if err != nil {
-			return "", err
+		var err error
+		if rel, err = root.Rel(*p.Cwd); err != nil {
+			return "", refusal(err, "the working folder could not be used")
 		}
-		dir = d
 	}
+	dir, err := root.OpenDir(rel)
+	if err != nil {
+		return "", refusal(err, "the working folder could not be opened")
+	}
+	defer dir.Close() // the command has entered it once started
 	limit := defaultOutputLimit
 	if p.OutputByteLimit != nil && *p.OutputByteLimit > 0 {
 		limit = min(*p.OutputByteLimit, maxOutputLimit)
 	}
 	cmd := exec.Command(p.Command, p.Args...)
-	cmd.Dir = dir
+	cmd.Dir = dir.ChdirPath()
 	cmd.Env = append([]string(nil), ts.c.r.opts.Env...)
+	cmd.Env = append(cmd.Env, "PWD="+dir.Path())
 	for _, e := range p.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
