@@ -28,7 +28,12 @@
 //     workspace boundary (adapters/internal/confine, fs.go): resolved and
 //     opened in one step beneath the folder, never through a last link
 //     or a hard link, written by rename.
-//   - `terminal/*` runs there with the same environment (terminal.go).
+//   - `terminal/*` runs any command the agent names, as the Hub's user,
+//     there with the session's environment (terminal.go): at most 32
+//     terminals per workspace across its agents, each keeping at most
+//     2 MiB of output in a ring, each killed with its agent's connection
+//     and, through the parent-death signal, with the workspace child
+//     (spawn_linux.go).
 //
 // An agent whose command is not found is `not-installed`; one answering
 // -32000 reports hub.ErrAgentLoginRequired; neither is a crash. An agent
@@ -104,6 +109,7 @@ type Runtime struct {
 	opts   Options
 	agents []Agent
 	log    *slog.Logger
+	slots  terminalSlots // the terminals of every agent: the workspace's bound
 }
 
 // New returns a Runtime over the known agents and opts.Commands.
