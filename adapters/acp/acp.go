@@ -31,9 +31,10 @@
 //   - `terminal/*` runs any command the agent names, as the Hub's user,
 //     there with the session's environment (terminal.go): at most 32
 //     terminals per workspace across its agents, each keeping at most
-//     2 MiB of output in a ring, each killed with its agent's connection
-//     and, through the parent-death signal, with the workspace child
-//     (spawn_linux.go).
+//     2 MiB of output in a ring, each shown in its session's conversation
+//     as a command item (trace.go), each killed with its agent's
+//     connection and, through the parent-death signal, with the workspace
+//     child (spawn_linux.go).
 //
 // An agent whose command is not found is `not-installed`; one answering
 // -32000 reports hub.ErrAgentLoginRequired; neither is a crash. An agent

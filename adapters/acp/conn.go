@@ -80,7 +80,8 @@ func (c *conn) emit(sid string, u hub.AgentUpdate) {
 }
 
 // end records why the connection ended and settles what waits. The
-// agent's terminals die with it, before Done is closed.
+// agent's terminals die with it, and their ends reach the sink before
+// Done is closed.
 func (c *conn) end(err error) {
 	c.terms.closeAll()
 	c.mu.Lock()

@@ -57,7 +57,7 @@ func (s *terminalSlots) give() {
 // terminal/*: in the workspace (or a folder inside it, reached through
 // the boundary), with the session's environment, each in its own process
 // group that dies with the connection and with the workspace child
-// (spawn).
+// (spawn). Each leaves a trace in its session's conversation (trace.go).
 type terminals struct {
 	c      *conn
 	mu     sync.Mutex
@@ -68,12 +68,14 @@ type terminals struct {
 }
 
 type terminal struct {
-	id   string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  *output
-	done chan struct{}
-	exit acpsdk.TerminalExitStatus
+	id    string
+	trace terminalTrace
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	out   *output
+	done  chan struct{}
+	exit  acpsdk.TerminalExitStatus
+	ended string // why Wharf killed it, if it did ("" otherwise)
 	// exited is set once the command exited, before it is reaped: until
 	// then its pid names its process group, which no other can take.
 	exited bool
@@ -144,14 +146,17 @@ func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
 	ts.reaps.Add(1)
 	ts.mu.Unlock()
 
+	t.trace = newTerminalTrace(string(p.SessionId), t.id, p, dir.Path())
 	go ts.reap(t)
 	return t.id, nil
 }
 
-// reap waits for t's command, kills what is left of its group (a
-// background child holding the output) and records its exit.
+// reap shows t in its conversation, waits for its command, kills what is
+// left of its group (a background child holding the output), records its
+// exit and reports it.
 func (ts *terminals) reap(t *terminal) {
 	defer ts.reaps.Done()
+	ts.c.emit(t.trace.sid, t.trace.started())
 	err := reap(t.cmd, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
@@ -176,8 +181,11 @@ func (ts *terminals) reap(t *terminal) {
 			t.exit.ExitCode = &code
 		}
 	}
+	exit, ended := t.exit, t.ended
+	tail, cut := t.out.Tail(traceTailBytes)
 	t.mu.Unlock()
 	close(t.done)
+	ts.c.emit(t.trace.sid, t.trace.finished(exit, ended, tail, cut))
 }
 
 func (ts *terminals) get(id string) (*terminal, error) {
@@ -228,17 +236,21 @@ func (ts *terminals) kill(id string) error {
 	if err != nil {
 		return err
 	}
-	t.kill()
+	t.kill("")
 	return nil
 }
 
 // kill kills t's process group unless its command exited (the reaper
 // killed the group then; once reaped, its id may name another group).
-func (t *terminal) kill() {
+// why says why Wharf killed it, for the trace ("" when the agent asked).
+func (t *terminal) kill(why string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.exited {
 		return
+	}
+	if t.ended == "" {
+		t.ended = why
 	}
 	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
 }
@@ -251,13 +263,14 @@ func (ts *terminals) release(id string) error {
 	if t == nil {
 		return errNoTerminal
 	}
-	t.kill()
+	t.kill("")
 	ts.c.r.slots.give()
 	return nil
 }
 
 // closeAll kills every terminal, the agent being gone, and returns once
-// each command is reaped. Later calls find nothing to do.
+// each command is reaped and its end reported: no update reaches the sink
+// after the connection ends. Later calls find nothing to do.
 func (ts *terminals) closeAll() {
 	ts.mu.Lock()
 	ts.closed = true
@@ -265,7 +278,7 @@ func (ts *terminals) closeAll() {
 	ts.byID = map[string]*terminal{}
 	ts.mu.Unlock()
 	for _, t := range held {
-		t.kill()
+		t.kill("the agent's connection ended")
 		ts.c.r.slots.give()
 	}
 	ts.reaps.Wait()
