@@ -2,9 +2,11 @@ package acp
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,4 +59,40 @@ func TestTerminalsDieWithTheWorkspaceChildEvenKilled(t *testing.T) {
 	n, err := unix.Poll(fds, 10_000)
 	is.NoErr(err)
 	is.Equal(n, 1) // the terminal's command died with it
+}
+
+// A terminal's background children go with it when the connection ends.
+func TestATerminalsWholeGroupEndsWithTheConnection(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pid")
+	is.NoErr(unix.Mkfifo(fifo, 0o600))
+	c := testConn(t, testRuntime(), dir, nil)
+	_, err := c.terms.create(acpsdk.CreateTerminalRequest{SessionId: "s1", Command: "sh",
+		Args: []string{"-c", "sleep 120 & echo $! > pid; wait"}})
+	is.NoErr(err) // started
+	read := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until the shell writes
+		read <- string(b)
+	}()
+	var line string
+	select {
+	case line = <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shell never said its child's pid")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	is.NoErr(err) // the background child runs
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	is.NoErr(err)
+	defer unix.Close(pidfd)
+	t.Cleanup(func() { _ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) }) // never left behind
+
+	c.end(errors.New("the agent exited"))
+
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 10_000)
+	is.NoErr(err)
+	is.Equal(n, 1) // the background child died with the connection
 }
