@@ -85,9 +85,6 @@ func New(dir string) *Root {
 	return &Root{dir: filepath.Clean(dir), resolve: defaultResolver()}
 }
 
-// Dir is the workspace folder the root was made with.
-func (r *Root) Dir() string { return r.dir }
-
 // Rel maps an absolute path onto a path relative to the folder ("." for
 // the folder itself), lexically: `..` is resolved before anything is
 // looked up, so `WS/../x` is outside. A path through the folder's own

@@ -40,7 +40,7 @@ func (r *Root) WriteFile(rel string, data []byte) error {
 		if err := checkFile(&st); err != nil {
 			return &fs.PathError{Op: "write", Path: rel, Err: err}
 		}
-		perm, keep = st.Mode&0o777, true
+		perm, keep = uint32(st.Mode&0o777), true
 	case err != unix.ENOENT:
 		return pathError("write", rel, err)
 	}
