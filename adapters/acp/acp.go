@@ -24,8 +24,17 @@
 //     reader too, so the sink sees them in order with the updates.
 //   - Each agent runs in its own process group, killed as a group, in the
 //     workspace folder, with the session's sanitized environment.
-//   - `fs/*` requests are confined to the workspace folder (fs.go);
-//     `terminal/*` runs there with the same environment (terminal.go).
+//   - `fs/*` requests and a terminal's working folder go through the
+//     workspace boundary (adapters/internal/confine, fs.go): resolved and
+//     opened in one step beneath the folder, never through a last link
+//     or a hard link, written by rename.
+//   - `terminal/*` runs any command the agent names, as the Hub's user,
+//     there with the session's environment (terminal.go): at most 32
+//     terminals per workspace across its agents, each keeping at most
+//     2 MiB of output in a ring, each shown in its session's conversation
+//     as a command item (trace.go), each killed with its agent's
+//     connection and, through the parent-death signal, with the workspace
+//     child (spawn_linux.go).
 //
 // An agent whose command is not found is `not-installed`; one answering
 // -32000 reports hub.ErrAgentLoginRequired; neither is a crash. An agent
@@ -101,6 +110,7 @@ type Runtime struct {
 	opts   Options
 	agents []Agent
 	log    *slog.Logger
+	slots  terminalSlots // the terminals of every agent: the workspace's bound
 }
 
 // New returns a Runtime over the known agents and opts.Commands.

@@ -79,8 +79,11 @@ func (c *conn) emit(sid string, u hub.AgentUpdate) {
 	c.sink(sid, u)
 }
 
-// end records why the connection ended and settles what waits.
+// end records why the connection ended and settles what waits. The
+// agent's terminals die with it, and their ends reach the sink before
+// Done is closed.
 func (c *conn) end(err error) {
+	c.terms.closeAll()
 	c.mu.Lock()
 	select {
 	case <-c.done:

@@ -179,7 +179,7 @@ func noticeUpdate(level, code, msg string) hub.AgentNotice {
 
 // toolCall maps a tool_call or tool_call_update.
 func toolCall(u rawUpdate) hub.AgentToolCall {
-	out := hub.AgentToolCall{ID: u.ToolCallID, New: u.Kind == "tool_call", Title: u.Title, Kind: u.ToolKind, Status: u.Status}
+	out := hub.AgentToolCall{ID: agentToolCallID(u.ToolCallID), New: u.Kind == "tool_call", Title: u.Title, Kind: u.ToolKind, Status: u.Status}
 	if u.Content != nil {
 		var cs []toolContent
 		_ = json.Unmarshal(u.Content, &cs)

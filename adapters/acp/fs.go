@@ -3,76 +3,67 @@ package acp
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/wharfhub/wharf/adapters/internal/confine"
 )
 
 // maxFileBytes bounds a file the agent reads or writes through the
 // client.
 const maxFileBytes = 16 << 20
 
-// errOutside refuses a path outside the workspace folder.
-var errOutside = acpsdk.NewInvalidParams(map[string]any{"error": "the path is outside the workspace folder"})
+// boundary is the workspace folder of the connection and the boundary
+// around it (adapters/internal/confine): the only way fs/* and a
+// terminal's working folder reach the disk.
+func (c *conn) boundary() *confine.Root { return confine.New(c.dir) }
 
-// confine resolves path, which must be absolute, and refuses it unless it
-// lies inside the workspace folder once every symbolic link of its
-// existing part is resolved: a link inside the folder pointing out of it
-// does not open a way out.
-func (c *conn) confine(path string) (string, error) {
-	if !filepath.IsAbs(path) {
-		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the path must be absolute"})
+// refusal is the JSON-RPC error the agent gets for a path the boundary
+// refused: invalid params with a plain message naming no host path, or an
+// internal error for a failure of the disk.
+func refusal(err error, what string) error {
+	msg := ""
+	switch {
+	case errors.Is(err, confine.ErrNotAbsolute):
+		msg = "the path must be absolute"
+	case errors.Is(err, confine.ErrOutside):
+		msg = "the path is outside the workspace folder"
+	case errors.Is(err, confine.ErrSymlink):
+		msg = "the path ends in a symbolic link (or loops through links): Wharf never follows the last link of a path; use the path of the file it points to"
+	case errors.Is(err, confine.ErrHardLink):
+		msg = "the file has more than one hard link, and another may be outside the workspace folder: Wharf neither reads nor writes it"
+	case errors.Is(err, confine.ErrNotRegular):
+		msg = "the path is not a regular file"
+	case errors.Is(err, confine.ErrNotDir):
+		msg = "a part of the path is not a folder"
+	case errors.Is(err, confine.ErrTooLarge):
+		msg = "the file is larger than 16 MiB"
+	case errors.Is(err, confine.ErrTooLong):
+		msg = "the path is too long"
+	case errors.Is(err, confine.ErrRaced):
+		msg = "the folder kept changing while the path was opened; try again"
+	case errors.Is(err, fs.ErrNotExist):
+		msg = "no such file or folder"
+	case errors.Is(err, fs.ErrPermission):
+		msg = "permission denied"
+	default:
+		return acpsdk.NewInternalError(map[string]any{"error": what})
 	}
-	root, err := filepath.EvalSymlinks(c.dir)
-	if err != nil {
-		return "", acpsdk.NewInternalError(map[string]any{"error": "the workspace folder is unreachable"})
-	}
-	clean := filepath.Clean(path)
-	// Resolve the longest existing prefix; what does not exist yet cannot
-	// be a link.
-	rest := ""
-	resolved := clean
-	for {
-		r, err := filepath.EvalSymlinks(resolved)
-		if err == nil {
-			resolved = filepath.Join(r, rest)
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", errOutside
-		}
-		parent := filepath.Dir(resolved)
-		if parent == resolved {
-			return "", errOutside
-		}
-		rest = filepath.Join(filepath.Base(resolved), rest)
-		resolved = parent
-	}
-	if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
-		return "", errOutside
-	}
-	return resolved, nil
+	return acpsdk.NewInvalidParams(map[string]any{"error": msg})
 }
 
 // readFile reads a text file of the workspace, from line (1-based) for
 // limit lines when given.
 func (c *conn) readFile(path string, line, limit *int) (string, error) {
-	p, err := c.confine(path)
+	root := c.boundary()
+	rel, err := root.Rel(path)
 	if err != nil {
-		return "", err
+		return "", refusal(err, "the path could not be used")
 	}
-	fi, err := os.Stat(p)
-	switch {
-	case err != nil:
-		return "", acpsdk.NewInvalidParams(map[string]any{"error": "no such file"})
-	case fi.Size() > maxFileBytes:
-		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the file is too large"})
-	}
-	b, err := os.ReadFile(p)
+	b, err := root.ReadFile(rel, maxFileBytes)
 	if err != nil {
-		return "", acpsdk.NewInternalError(map[string]any{"error": "the file could not be read"})
+		return "", refusal(err, "the file could not be read")
 	}
 	s := string(b)
 	if line == nil && limit == nil {
@@ -91,20 +82,18 @@ func (c *conn) readFile(path string, line, limit *int) (string, error) {
 }
 
 // writeFile writes a text file of the workspace, creating it (and its
-// folders) when missing.
+// folders) when missing; the old content or the new, never a mix.
 func (c *conn) writeFile(path, content string) error {
 	if len(content) > maxFileBytes {
-		return acpsdk.NewInvalidParams(map[string]any{"error": "the content is too large"})
+		return acpsdk.NewInvalidParams(map[string]any{"error": "the content is larger than 16 MiB"})
 	}
-	p, err := c.confine(path)
+	root := c.boundary()
+	rel, err := root.Rel(path)
 	if err != nil {
-		return err
+		return refusal(err, "the path could not be used")
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return acpsdk.NewInternalError(map[string]any{"error": "the folder could not be made"})
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		return acpsdk.NewInternalError(map[string]any{"error": "the file could not be written"})
+	if err := root.WriteFile(rel, []byte(content)); err != nil {
+		return refusal(err, "the file could not be written")
 	}
 	return nil
 }

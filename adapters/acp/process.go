@@ -34,7 +34,6 @@ const (
 func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.AgentSink) (*conn, error) {
 	cmd := exec.Command(path, a.Command[1:]...)
 	cmd.Dir, cmd.Env = dir, r.agentEnv(a)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
@@ -52,7 +51,7 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
 	}
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	err = cmd.Start()
+	err = spawn(cmd) // its own process group, which dies with the workspace child
 	stdoutW.Close()
 	stderrW.Close()
 	if err != nil {
@@ -111,8 +110,7 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 // connection with why it ended.
 func (c *conn) wait() {
 	defer c.procs.Done()
-	err := c.cmd.Wait()
-	c.killGroup()
+	err := reap(c.cmd, c.killGroup)
 	// What the agent wrote before it went is read out first: the group is
 	// dead, so EOF comes at once (the bound guards against an escapee).
 	select {

@@ -8,121 +8,184 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"golang.org/x/sys/unix"
 )
 
-// defaultOutputLimit bounds a terminal's kept output when the agent gives
-// no outputByteLimit; maxOutputLimit bounds what it may ask for.
+// Bounds of the agents' terminals.
 const (
+	// maxTerminals bounds the terminals held at once in a workspace,
+	// across every agent of its Runtime: from terminal/create to
+	// terminal/release or the end of the agent's connection.
+	maxTerminals = 32
+	// defaultOutputLimit is the output a terminal keeps when the agent
+	// gives no outputByteLimit; maxOutputLimit bounds what it may ask
+	// for, so a workspace keeps at most maxTerminals × 2 MiB = 64 MiB.
 	defaultOutputLimit = 1 << 20
-	maxOutputLimit     = 16 << 20
-	maxTerminals       = 32
+	maxOutputLimit     = 2 << 20
 	// terminalWaitDelay is how long a terminal's output may stay open
-	// after its command exited (a background child holds it).
+	// after its command exited and its group was killed: a process that
+	// left the group (setsid) may hold it.
 	terminalWaitDelay = 2 * time.Second
 )
 
+// terminalSlots counts the terminals held in a workspace (one Runtime per
+// workspace child). The zero value is ready.
+type terminalSlots struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *terminalSlots) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n >= maxTerminals {
+		return false
+	}
+	s.n++
+	return true
+}
+
+func (s *terminalSlots) give() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n--
+}
+
 // terminals are the commands a connection's agent runs through
-// terminal/*: in the workspace (or a folder inside it), with the
-// session's environment, each in its own process group.
+// terminal/*: in the workspace (or a folder inside it, reached through
+// the boundary), with the session's environment, each in its own process
+// group that dies with the connection and with the workspace child
+// (spawn). Each leaves a trace in its session's conversation (trace.go).
 type terminals struct {
-	c    *conn
-	mu   sync.Mutex
-	next int
-	byID map[string]*terminal
+	c      *conn
+	mu     sync.Mutex
+	next   int
+	byID   map[string]*terminal
+	closed bool           // the connection ended: no new terminal
+	reaps  sync.WaitGroup // the goroutines reaping commands, which report their end
 }
 
 type terminal struct {
+	id    string
+	trace terminalTrace
 	cmd   *exec.Cmd
 	mu    sync.Mutex
-	out   []byte
-	limit int
-	cut   bool
+	out   *output
 	done  chan struct{}
 	exit  acpsdk.TerminalExitStatus
+	ended string // why Wharf killed it, if it did ("" otherwise)
+	// exited is set once the command exited, before it is reaped: until
+	// then its pid names its process group, which no other can take.
+	exited bool
 }
 
 func newTerminals(c *conn) *terminals { return &terminals{c: c, byID: map[string]*terminal{}} }
 
 var errNoTerminal = acpsdk.NewInvalidParams(map[string]any{"error": "unknown terminal"})
 
-// Write keeps the output, dropping its beginning past the limit at a
-// character boundary, as ACP asks.
+// Write keeps the output, dropping its beginning past the limit.
 func (t *terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.out = append(t.out, p...)
-	if over := len(t.out) - t.limit; over > 0 {
-		for over < len(t.out) && !utf8.RuneStart(t.out[over]) {
-			over++
-		}
-		t.out = append(t.out[:0], t.out[over:]...)
-		t.cut = true
-	}
+	t.out.Write(p)
 	return len(p), nil
 }
 
 func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
-	dir := ts.c.dir
+	root := ts.c.boundary()
+	rel := "."
 	if p.Cwd != nil && *p.Cwd != "" {
-		d, err := ts.c.confine(*p.Cwd)
-		if err != nil {
-			return "", err
+		var err error
+		if rel, err = root.Rel(*p.Cwd); err != nil {
+			return "", refusal(err, "the working folder could not be used")
 		}
-		dir = d
 	}
+	dir, err := root.OpenDir(rel)
+	if err != nil {
+		return "", refusal(err, "the working folder could not be opened")
+	}
+	defer dir.Close() // the command has entered it once started
 	limit := defaultOutputLimit
 	if p.OutputByteLimit != nil && *p.OutputByteLimit > 0 {
 		limit = min(*p.OutputByteLimit, maxOutputLimit)
 	}
 	cmd := exec.Command(p.Command, p.Args...)
-	cmd.Dir = dir
+	cmd.Dir = dir.ChdirPath()
 	cmd.Env = append([]string(nil), ts.c.r.opts.Env...)
+	cmd.Env = append(cmd.Env, "PWD="+dir.Path())
 	for _, e := range p.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A background child of the command keeps its output open: Wait must
-	// not wait for it, so the command's exit is reported and the group
-	// (that child too) killed.
+	// Once the command exits its group is killed (reap); a process that
+	// left the group may still hold the output open, and Wait must not
+	// wait for it.
 	cmd.WaitDelay = terminalWaitDelay
-	t := &terminal{cmd: cmd, limit: limit, done: make(chan struct{})}
+	t := &terminal{cmd: cmd, out: newOutput(limit), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = t, t
+
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if len(ts.byID) >= maxTerminals {
-		return "", acpsdk.NewInternalError(map[string]any{"error": "too many terminals"})
+	switch {
+	case ts.closed:
+		ts.mu.Unlock()
+		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the agent's connection has ended"})
+	case !ts.c.r.slots.take():
+		ts.mu.Unlock()
+		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the workspace already holds " +
+			strconv.Itoa(maxTerminals) + " terminals; release one first"})
 	}
-	if err := cmd.Start(); err != nil {
+	if err := spawn(cmd); err != nil {
+		ts.c.r.slots.give()
+		ts.mu.Unlock()
 		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the command could not be started"})
 	}
 	ts.next++
-	id := "term-" + strconv.Itoa(ts.next)
-	ts.byID[id] = t
-	go func() {
-		err := cmd.Wait()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	t.id = "term-" + strconv.Itoa(ts.next)
+	ts.byID[t.id] = t
+	ts.reaps.Add(1)
+	ts.mu.Unlock()
+
+	t.trace = newTerminalTrace(string(p.SessionId), t.id, p, dir.Path())
+	go ts.reap(t)
+	return t.id, nil
+}
+
+// reap shows t in its conversation, waits for its command, kills what is
+// left of its group (a background child holding the output), records its
+// exit and reports it.
+func (ts *terminals) reap(t *terminal) {
+	defer ts.reaps.Done()
+	ts.c.emit(t.trace.sid, t.trace.started())
+	err := reap(t.cmd, func() {
 		t.mu.Lock()
-		var ee *exec.ExitError
-		switch {
-		case err == nil || errors.Is(err, exec.ErrWaitDelay):
-			code := 0
-			t.exit.ExitCode = &code
-		case errors.As(err, &ee):
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				sig := ws.Signal().String()
-				t.exit.Signal = &sig
-			} else {
-				code := ee.ExitCode()
-				t.exit.ExitCode = &code
+		defer t.mu.Unlock()
+		t.exited = true
+		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	})
+	t.mu.Lock()
+	var ee *exec.ExitError
+	switch {
+	case err == nil || errors.Is(err, exec.ErrWaitDelay):
+		code := 0
+		t.exit.ExitCode = &code
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig := unix.SignalName(ws.Signal()) // SIGKILL, not "killed"
+			if sig == "" {
+				sig = ws.Signal().String()
 			}
+			t.exit.Signal = &sig
+		} else {
+			code := ee.ExitCode()
+			t.exit.ExitCode = &code
 		}
-		t.mu.Unlock()
-		close(t.done)
-	}()
-	return id, nil
+	}
+	exit, ended := t.exit, t.ended
+	tail, cut := t.out.Tail(traceTailBytes)
+	t.mu.Unlock()
+	close(t.done)
+	ts.c.emit(t.trace.sid, t.trace.finished(exit, ended, tail, cut))
 }
 
 func (ts *terminals) get(id string) (*terminal, error) {
@@ -142,7 +205,8 @@ func (ts *terminals) output(id string) (acpsdk.TerminalOutputResponse, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	res := acpsdk.TerminalOutputResponse{Output: string(t.out), Truncated: t.cut}
+	out, cut := t.out.Tail(t.out.Len())
+	res := acpsdk.TerminalOutputResponse{Output: out, Truncated: cut}
 	select {
 	case <-t.done:
 		exit := t.exit
@@ -172,26 +236,50 @@ func (ts *terminals) kill(id string) error {
 	if err != nil {
 		return err
 	}
-	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	t.kill("")
 	return nil
+}
+
+// kill kills t's process group unless its command exited (the reaper
+// killed the group then; once reaped, its id may name another group).
+// why says why Wharf killed it, for the trace ("" when the agent asked).
+func (t *terminal) kill(why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exited {
+		return
+	}
+	if t.ended == "" {
+		t.ended = why
+	}
+	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
 }
 
 func (ts *terminals) release(id string) error {
-	if err := ts.kill(id); err != nil {
-		return err
-	}
 	ts.mu.Lock()
+	t := ts.byID[id]
 	delete(ts.byID, id)
 	ts.mu.Unlock()
+	if t == nil {
+		return errNoTerminal
+	}
+	t.kill("")
+	ts.c.r.slots.give()
 	return nil
 }
 
-// closeAll kills every terminal: the agent is gone.
+// closeAll kills every terminal, the agent being gone, and returns once
+// each command is reaped and its end reported: no update reaches the sink
+// after the connection ends. Later calls find nothing to do.
 func (ts *terminals) closeAll() {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	for id, t := range ts.byID {
-		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
-		delete(ts.byID, id)
+	ts.closed = true
+	held := ts.byID
+	ts.byID = map[string]*terminal{}
+	ts.mu.Unlock()
+	for _, t := range held {
+		t.kill("the agent's connection ended")
+		ts.c.r.slots.give()
 	}
+	ts.reaps.Wait()
 }

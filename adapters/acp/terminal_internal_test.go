@@ -16,9 +16,8 @@ func TestTerminalsRunInTheWorkspace(t *testing.T) {
 	is := is.New(t)
 	root := t.TempDir()
 	is.NoErr(os.Mkdir(filepath.Join(root, "sub"), 0o755))
-	c := &conn{dir: root, r: &Runtime{opts: Options{Env: []string{"PATH=" + os.Getenv("PATH"), "SESSION_ONLY=yes"}}}}
-	ts := newTerminals(c)
-	defer ts.closeAll()
+	c := testConn(t, &Runtime{opts: Options{Env: []string{"PATH=" + os.Getenv("PATH"), "SESSION_ONLY=yes"}}}, root, nil)
+	ts := c.terms
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	sub := filepath.Join(root, "sub")
@@ -56,9 +55,8 @@ func TestTerminalsRunInTheWorkspace(t *testing.T) {
 // as exited when it exits, and the child goes with its group.
 func TestTerminalEndsWithItsCommand(t *testing.T) {
 	is := is.New(t)
-	c := &conn{dir: t.TempDir(), r: &Runtime{opts: Options{Env: []string{"PATH=" + os.Getenv("PATH")}}}}
-	ts := newTerminals(c)
-	defer ts.closeAll()
+	c := testConn(t, testRuntime(), t.TempDir(), nil)
+	ts := c.terms
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	id, err := ts.create(acpsdk.CreateTerminalRequest{Command: "sh", Args: []string{"-c", "sleep 60 & echo started"}})
