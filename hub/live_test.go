@@ -337,22 +337,6 @@ func TestAnExpiredSessionsStreamEndsAtTheNextKeepalive(t *testing.T) {
 	})
 }
 
-func TestAStalledStreamIsEnded(t *testing.T) {
-	is := is.New(t)
-	e := newLiveEnv(t)
-	s := e.open(worktrees()) // nobody reads
-	var err error
-	for i := 0; i < hub.MaxLiveBacklog/64+1; i++ {
-		err = e.UpdateLiveSubscriptions(e.ctx, e.sess, s.ID(), hub.SubscriptionChange{Add: []hub.Subscription{worktrees()}})
-		if err != nil {
-			break
-		}
-	}
-	is.Equal(hub.KindOf(err), hub.NotFound) // the stream ended once its backlog passed the bound
-	err = s.Next(e.ctx, func([]hub.Envelope, bool) error { return nil })
-	is.True(errors.Is(err, hub.ErrLiveEnded)) // and its writer learns it
-}
-
 func TestAChangeDoesNotWaitOnAStuckWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)

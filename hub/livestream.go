@@ -13,15 +13,44 @@ import (
 // keepalive is due.
 const KeepaliveInterval = 15 * time.Second
 
-// MaxLiveBacklog bounds the bytes a stream may hold unsent. It detects a
-// stalled client rather than limiting a frame: the frame being added is
-// always admitted, and a stream already holding more is ended, so its
-// client comes back with its cursors.
-const MaxLiveBacklog = 1 << 20
+// A stream tells a client that stopped reading from one that reads a big
+// frame, by time rather than by size. The contract:
+//
+//   - Every envelope is queued, whatever its size: a frame is never the
+//     reason its own stream ends.
+//   - What a stream holds is the bytes of the envelopes its writer has not
+//     taken yet, less the largest of them: one frame of any size, and the
+//     small ones around it, never count against a client that reads (a
+//     batch the writer is writing is not counted either, nor are document
+//     snapshots, which replace each other).
+//   - A stream holding more than MaxLiveBacklog is behind, and ended once
+//     its writer has had envelopes to write for
+//     LiveStallTimeout without making progress. Progress is the writer
+//     taking a batch, finishing one, or reporting bytes written
+//     (Progress), all timed on the Hub's Clock; a transport reports it as
+//     it writes a large batch piece by piece.
+//   - A stream holding more than MaxLiveHeld is ended however it
+//     progresses: a client that reads, but slower than its
+//     workspaces produce, must not make the Hub hold without bound.
+//
+// To its client an ended stream is a transport failure: it reconnects with
+// its cursors (replay or `resync`). These rules keep that to clients that
+// stopped reading and to those that read slower than their workspaces
+// produce, never to a client reading a frame of whatever size.
+const (
+	// MaxLiveBacklog is what a stream may hold (see above) before its
+	// writer's progress is watched.
+	MaxLiveBacklog = 1 << 20
+	// LiveStallTimeout is how long a stream past MaxLiveBacklog may go
+	// without progress before it is ended.
+	LiveStallTimeout = 10 * time.Second
+	// MaxLiveHeld is what a stream may hold before it is ended at once.
+	MaxLiveHeld = 64 << 20
+)
 
 // ErrLiveEnded is returned by LiveStream.Next once the stream has ended:
 // closed by its client, its session logged out, revoked or expired, its
-// backlog overflowed, or the Hub closed.
+// client stalled or too far behind, or the Hub closed.
 var ErrLiveEnded = errors.New("live stream ended")
 
 // LiveStream is one client's live stream. Producers add envelopes without
@@ -44,25 +73,39 @@ type LiveStream struct {
 
 	mu       sync.Mutex
 	queue    []queued
-	backlog  int
+	backlog  int                    // bytes of the queue's envelopes, snapshots aside
+	largest  int                    // the size of the largest of them
 	subs     map[SubKey]*attachment // by SubKey.identity
 	ended    bool
 	due      bool      // a keepalive is due
 	idle     Timer     // the keepalive timer; one at a time, re-armed lazily
 	lastSent time.Time // when the writer last took a batch
-	wake     chan struct{}
+	// writing is set while the writer writes a batch it took; progressed
+	// is when it last made progress (see MaxLiveBacklog), or when
+	// envelopes began to wait for an idle writer.
+	writing    bool
+	progressed time.Time
+	stall      Timer // armed while the stream is behind
+	wake       chan struct{}
 }
 
 // maxWriterWait bounds how long a subscription change waits for a batch
-// being written. A writer blocked longer is stuck on a client that does
-// not read; its stream is ended rather than the change left hanging.
-const maxWriterWait = 5 * time.Second
+// being written while the writer makes no progress, and maxChangeWait how
+// long it waits in all. A writer with no progress for maxWriterWait is
+// stuck on a client that does not read; a batch that takes longer than
+// maxChangeWait holds far more than a client can have asked to change
+// under. Either way the stream is ended rather than the change left
+// hanging.
+const (
+	maxWriterWait = 5 * time.Second
+	maxChangeWait = 30 * time.Second
+)
 
 func newLiveStream(h *Hub, caller DeviceSession, ws string) *LiveStream {
 	life, endLife := context.WithCancel(context.Background())
 	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
 		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1),
-		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now()}
+		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now(), progressed: h.clock.Now()}
 }
 
 // Context is cancelled once the stream has ended, so a transport can
@@ -146,6 +189,7 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 	// s.mu is held. The keepalive timer stays armed: it checks the
 	// silence when it fires, so a busy stream costs no timer per batch.
 	s.lastSent = s.h.clock.Now()
+	s.progressed = s.lastSent
 	keepalive := s.due && len(s.queue) == 0
 	s.due = false
 	s.mu.Unlock()
@@ -163,16 +207,39 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 			batch = append(batch, q.env)
 		}
 	}
-	s.queue, s.backlog = s.queue[:0], 0
+	s.queue, s.backlog, s.largest = s.queue[:0], 0, 0
+	s.writing = true
 	s.mu.Unlock()
 	if len(batch) == 0 && !keepalive {
+		s.wrote()
 		return nil // everything taken was purged meanwhile
 	}
-	if err := write(batch, keepalive); err != nil {
+	err := write(batch, keepalive)
+	s.wrote()
+	if err != nil {
 		s.end()
 		return err
 	}
 	return nil
+}
+
+// wrote records that the writer finished a batch.
+func (s *LiveStream) wrote() {
+	s.mu.Lock()
+	s.writing = false
+	s.progressed = s.h.clock.Now()
+	s.mu.Unlock()
+}
+
+// Progress records that the writer made progress on the batch it is
+// writing: a transport calls it each time a piece of a large batch is
+// written, so a client reading a big frame is not taken for a stalled one
+// (see MaxLiveBacklog).
+func (s *LiveStream) Progress() {
+	now := s.h.clock.Now()
+	s.mu.Lock()
+	s.progressed = now
+	s.mu.Unlock()
 }
 
 // armIdleLocked arms the keepalive timer to fire after d. When it fires
@@ -199,24 +266,36 @@ func (s *LiveStream) armIdleLocked(d time.Duration) {
 }
 
 // waitWriter waits until no batch is being written, and reports false
-// when that took longer than maxWriterWait (the stream is then ended) or
-// ctx ended first.
+// when the writer made no progress for maxWriterWait or the wait passed
+// maxChangeWait (the stream is then ended), or ctx ended first.
 func (s *LiveStream) waitWriter(ctx context.Context) bool {
-	expired := make(chan struct{})
-	t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
-	defer t.Stop()
-	select {
-	case s.sending <- struct{}{}:
-		<-s.sending
-		return true
-	case <-s.Done():
-		return false
-	case <-expired:
-		s.end()
-		return false
-	case <-ctx.Done():
-		return false
+	start := s.h.clock.Now()
+	for range maxChangeWait / maxWriterWait {
+		expired := make(chan struct{})
+		t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
+		select {
+		case s.sending <- struct{}{}:
+			<-s.sending
+			t.Stop()
+			return true
+		case <-s.Done():
+			t.Stop()
+			return false
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-expired:
+		}
+		now := s.h.clock.Now()
+		s.mu.Lock()
+		stuck := now.Sub(s.progressed) >= maxWriterWait
+		s.mu.Unlock()
+		if stuck || now.Sub(start) >= maxChangeWait {
+			break
+		}
 	}
+	s.end()
+	return false
 }
 
 // signal wakes the writer without blocking.
@@ -228,17 +307,17 @@ func (s *LiveStream) signal() {
 }
 
 // pushLocked queues envs from a (nil for none); the caller holds s.mu. It
-// reports false when the stream already holds more than MaxLiveBacklog
-// unsent bytes: nothing is queued and the caller, holding the broker's
-// lock, must end the stream once it has let go of s.mu
+// reports false when the stream must end (see MaxLiveBacklog): the caller,
+// holding the broker's lock, ends it once it has let go of s.mu
 // (liveBroker.dropLocked). Pushing to an ended stream or for a removed
 // attachment does nothing.
 func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 	if s.ended || (a != nil && a.removed) {
 		return true
 	}
-	if s.backlog > MaxLiveBacklog {
-		return false
+	if len(s.queue) == 0 && !s.writing {
+		// An idle writer owes nothing: its wait starts now.
+		s.progressed = s.h.clock.Now()
 	}
 	for _, e := range envs {
 		if e.coalesce && s.coalesceLocked(a, e) {
@@ -246,11 +325,67 @@ func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 		}
 		s.queue = append(s.queue, queued{env: e, a: a})
 		if !e.coalesce {
-			s.backlog += e.size()
+			n := e.size()
+			s.backlog += n
+			s.largest = max(s.largest, n)
 		}
 	}
 	s.signal()
+	return s.judgeLocked()
+}
+
+// holdsLocked is what the stream holds (see MaxLiveBacklog). s.mu is held.
+func (s *LiveStream) holdsLocked() int { return s.backlog - s.largest }
+
+// recountLocked recomputes backlog and largest after envelopes left the
+// queue otherwise than by the writer taking them all. s.mu is held.
+func (s *LiveStream) recountLocked() {
+	s.backlog, s.largest = 0, 0
+	for _, q := range s.queue {
+		if !q.env.coalesce {
+			n := q.env.size()
+			s.backlog += n
+			s.largest = max(s.largest, n)
+		}
+	}
+}
+
+// judgeLocked applies the stream's bounds (see MaxLiveBacklog): false
+// when the stream must end. A stream that is behind but progressing gets
+// a timer that judges it again when its time would be up. s.mu is held.
+func (s *LiveStream) judgeLocked() bool {
+	holds := s.holdsLocked()
+	switch {
+	case holds > MaxLiveHeld:
+		return false
+	case holds <= MaxLiveBacklog:
+		return true
+	}
+	wait := LiveStallTimeout - s.h.clock.Now().Sub(s.progressed)
+	if wait <= 0 {
+		return false
+	}
+	if s.stall == nil {
+		s.stall = s.h.clock.AfterFunc(wait, s.stallCheck)
+	}
 	return true
+}
+
+// stallCheck is the stall timer's: it ends a stream still behind with no
+// progress for LiveStallTimeout, and re-arms itself for one that
+// progressed meanwhile.
+func (s *LiveStream) stallCheck() {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.stall = nil
+	ok := s.judgeLocked()
+	s.mu.Unlock()
+	if !ok {
+		s.end()
+	}
 }
 
 // coalesceLocked puts e in the place of the oldest undelivered coalescible
@@ -285,10 +420,14 @@ func (s *LiveStream) endLocked() map[SubKey]*attachment {
 		return nil
 	}
 	s.ended = true
-	s.queue, s.backlog = nil, 0
+	s.queue, s.backlog, s.largest = nil, 0, 0
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
+	}
+	if s.stall != nil {
+		s.stall.Stop()
+		s.stall = nil
 	}
 	subs := s.subs
 	s.subs = nil
