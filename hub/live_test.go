@@ -134,11 +134,11 @@ func checkEnvelope(e hub.Envelope) string {
 			return err.Error()
 		}
 	case hub.EventResync:
-		if e.Data == nil {
-			return ""
-		}
 		if e.Topic != hub.TopicConversation {
-			return "resync data outside the conversation topic"
+			if e.Data != nil {
+				return "resync data outside the conversation topic"
+			}
+			return ""
 		}
 		if err := hub.CheckSchema("ChatResyncEvent", e.Data); err != nil {
 			return err.Error()

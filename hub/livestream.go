@@ -137,11 +137,12 @@ type attachment struct {
 	cursor  string    // the last cursor sent (or the client's)
 	pending bool      // waiting for the upstream to be live to join it
 	told    bool      // sent `unavailable` in this failure episode
-	// ahead, for a conversation, is a cursor the joiner holds that the
-	// upstream has not relayed yet: its events are skipped until one
-	// carries it (aheadTimer bounds the wait, then `resync`).
-	ahead      string
-	aheadTimer Timer
+	// catchUp, for a conversation, is the joiner's own feed while it
+	// catches up with the upstream (livecatchup.go); rejoin reopens a
+	// failed one after retryDelay.
+	catchUp    *catchUp
+	rejoin     Timer
+	retryDelay time.Duration
 }
 
 // envelope makes an envelope of a's subscription.

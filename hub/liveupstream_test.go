@@ -246,11 +246,15 @@ func TestConversationReplay(t *testing.T) {
 		is.Equal(e.backend.FeedOpens(e.app, hub.TopicConversation, "claude:1"), 1) // from the shared upstream
 
 		lost := reader(t.Context(), e.open(conversationSub("claude:1", "gone")))
-		is.Equal(kinds(take(t, lost, 1)), "ready") // an unknown cursor may be ahead: ready, waiting for it
-		e.clock.Advance(3 * time.Second)
+		own := e.feed(hub.TopicConversation, "claude:1", 2)
+		is.Equal(own.Req.Cursor, "gone") // a cursor the Hub cannot place is the session's to judge
+		is.True(silent(lost))            // and nothing is said before it does
+		own.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: resyncEvent("invalid-cursor")})
 		got = take(t, lost, 1)
-		is.Equal(kinds(got), "resync") // it never came: a cursor that cannot be replayed is resynced
-		is.True(got[0].Data == nil)    // without data: the Hub says so, not the workspace
+		is.Equal(kinds(got), "resync")                                     // the session's answer
+		is.True(strings.Contains(string(got[0].Data), `"invalid-cursor"`)) // carries its reason
+		synctest.Wait()
+		is.True(own.IsClosed()) // and the joiner's own feed is closed
 
 		f.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: []byte(`{"generation":"g2","sequence":0,"conversationId":"claude:1","type":"resync","reason":"conversation-rewritten"}`)})
 		got = take(t, first, 1)
@@ -276,17 +280,30 @@ func TestConversationLogIsByteBounded(t *testing.T) {
 			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: []byte(big)})
 		}
 		take(t, turns, 6)
-		evicted := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
-		is.Equal(kinds(take(t, evicted, 1)), "ready") // evicted: past 256 KiB, and never relayed again
-		e.clock.Advance(3 * time.Second)
-		is.Equal(kinds(take(t, evicted, 1)), "resync")                                                                 // so resynced once the wait is over
 		is.Equal(kinds(take(t, reader(t.Context(), e.open(conversationSub("claude:1", "c3"))), 3)), "data data ready") // kept
+
+		evicted := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
+		own := e.feed(hub.TopicConversation, "claude:1", 2) // evicted past 256 KiB: the session replays it
+		for _, c := range []string{"c1", "c2", "c3", "c4"} {
+			own.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
+		}
+		got := take(t, evicted, 6)
+		is.Equal(kinds(got), "data data data data data ready") // its replay up to the log, the rest from the log, then ready
+		var cursors []string
+		for _, env := range got {
+			cursors = append(cursors, env.Cursor)
+		}
+		is.Equal(strings.Join(cursors, " "), "c1 c2 c3 c4 c5 c5") // each event once, in order
+		synctest.Wait()
+		is.True(own.IsClosed()) // its own feed closed where the two met
+		is.True(silent(evicted))
 	})
 }
 
 // TestConversationCursorAheadOfTheUpstream joins with a cursor the
 // session gave (in a snapshot) before the shared upstream relayed it: the
-// joiner is ready at once, skips what it has, and gets what follows.
+// joiner's own feed has nothing after it yet, and the joiner is ready
+// where the upstream relays its cursor, then gets what follows.
 func TestConversationCursorAheadOfTheUpstream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
@@ -300,27 +317,95 @@ func TestConversationCursorAheadOfTheUpstream(t *testing.T) {
 		take(t, first, 1)
 
 		ahead := reader(t.Context(), e.open(conversationSub("claude:1", "c3")))
-		is.Equal(kinds(take(t, ahead, 1)), "ready") // ready at once
+		own := e.feed(hub.TopicConversation, "claude:1", 2)
+		is.True(silent(ahead)) // the session has nothing after c3 yet
 		for _, c := range []string{"c2", "c3", "c4"} {
 			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
 		}
-		got := take(t, ahead, 1)
-		is.Equal(got[0].Cursor, "c4") // only what follows its cursor
+		got := take(t, ahead, 2)
+		is.Equal(kinds(got), "ready data") // ready where the upstream relayed its cursor
+		is.Equal(got[1].Cursor, "c4")      // then only what follows it
+		synctest.Wait()
+		is.True(own.IsClosed()) // its own feed is closed
+		own.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: "c4", Data: chatEvent("c4")})
 		e.clock.Advance(time.Minute)
-		is.True(silent(ahead))              // and no resync: it caught up
+		is.True(silent(ahead))              // nothing twice, and no resync
 		is.Equal(len(take(t, first, 3)), 3) // the other subscriber got everything
 	})
 }
 
-func TestAnUnknownConversationIsUnavailable(t *testing.T) {
+// A catch-up feed that fails tells its joiner `unavailable` once, and is
+// opened again from where the joiner got to.
+func TestAFailedCatchUpIsRetriedFromWhereItGot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
 		e := newLiveEnv(t)
+		e.backend.SetFeedOpener(e.app, hub.TopicConversation, func(hub.FeedRequest) ([]hub.FeedFrame, error) { return nil, nil })
 		e.startApp()
-		turns := reader(t.Context(), e.open(conversationSub("claude:nope", "")))
-		is.Equal(kinds(take(t, turns, 1)), "unavailable") // the session has no such conversation
+		take(t, reader(t.Context(), e.open(conversationSub("claude:1", "c0"))), 1)
+		f := e.feed(hub.TopicConversation, "claude:1", 1)
+		for _, c := range []string{"c8", "c9"} {
+			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
+		}
+		old := reader(t.Context(), e.open(conversationSub("claude:1", "c5")))
+		own := e.feed(hub.TopicConversation, "claude:1", 2)
+		own.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: "c6", Data: chatEvent("c6")})
+		own.End(hub.Errorf(hub.Unavailable, "hung up"))
+		is.Equal(kinds(take(t, old, 2)), "data unavailable") // what came, then the failure
+		e.clock.Advance(time.Second)
+		again := e.feed(hub.TopicConversation, "claude:1", 3)
+		is.Equal(again.Req.Cursor, "c6") // from where it got
+		for _, c := range []string{"c7", "c8"} {
+			again.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
+		}
+		got := take(t, old, 4)
+		is.Equal(kinds(got), "data data data ready")                            // the rest, then ready
+		is.Equal(got[0].Cursor+" "+got[1].Cursor+" "+got[2].Cursor, "c7 c8 c9") // once each
+	})
+}
+
+// Closed is closed: a conversation the session does not have is told once,
+// with a resync saying so, and never retried.
+func TestAClosedConversationIsToldOnceAndNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		var asked atomic.Int32
+		e.backend.SetFeedOpener(e.app, hub.TopicConversation, func(hub.FeedRequest) ([]hub.FeedFrame, error) {
+			asked.Add(1)
+			return nil, hub.Errorf(hub.NotFound, "unknown conversation")
+		})
+		e.startApp()
+		turns := reader(t.Context(), e.open(conversationSub("claude:nope", "c1")))
+		got := take(t, turns, 1)
+		is.Equal(kinds(got), "resync") // the session has no such conversation
+		is.Equal(string(got[0].Data), `{"generation":"","sequence":0,"conversationId":"claude:nope","type":"resync","reason":"conversation-closed"}`)
+		is.Equal(got[0].Cursor, "c1") // the cursor unchanged
 		e.clock.Advance(time.Minute)
-		is.True(silent(turns)) // said once
+		is.True(silent(turns))           // said once
+		is.Equal(asked.Load(), int32(1)) // and never asked again
+	})
+}
+
+// A joiner whose conversation went while it caught up is told it is closed.
+func TestACatchUpOfAClosedConversationIsToldSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		var opens atomic.Int32
+		e.backend.SetFeedOpener(e.app, hub.TopicConversation, func(hub.FeedRequest) ([]hub.FeedFrame, error) {
+			if opens.Add(1) > 1 {
+				return nil, hub.Errorf(hub.NotFound, "unknown conversation")
+			}
+			return nil, nil
+		})
+		e.startApp()
+		first := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
+		take(t, first, 1)
+		late := reader(t.Context(), e.open(conversationSub("claude:1", "old")))
+		got := take(t, late, 1)
+		is.Equal(kinds(got), "resync")                                          // told
+		is.True(strings.Contains(string(got[0].Data), `"conversation-closed"`)) // that it is closed
 	})
 }
 
@@ -343,6 +428,11 @@ func TestAStalledReaderHoldsOneSnapshot(t *testing.T) {
 		is.True(strings.Contains(string(got[0].Data), `"revision":40`)) // the newest
 		is.True(silent(turns))                                          // and nothing else
 	})
+}
+
+// resyncEvent is a ChatResyncEvent of claude:1 with reason.
+func resyncEvent(reason string) []byte {
+	return []byte(`{"generation":"g1","sequence":9,"conversationId":"claude:1","type":"resync","reason":"` + reason + `"}`)
 }
 
 // chatEvent is a valid ChatEvent for the cursor c.
