@@ -2,8 +2,12 @@ package fakes
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"slices"
@@ -27,6 +31,13 @@ type Backend struct {
 	// any other path fails as the local backend's does for a missing
 	// folder. Set it before the first Start; it is called without locks.
 	Dirs func(path string) bool
+	// Data, when set, is where the backend keeps each workspace's data
+	// directory (DataDir), as the local backend keeps one in the state
+	// directory: Start makes it, RemoveWorkspaceData removes it through
+	// Data's RemoveEmpty (so its Before hook can crash there), and a
+	// Backend made later over the same FS finds it. Set it before the
+	// first Start.
+	Data *FS
 
 	mu       sync.Mutex
 	running  map[string]*workspaceSession
@@ -93,9 +104,36 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 	if _, ok := b.running[spec.WorkspaceID]; ok {
 		return nil, hub.Errorf(hub.Conflict, "the session of this workspace is already running")
 	}
+	if b.Data != nil {
+		b.Data.MkdirAll(DataDir(spec.WorkspaceID))
+	}
 	s := newWorkspaceSession(b, spec.WorkspaceID)
 	b.running[spec.WorkspaceID] = s
 	return s, nil
+}
+
+// DataDir is where a Backend with Data keeps the data of workspace id.
+func DataDir(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "/state/workspaces/" + hex.EncodeToString(sum[:8])
+}
+
+// RemoveWorkspaceData removes the data directory of id, when the backend
+// keeps data (Data); a session of id still running is a Conflict.
+func (b *Backend) RemoveWorkspaceData(ctx context.Context, id string) error {
+	b.mu.Lock()
+	_, running := b.running[id]
+	b.mu.Unlock()
+	switch {
+	case running:
+		return hub.Errorf(hub.Conflict, "the session of this workspace is running")
+	case b.Data == nil:
+		return nil
+	}
+	if err := b.Data.RemoveEmpty(DataDir(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return hub.Wrap(hub.Internal, err, "workspace data could not be removed")
+	}
+	return nil
 }
 
 // setHeld moves the count of held Starts and wakes WaitHeld. b.mu is held.

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -14,35 +15,67 @@ var (
 	bothObs     = Observation{Running: true, Working: true, Awaiting: true}
 )
 
-// The `finished` rules, one row per transition of the contract's "Activity
-// finished flag" and the earlier system's pinned cases.
-func TestFinishedFlag(t *testing.T) {
+// The contract's "Activity `finished` flag (per caller)", row by row: each
+// row is one clause of the rule, and the steps what the Hub observes of
+// the workspace "app" (quiet, working, awaiting, both, unreachable), its
+// session stopping (stop) and ann acknowledging it (ack).
+func TestFinishedFollowsTheContractRowByRow(t *testing.T) {
+	obs := map[string]Observation{"quiet": quietObs, "working": workingObs, "awaiting": awaitingObs,
+		"both": bothObs, "unreachable": stoppedObs}
 	tests := []struct {
-		name string
-		seq  []Observation
-		want bool
+		rule  string // the clause of the contract
+		steps string
+		want  bool // finished for ann after the steps
 	}{
-		{"first seen quiet is not finished", []Observation{quietObs}, false},
-		{"working then quiet is finished", []Observation{workingObs, quietObs}, true},
-		{"working is not finished", []Observation{workingObs}, false},
-		{"working then awaiting is not finished", []Observation{workingObs, awaitingObs}, false},
-		{"awaiting then quiet is not finished", []Observation{awaitingObs, quietObs}, false},
-		{"working and awaiting then quiet is not finished", []Observation{bothObs, quietObs}, false},
-		{"work starting again clears it", []Observation{workingObs, quietObs, workingObs}, false},
-		{"a question after the finish clears it", []Observation{workingObs, quietObs, awaitingObs}, false},
-		{"quiet again keeps it", []Observation{workingObs, quietObs, quietObs}, true},
-		{"unreachable hides it", []Observation{workingObs, quietObs, stoppedObs}, false},
-		{"unreachable keeps the mark for the recovery", []Observation{workingObs, quietObs, stoppedObs, quietObs}, true},
-		{"unreachable then quiet is not a new finish", []Observation{workingObs, stoppedObs, quietObs}, false},
+		// "Set when the Hub observed the workspace working and it has gone
+		// quiet (not working, nothing awaiting)"
+		{"working then quiet is set", "working quiet", true},
+		{"a turn that asked a permission then quiet is set", "working both quiet", true},
+		{"working while awaiting then quiet is set", "both quiet", true},
+		{"a permission answered before the turn ends is set", "working both working quiet", true},
+		{"working then awaiting alone then quiet is set", "working awaiting quiet", true},
+		{"still working is not set", "working", false},
+		{"awaiting is not quiet", "working both", false},
+		{"awaiting alone is not quiet", "working awaiting", false},
+		{"quiet never observed working is not set", "awaiting quiet", false},
+		{"working seen before an unreachable spell then quiet is set", "working unreachable quiet", true},
+		// "and the caller has not acknowledged viewing it"
+		{"acknowledged is not set", "working quiet ack", false},
+		{"a later finish outranks the acknowledgement", "working quiet ack working quiet", true},
+		{"an acknowledgement while working acknowledges nothing", "working ack quiet", true},
+		// "Cleared by hubAcknowledgeWorkspaceActivity, by the session
+		// stopping, or by work starting again"
+		{"the session stopping clears it", "working quiet stop quiet", false},
+		{"the session stopping forgets the work", "working stop quiet", false},
+		{"work starting again clears it", "working quiet working", false},
+		{"work starting again and awaiting clears it", "working quiet both", false},
+		{"a question after the finish hides it while it waits", "working quiet awaiting", false},
+		{"a question after the finish does not clear it", "working quiet awaiting quiet", true},
+		{"quiet again keeps it", "working quiet quiet", true},
+		// "A workspace first seen quiet is not finished."
+		{"first seen quiet is not finished", "quiet", false},
+		{"first seen quiet twice is not finished", "quiet quiet", false},
+		// WorkspaceActivity: finished "always false when not running"
+		{"unreachable hides it", "working quiet unreachable", false},
+		{"unreachable keeps the mark for the recovery", "working quiet unreachable quiet", true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.rule, func(t *testing.T) {
 			is := is.New(t)
 			m := newActivityMarks()
-			for _, o := range tt.seq {
-				m.observe("app", o)
+			for _, step := range strings.Fields(tt.steps) {
+				switch step {
+				case "stop":
+					m.stopped("app")
+				case "ack":
+					m.acknowledge("ann", "app")
+				default:
+					o, ok := obs[step]
+					is.True(ok) // a known step
+					m.observe("app", o)
+				}
 			}
-			is.Equal(m.of("ann", "app").Finished, tt.want) // finished after the sequence
+			is.Equal(m.of("ann", "app").Finished, tt.want) // finished after the steps
 		})
 	}
 }

@@ -33,6 +33,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(),
 		clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend()}
+	e.backend.Data = fsys // the workspaces' data directories live on the same disk
 	e.open()
 	e.ann = e.user("ann")
 	return e
@@ -58,6 +59,7 @@ func (e *env) restart() {
 	e.t.Helper()
 	e.Hub.Close()
 	e.backend = fakes.NewBackend()
+	e.backend.Data = e.fs
 	e.open()
 }
 

@@ -282,8 +282,10 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 		h.closeJournal(ctx, jid, JournalFolderRemove)
 		return RemoveResult{}, fsError(err, "folder removal failed")
 	}
+	var forget int64
 	err = h.commit(ctx, func(tx Tx) error {
-		if err := tx.DeleteWorkspace(w.ID); err != nil {
+		var err error
+		if forget, err = h.forgetLocked(tx, w.ID); err != nil {
 			return err
 		}
 		return tx.DeleteJournal(jid)
@@ -293,5 +295,6 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (RemoveResu
 		h.strand(jid, JournalFolderRemove, err)
 		return RemoveResult{}, Wrap(Internal, err, "registered folder removal requires recovery")
 	}
+	_ = h.removeData(ctx, forget, w.ID) // logged; the next start tries again
 	return RemoveResult{Path: src, WorkspaceID: w.ID}, nil
 }

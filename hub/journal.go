@@ -46,6 +46,44 @@ type removeIntent struct {
 	WorkspaceID string `json:"workspaceId"`
 }
 
+// forgetIntent guards the removal of a forgotten workspace's data.
+type forgetIntent struct {
+	Version     int    `json:"version"`
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// forgetLocked deletes workspace id from the registry within tx and, in
+// the same transaction, records the journal that has its data removed
+// (removeData): a crash leaves either the workspace registered with its
+// data, or forgotten with its data gone or going at the next start.
+func (h *Hub) forgetLocked(tx Tx, id string) (journal int64, err error) {
+	if err := tx.DeleteWorkspace(id); err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(forgetIntent{Version: journalVersion, WorkspaceID: id})
+	if err != nil {
+		return 0, err
+	}
+	return tx.AddJournal(Journal{Kind: JournalForget, Data: data, CreatedAt: h.clock.Now()})
+}
+
+// removeData removes the data of the forgotten workspace id, then deletes
+// its journal. A failure is logged and leaves the journal for the next
+// start to try again; it fences nothing, since no operation depends on
+// the data being gone.
+func (h *Hub) removeData(ctx context.Context, journal int64, id string) error {
+	ctx = context.WithoutCancel(ctx)
+	err := h.backend.RemoveWorkspaceData(ctx, id)
+	if err == nil {
+		err = h.commit(ctx, func(tx Tx) error { return tx.DeleteJournal(journal) })
+	}
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "a forgotten workspace's data could not be removed; the next start tries again",
+			slog.String("workspace", id), slog.Any("err", err))
+	}
+	return err
+}
+
 // openJournal stores a journal of kind for intent and returns its id.
 func (h *Hub) openJournal(ctx context.Context, kind JournalKind, intent any) (int64, error) {
 	data, err := json.Marshal(intent)
@@ -230,9 +268,12 @@ func (h *Hub) recoverJournal(ctx context.Context, j Journal) (unresolved string,
 			return "journal is invalid", nil
 		}
 		removed := !h.exists(in.Path)
+		var forget int64
 		err := h.commit(ctx, func(tx Tx) error {
 			if removed {
-				if err := tx.DeleteWorkspace(in.WorkspaceID); err != nil && KindOf(err) != NotFound {
+				var err error
+				forget, err = h.forgetLocked(tx, in.WorkspaceID)
+				if err != nil && KindOf(err) != NotFound {
 					return err
 				}
 			}
@@ -240,8 +281,20 @@ func (h *Hub) recoverJournal(ctx context.Context, j Journal) (unresolved string,
 		})
 		if err == nil {
 			log.Info("recovered an interrupted folder removal", slog.Bool("removed", removed))
+			if forget != 0 {
+				_ = h.removeData(ctx, forget, in.WorkspaceID) // logged; the journal stays otherwise
+			}
 		}
 		return "", err
+	case JournalForget:
+		var in forgetIntent
+		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+			return "journal is invalid", nil
+		}
+		if h.removeData(ctx, j.ID, in.WorkspaceID) == nil {
+			log.Info("removed the data of a forgotten workspace", slog.String("workspace", in.WorkspaceID))
+		}
+		return "", nil // pending until its data is gone, fencing nothing
 	}
 	return "journal kind is unknown", nil
 }

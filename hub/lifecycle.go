@@ -234,8 +234,10 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 	return wasRunning, nil
 }
 
-// ForgetWorkspace unregisters a stopped workspace. Its files are kept, and
-// its id is never given to another folder.
+// ForgetWorkspace unregisters a stopped workspace. Its folder is kept; what
+// the backend kept for it (its data directory: the conversation
+// inventory) is removed under a journal (forgetLocked), and its id is
+// never given to another folder.
 func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, error) {
 	unlock, err := h.wsLocks.Lock(ctx, id)
 	if err != nil {
@@ -257,13 +259,21 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (WorkspaceAction, 
 		return WorkspaceAction{}, err
 	}
 	defer release()
-	err = h.commit(ctx, func(tx Tx) error { return tx.DeleteWorkspace(id) })
+	var journal int64
+	err = h.commit(ctx, func(tx Tx) error {
+		var err error
+		journal, err = h.forgetLocked(tx, id)
+		return err
+	})
 	switch {
 	case KindOf(err) == NotFound:
 		return WorkspaceAction{}, Errorf(NotFound, "unknown workspace: %s", id)
 	case err != nil:
 		return WorkspaceAction{}, Wrap(Internal, err, "failed to forget workspace")
 	}
+	// The workspace is forgotten whatever becomes of its data: a failure
+	// is logged and the next start tries again.
+	_ = h.removeData(ctx, journal, id)
 	return WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
 }
 

@@ -85,9 +85,20 @@ func TestActivityFinishedFlag(t *testing.T) {
 		is.True(annTurns.silent())                            // changes nothing
 
 		e.backend.SetActivity(e.app, false, true)
-		is.Equal(activity(t, bobTurns, e.app), "r-a-") // awaiting clears the finish
+		is.Equal(activity(t, bobTurns, e.app), "r-a-") // awaiting hides the finish
 		e.backend.SetActivity(e.app, false, false)
-		is.Equal(activity(t, bobTurns, e.app), "r---") // and awaiting → quiet is no finish
+		is.Equal(activity(t, bobTurns, e.app), "r--f") // and the answer shows again what bob has not seen
+		is.Equal(activity(t, annTurns, e.app), "r-a-") // ann sees the question
+		is.Equal(activity(t, annTurns, e.app), "r---") // and nothing she has not seen
+
+		e.backend.SetActivity(e.app, true, true)
+		is.Equal(activity(t, annTurns, e.app), "rwa-") // a turn asks a permission
+		e.backend.SetActivity(e.app, false, false)
+		is.Equal(activity(t, annTurns, e.app), "r--f") // and its end is a finish, though the last frame awaited
+		is.NoErr(e.AcknowledgeActivity(e.ctx, e.sess, e.app))
+		is.Equal(activity(t, annTurns, e.app), "r---") // ann views it
+		is.Equal(activity(t, bobTurns, e.app), "rwa-") // bob saw the turn
+		is.Equal(activity(t, bobTurns, e.app), "r--f") // and its finish
 
 		e.backend.SetActivity(e.app, true, false)
 		e.backend.SetActivity(e.app, false, false)

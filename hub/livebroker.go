@@ -27,7 +27,7 @@ type liveBroker struct {
 	marksMu sync.Mutex
 	marks   *activityMarks
 	watches map[string]context.CancelFunc
-	// dropping lists streams that overflowed while b.mu was held in the
+	// dropping lists streams that must end, found while b.mu was held in the
 	// middle of a fan-out; settleLocked ends them once it is safe.
 	dropping []*LiveStream
 	wg       sync.WaitGroup // upstream readers
@@ -179,8 +179,8 @@ func (b *liveBroker) attachLocked(s *LiveStream, sub Subscription) {
 	}
 }
 
-// deliverLocked queues envs for a's stream. A stream past its backlog
-// bound is ended by the next settleLocked, not here, because the caller
+// deliverLocked queues envs for a's stream. A stream that must end (see
+// MaxLiveBacklog) is ended by the next settleLocked, not here, because the caller
 // may be iterating what ending it changes. b.mu is held.
 func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
 	s := a.s
@@ -192,7 +192,7 @@ func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
 	}
 }
 
-// settleLocked ends the streams that overflowed. b.mu is held.
+// settleLocked ends the streams that must end. b.mu is held.
 func (b *liveBroker) settleLocked() {
 	for len(b.dropping) > 0 {
 		s := b.dropping[0]
@@ -216,7 +216,9 @@ func (b *liveBroker) detachLocked(s *LiveStream, id SubKey) {
 				kept = append(kept, q)
 			}
 		}
+		clear(s.queue[len(kept):]) // let go of what was purged
 		s.queue = kept
+		s.recountLocked()
 	}
 	s.mu.Unlock()
 	if a != nil {

@@ -41,6 +41,13 @@ type feedCodec interface {
 	frame(u *upstream, fr FeedFrame)
 }
 
+// feedRefuser is a feedCodec that answers the session's word that it has
+// no such feed (NotFound) itself, rather than retrying it as any other
+// failure.
+type feedRefuser interface {
+	refused(u *upstream)
+}
+
 // followLocked attaches a to the upstream of its workspace, topic and key,
 // opening the upstream if it is new. A fresh upstream starts at its first
 // subscriber's cursor: a topic with session-made cursors resumes the
@@ -74,6 +81,9 @@ func (b *liveBroker) joinLiveLocked(u *upstream, a *attachment) {
 	if !ok {
 		b.resyncLocked(a, u.head, nil)
 		return
+	}
+	if a.catchUp != nil {
+		return // `ready` comes where it meets the upstream
 	}
 	a.cursor = u.head
 	owed = append(owed, a.envelope(EventReady, u.head, nil))

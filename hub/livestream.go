@@ -13,15 +13,9 @@ import (
 // keepalive is due.
 const KeepaliveInterval = 15 * time.Second
 
-// MaxLiveBacklog bounds the bytes a stream may hold unsent. It detects a
-// stalled client rather than limiting a frame: the frame being added is
-// always admitted, and a stream already holding more is ended, so its
-// client comes back with its cursors.
-const MaxLiveBacklog = 1 << 20
-
 // ErrLiveEnded is returned by LiveStream.Next once the stream has ended:
 // closed by its client, its session logged out, revoked or expired, its
-// backlog overflowed, or the Hub closed.
+// client stalled or too far behind, or the Hub closed.
 var ErrLiveEnded = errors.New("live stream ended")
 
 // LiveStream is one client's live stream. Producers add envelopes without
@@ -44,25 +38,39 @@ type LiveStream struct {
 
 	mu       sync.Mutex
 	queue    []queued
-	backlog  int
+	backlog  int                    // bytes of the queue's envelopes, snapshots aside
+	largest  int                    // the size of the largest of them
 	subs     map[SubKey]*attachment // by SubKey.identity
 	ended    bool
 	due      bool      // a keepalive is due
 	idle     Timer     // the keepalive timer; one at a time, re-armed lazily
 	lastSent time.Time // when the writer last took a batch
-	wake     chan struct{}
+	// writing is set while the writer writes a batch it took; progressed
+	// is when it last made progress (see MaxLiveBacklog), or when
+	// envelopes began to wait for an idle writer.
+	writing    bool
+	progressed time.Time
+	stall      Timer // armed while the stream is behind
+	wake       chan struct{}
 }
 
 // maxWriterWait bounds how long a subscription change waits for a batch
-// being written. A writer blocked longer is stuck on a client that does
-// not read; its stream is ended rather than the change left hanging.
-const maxWriterWait = 5 * time.Second
+// being written while the writer makes no progress, and maxChangeWait how
+// long it waits in all. A writer with no progress for maxWriterWait is
+// stuck on a client that does not read; a batch that takes longer than
+// maxChangeWait holds far more than a client can have asked to change
+// under. Either way the stream is ended rather than the change left
+// hanging.
+const (
+	maxWriterWait = 5 * time.Second
+	maxChangeWait = 30 * time.Second
+)
 
 func newLiveStream(h *Hub, caller DeviceSession, ws string) *LiveStream {
 	life, endLife := context.WithCancel(context.Background())
 	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
 		subs: map[SubKey]*attachment{}, wake: make(chan struct{}, 1),
-		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now()}
+		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now(), progressed: h.clock.Now()}
 }
 
 // Context is cancelled once the stream has ended, so a transport can
@@ -94,11 +102,12 @@ type attachment struct {
 	cursor  string    // the last cursor sent (or the client's)
 	pending bool      // waiting for the upstream to be live to join it
 	told    bool      // sent `unavailable` in this failure episode
-	// ahead, for a conversation, is a cursor the joiner holds that the
-	// upstream has not relayed yet: its events are skipped until one
-	// carries it (aheadTimer bounds the wait, then `resync`).
-	ahead      string
-	aheadTimer Timer
+	// catchUp, for a conversation, is the joiner's own feed while it
+	// catches up with the upstream (livecatchup.go); rejoin reopens a
+	// failed one after retryDelay.
+	catchUp    *catchUp
+	rejoin     Timer
+	retryDelay time.Duration
 }
 
 // envelope makes an envelope of a's subscription.
@@ -146,6 +155,7 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 	// s.mu is held. The keepalive timer stays armed: it checks the
 	// silence when it fires, so a busy stream costs no timer per batch.
 	s.lastSent = s.h.clock.Now()
+	s.progressed = s.lastSent
 	keepalive := s.due && len(s.queue) == 0
 	s.due = false
 	s.mu.Unlock()
@@ -163,12 +173,16 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 			batch = append(batch, q.env)
 		}
 	}
-	s.queue, s.backlog = s.queue[:0], 0
+	s.queue, s.backlog, s.largest = s.queue[:0], 0, 0
+	s.writing = true
 	s.mu.Unlock()
 	if len(batch) == 0 && !keepalive {
+		s.wrote()
 		return nil // everything taken was purged meanwhile
 	}
-	if err := write(batch, keepalive); err != nil {
+	err := write(batch, keepalive)
+	s.wrote()
+	if err != nil {
 		s.end()
 		return err
 	}
@@ -199,24 +213,36 @@ func (s *LiveStream) armIdleLocked(d time.Duration) {
 }
 
 // waitWriter waits until no batch is being written, and reports false
-// when that took longer than maxWriterWait (the stream is then ended) or
-// ctx ended first.
+// when the writer made no progress for maxWriterWait or the wait passed
+// maxChangeWait (the stream is then ended), or ctx ended first.
 func (s *LiveStream) waitWriter(ctx context.Context) bool {
-	expired := make(chan struct{})
-	t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
-	defer t.Stop()
-	select {
-	case s.sending <- struct{}{}:
-		<-s.sending
-		return true
-	case <-s.Done():
-		return false
-	case <-expired:
-		s.end()
-		return false
-	case <-ctx.Done():
-		return false
+	start := s.h.clock.Now()
+	for range maxChangeWait / maxWriterWait {
+		expired := make(chan struct{})
+		t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
+		select {
+		case s.sending <- struct{}{}:
+			<-s.sending
+			t.Stop()
+			return true
+		case <-s.Done():
+			t.Stop()
+			return false
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-expired:
+		}
+		now := s.h.clock.Now()
+		s.mu.Lock()
+		stuck := now.Sub(s.progressed) >= maxWriterWait
+		s.mu.Unlock()
+		if stuck || now.Sub(start) >= maxChangeWait {
+			break
+		}
 	}
+	s.end()
+	return false
 }
 
 // signal wakes the writer without blocking.
@@ -228,17 +254,17 @@ func (s *LiveStream) signal() {
 }
 
 // pushLocked queues envs from a (nil for none); the caller holds s.mu. It
-// reports false when the stream already holds more than MaxLiveBacklog
-// unsent bytes: nothing is queued and the caller, holding the broker's
-// lock, must end the stream once it has let go of s.mu
+// reports false when the stream must end (see MaxLiveBacklog): the caller,
+// holding the broker's lock, ends it once it has let go of s.mu
 // (liveBroker.dropLocked). Pushing to an ended stream or for a removed
 // attachment does nothing.
 func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 	if s.ended || (a != nil && a.removed) {
 		return true
 	}
-	if s.backlog > MaxLiveBacklog {
-		return false
+	if len(s.queue) == 0 && !s.writing {
+		// An idle writer owes nothing: its wait starts now.
+		s.progressed = s.h.clock.Now()
 	}
 	for _, e := range envs {
 		if e.coalesce && s.coalesceLocked(a, e) {
@@ -246,11 +272,13 @@ func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 		}
 		s.queue = append(s.queue, queued{env: e, a: a})
 		if !e.coalesce {
-			s.backlog += e.size()
+			n := e.size()
+			s.backlog += n
+			s.largest = max(s.largest, n)
 		}
 	}
 	s.signal()
-	return true
+	return s.judgeLocked()
 }
 
 // coalesceLocked puts e in the place of the oldest undelivered coalescible
@@ -285,10 +313,14 @@ func (s *LiveStream) endLocked() map[SubKey]*attachment {
 		return nil
 	}
 	s.ended = true
-	s.queue, s.backlog = nil, 0
+	s.queue, s.backlog, s.largest = nil, 0, 0
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
+	}
+	if s.stall != nil {
+		s.stall.Stop()
+		s.stall = nil
 	}
 	subs := s.subs
 	s.subs = nil

@@ -1,27 +1,52 @@
 package hub
 
-import "time"
+import "encoding/json"
 
 // The conversation topic: one conversation's ordered events (the key is
 // its id). Cursors are the session's own, opaque to the Hub, which only
 // compares them for equality: its upstream keeps a byte-bounded replay log
 // of the latest events, so a subscriber resuming from a logged cursor gets
-// what followed it. Any other cursor may be ahead of what the upstream
-// relayed (a client took a snapshot from the session while its events
-// were on their way): the joiner is `ready` at once and its events are
-// skipped until one carries its cursor; when none does within
-// conversationAheadWait, the cursor was not one to resume from and the
-// joiner gets `resync`. A resync from the session reaches every
-// subscriber and releases the upstream.
+// what followed it. Any other cursor only the session can place: older
+// than the log, of another generation, not a cursor at all, or ahead of
+// what the upstream relayed (a client took a snapshot while its events
+// were on their way). Such a joiner catches up on a feed of its own from
+// its cursor (livecatchup.go) until it meets the shared upstream.
+//
+// Every `resync` of the topic carries its ChatResyncEvent. The session
+// writes them, with one exception: when the session answers that it has
+// no such conversation (closed, or never there), the Hub tells every
+// subscriber once with a resync of reason ResyncConversationClosed, made
+// by conversationClosed, and releases the upstream without retrying it.
+// A resync from the session reaches every subscriber and releases the
+// upstream too.
 
 // maxConversationLog bounds the bytes of conversation events an upstream
 // keeps for replay.
 const maxConversationLog = 256 << 10
 
-// conversationAheadWait bounds how long a joiner's unknown cursor may
-// wait to be relayed before it gets `resync`; a session relays an event
-// within milliseconds of logging it.
-const conversationAheadWait = 3 * time.Second
+// ResyncConversationClosed is the ChatResyncEvent reason of a conversation
+// the workspace no longer has: it was closed (the session says so while
+// the conversation is followed), or the session has none with the
+// subscription's key. A client stops following it; adding the
+// subscription again gets the same answer.
+const ResyncConversationClosed = "conversation-closed"
+
+// conversationClosed is the ChatResyncEvent the Hub sends for the
+// conversation id when the session has none: with no head to report, its
+// generation is empty and its sequence 0.
+func conversationClosed(id string) []byte {
+	data, err := json.Marshal(struct {
+		Generation     string `json:"generation"`
+		Sequence       int64  `json:"sequence"`
+		ConversationID string `json:"conversationId"`
+		Type           string `json:"type"`
+		Reason         string `json:"reason"`
+	}{"", 0, id, "resync", ResyncConversationClosed})
+	if err != nil {
+		panic("hub: a resync event does not encode: " + err.Error()) // strings and an integer always do
+	}
+	return data
+}
 
 type conversationTopic struct{ feedTopic }
 
@@ -53,26 +78,17 @@ func (f *conversationFeed) begin(u *upstream) FeedRequest {
 // follow in order, and a joiner is owed only what it missed.
 func (*conversationFeed) liveOnAccept() bool { return true }
 
-// owed is the logged events after a's cursor; a cursor that is neither
-// the head nor logged is taken to be ahead (see the file comment).
+// owed is the logged events after a's cursor. A cursor that is neither
+// the head nor logged starts a's catch-up (see the file comment), after
+// which a's `ready` comes where it meets the upstream.
 func (f *conversationFeed) owed(u *upstream, a *attachment) ([]Envelope, bool) {
-	f.stopWaiting(a)
+	u.b.stopCatchUpLocked(a)
 	if a.cursor == "" || a.cursor == u.head {
 		return nil, true
 	}
 	events, ok := f.log.after(a.cursor)
 	if !ok {
-		a.ahead = a.cursor
-		b := u.b
-		a.aheadTimer = b.h.clock.AfterFunc(conversationAheadWait, func() {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			if a.up == u && a.ahead != "" && !a.pending {
-				a.ahead = ""
-				b.resyncLocked(a, u.head, nil)
-				b.settleLocked()
-			}
-		})
+		f.catchUpLocked(u, a)
 		return nil, true
 	}
 	owed := make([]Envelope, len(events))
@@ -94,32 +110,36 @@ func (f *conversationFeed) frame(u *upstream, fr FeedFrame) {
 		for a := range u.subs {
 			switch {
 			case a.pending:
-			case a.ahead == fr.Cursor: // caught up: what follows is news
-				f.stopWaiting(a)
-				a.cursor = fr.Cursor
-			case a.ahead != "": // the joiner has this one already
+			case a.catchUp != nil:
+				// A joiner catching up has what the upstream relays up to
+				// where the two meet, and gets it from its own feed.
+				if a.cursor == fr.Cursor {
+					u.b.metLocked(u, a, nil)
+				}
 			default:
 				a.cursor = fr.Cursor
 				u.b.deliverLocked(a, a.envelope(EventData, fr.Cursor, fr.Data))
 			}
 		}
 	case FrameResync:
-		// The session rewrote the conversation: nobody can continue from
-		// what they hold, and the upstream is done.
+		// The session rewrote the conversation, or closed it: nobody can
+		// continue from what they hold, and the upstream is done.
 		for a := range u.subs {
-			u.b.resyncLocked(a, u.head, fr.Data)
+			u.b.resyncLocked(a, a.cursor, fr.Data)
 		}
 		u.b.closeUpstreamLocked(u)
 	}
 }
 
-// stopWaiting ends a's wait for its cursor.
-func (f *conversationFeed) stopWaiting(a *attachment) {
-	a.ahead = ""
-	if a.aheadTimer != nil {
-		a.aheadTimer.Stop()
-		a.aheadTimer = nil
+// refused answers the session's word that it has no such conversation:
+// closed is closed, so every subscriber is told once and the upstream is
+// released rather than retried.
+func (f *conversationFeed) refused(u *upstream) {
+	closed := conversationClosed(u.k.key)
+	for a := range u.subs {
+		u.b.resyncLocked(a, a.cursor, closed)
 	}
+	u.b.closeUpstreamLocked(u)
 }
 
 // convEntry is one logged conversation event.

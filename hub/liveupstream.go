@@ -143,7 +143,12 @@ func (b *liveBroker) run(u *upstream, gen uint64, rs WorkspaceSession, ctx conte
 	cancel()
 	b.mu.Lock()
 	if err != nil {
-		b.failLocked(u, gen, err)
+		if r, ok := u.codec.(feedRefuser); ok && KindOf(err) == NotFound && u.gen == gen && u.state != upClosed {
+			r.refused(u)
+		} else {
+			b.failLocked(u, gen, err)
+		}
+		b.settleLocked()
 		b.mu.Unlock()
 		return
 	}
@@ -221,6 +226,7 @@ func (b *liveBroker) failLocked(u *upstream, gen uint64, err error) {
 // tellUnavailableLocked sends a its episode's one `unavailable` and makes
 // it wait for the recovery. b.mu is held.
 func (b *liveBroker) tellUnavailableLocked(u *upstream, a *attachment) {
+	b.stopCatchUpLocked(a) // the recovery joins it again
 	a.pending = true
 	if a.told {
 		return
@@ -300,6 +306,7 @@ func (b *liveBroker) liveLocked(u *upstream) {
 // unfollowLocked takes a out of its upstream; the last one out starts the
 // linger, after which the upstream is released. b.mu is held.
 func (b *liveBroker) unfollowLocked(a *attachment) {
+	b.stopCatchUpLocked(a)
 	u := a.up
 	if u == nil {
 		return

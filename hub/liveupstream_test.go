@@ -246,11 +246,15 @@ func TestConversationReplay(t *testing.T) {
 		is.Equal(e.backend.FeedOpens(e.app, hub.TopicConversation, "claude:1"), 1) // from the shared upstream
 
 		lost := reader(t.Context(), e.open(conversationSub("claude:1", "gone")))
-		is.Equal(kinds(take(t, lost, 1)), "ready") // an unknown cursor may be ahead: ready, waiting for it
-		e.clock.Advance(3 * time.Second)
+		own := e.feed(hub.TopicConversation, "claude:1", 2)
+		is.Equal(own.Req.Cursor, "gone") // a cursor the Hub cannot place is the session's to judge
+		is.True(silent(lost))            // and nothing is said before it does
+		own.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: resyncEvent("invalid-cursor")})
 		got = take(t, lost, 1)
-		is.Equal(kinds(got), "resync") // it never came: a cursor that cannot be replayed is resynced
-		is.True(got[0].Data == nil)    // without data: the Hub says so, not the workspace
+		is.Equal(kinds(got), "resync")                                     // the session's answer
+		is.True(strings.Contains(string(got[0].Data), `"invalid-cursor"`)) // carries its reason
+		synctest.Wait()
+		is.True(own.IsClosed()) // and the joiner's own feed is closed
 
 		f.Send(hub.FeedFrame{Kind: hub.FrameResync, Data: []byte(`{"generation":"g2","sequence":0,"conversationId":"claude:1","type":"resync","reason":"conversation-rewritten"}`)})
 		got = take(t, first, 1)
@@ -276,51 +280,23 @@ func TestConversationLogIsByteBounded(t *testing.T) {
 			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: []byte(big)})
 		}
 		take(t, turns, 6)
-		evicted := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
-		is.Equal(kinds(take(t, evicted, 1)), "ready") // evicted: past 256 KiB, and never relayed again
-		e.clock.Advance(3 * time.Second)
-		is.Equal(kinds(take(t, evicted, 1)), "resync")                                                                 // so resynced once the wait is over
 		is.Equal(kinds(take(t, reader(t.Context(), e.open(conversationSub("claude:1", "c3"))), 3)), "data data ready") // kept
-	})
-}
 
-// TestConversationCursorAheadOfTheUpstream joins with a cursor the
-// session gave (in a snapshot) before the shared upstream relayed it: the
-// joiner is ready at once, skips what it has, and gets what follows.
-func TestConversationCursorAheadOfTheUpstream(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		is := is.New(t)
-		e := newLiveEnv(t)
-		e.backend.SetFeedOpener(e.app, hub.TopicConversation, func(hub.FeedRequest) ([]hub.FeedFrame, error) { return nil, nil })
-		e.startApp()
-		first := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
-		take(t, first, 1)
-		f := e.feed(hub.TopicConversation, "claude:1", 1)
-		f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: "c1", Data: chatEvent("c1")})
-		take(t, first, 1)
-
-		ahead := reader(t.Context(), e.open(conversationSub("claude:1", "c3")))
-		is.Equal(kinds(take(t, ahead, 1)), "ready") // ready at once
-		for _, c := range []string{"c2", "c3", "c4"} {
-			f.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
+		evicted := reader(t.Context(), e.open(conversationSub("claude:1", "c0")))
+		own := e.feed(hub.TopicConversation, "claude:1", 2) // evicted past 256 KiB: the session replays it
+		for _, c := range []string{"c1", "c2", "c3", "c4"} {
+			own.Send(hub.FeedFrame{Kind: hub.FrameData, Cursor: c, Data: chatEvent(c)})
 		}
-		got := take(t, ahead, 1)
-		is.Equal(got[0].Cursor, "c4") // only what follows its cursor
-		e.clock.Advance(time.Minute)
-		is.True(silent(ahead))              // and no resync: it caught up
-		is.Equal(len(take(t, first, 3)), 3) // the other subscriber got everything
-	})
-}
-
-func TestAnUnknownConversationIsUnavailable(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		is := is.New(t)
-		e := newLiveEnv(t)
-		e.startApp()
-		turns := reader(t.Context(), e.open(conversationSub("claude:nope", "")))
-		is.Equal(kinds(take(t, turns, 1)), "unavailable") // the session has no such conversation
-		e.clock.Advance(time.Minute)
-		is.True(silent(turns)) // said once
+		got := take(t, evicted, 6)
+		is.Equal(kinds(got), "data data data data data ready") // its replay up to the log, the rest from the log, then ready
+		var cursors []string
+		for _, env := range got {
+			cursors = append(cursors, env.Cursor)
+		}
+		is.Equal(strings.Join(cursors, " "), "c1 c2 c3 c4 c5 c5") // each event once, in order
+		synctest.Wait()
+		is.True(own.IsClosed()) // its own feed closed where the two met
+		is.True(silent(evicted))
 	})
 }
 

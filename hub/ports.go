@@ -237,6 +237,13 @@ type Backend interface {
 	// does). When ctx ends first the error satisfies errors.Is(err,
 	// ctx.Err()).
 	Start(ctx context.Context, spec WorkspaceSessionSpec) (WorkspaceSession, error)
+	// RemoveWorkspaceData removes what the backend keeps for workspace id
+	// across its sessions (the local backend's data directory, where the
+	// child keeps the conversation inventory), once the workspace has left
+	// the registry. Removing what is not there succeeds, so a removal cut
+	// short can be done again; a session of id still running is a
+	// Conflict (the core never does that).
+	RemoveWorkspaceData(ctx context.Context, id string) error
 }
 
 // WorkspaceSessionSpec says what session to start.

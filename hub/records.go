@@ -28,6 +28,10 @@ const (
 	JournalOnboarding   JournalKind = "onboarding"
 	JournalFolderRename JournalKind = "folder-rename"
 	JournalFolderRemove JournalKind = "folder-remove"
+	// JournalForget guards the removal of a forgotten workspace's data
+	// (Backend.RemoveWorkspaceData): it commits with the workspace's
+	// removal from the registry and is deleted once the data is gone.
+	JournalForget JournalKind = "workspace-forget"
 )
 
 // Journal is a recovery journal: the intent of a change that touches the

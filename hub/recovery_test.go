@@ -5,6 +5,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -80,16 +81,48 @@ func TestRecoverRenameAtEveryStep(t *testing.T) {
 
 func TestRecoverRemoveAtEveryStep(t *testing.T) {
 	var id string
-	crashEveryStep(t, 3,
-		func(e *env) { id = e.registerEmpty("/home/ann/a") },
-		func(e *env) { e.RemoveFolder(e.ctx, "/home/ann/a", false) },
+	crashEveryStep(t, 4,
+		func(e *env) {
+			id = e.registerEmpty("/home/ann/a")
+			e.start(id) // which makes its data directory
+		},
+		func(e *env) { e.RemoveFolder(e.ctx, "/home/ann/a", true) },
 		func(t *testing.T, e *env, crashedAt int) {
 			is := is.New(t)
 			is.Equal(len(e.journals()), 0) // settled
 			removed := !e.isDir("/home/ann/a")
-			is.Equal(e.pathOf(id) == "", removed) // registered exactly while the folder exists
+			is.Equal(e.pathOf(id) == "", removed)                    // registered exactly while the folder exists
+			is.Equal(e.isDir(fakes.DataDir(id)), e.pathOf(id) != "") // and its data with it
 			if crashedAt == 0 {
 				is.True(removed) // the uninterrupted run removed
+			}
+		})
+}
+
+// Forgetting a workspace removes its data directory (the child's
+// conversation inventory) under a journal: a crash at any step leaves it
+// registered with its data, or forgotten with its data gone once the Hub
+// has started again.
+func TestRecoverForgetAtEveryStep(t *testing.T) {
+	var id string
+	crashEveryStep(t, 3,
+		func(e *env) {
+			id = e.register(e.repo("/home/ann/a"))
+			e.start(id) // which makes its data directory
+			if _, err := e.StopWorkspace(e.ctx, id); err != nil {
+				e.t.Fatal(err)
+			}
+		},
+		func(e *env) { e.ForgetWorkspace(e.ctx, id) },
+		func(t *testing.T, e *env, crashedAt int) {
+			is := is.New(t)
+			is.Equal(len(e.journals()), 0)   // settled
+			is.Equal(e.PendingJournals(), 0) // nothing fences changes
+			registered := e.pathOf(id) != ""
+			is.Equal(e.isDir(fakes.DataDir(id)), registered) // the data goes with the registration
+			is.True(e.isDir("/home/ann/a"))                  // the folder stays either way
+			if crashedAt == 0 {
+				is.True(!registered) // the uninterrupted run forgot
 			}
 		})
 }

@@ -16,10 +16,18 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// liveWriteTimeout bounds one write to a live stream. A client that stops
-// reading without closing the connection is cut off after it; until then
-// its backlog bound in the core keeps its memory in check.
-const liveWriteTimeout = 30 * time.Second
+// Frames are written piece by piece, at most livePiece bytes at a time,
+// each under a write deadline at least liveWriteTimeout/2 away, and each
+// piece written is reported to the core as progress (LiveStream.Progress):
+// a client that reads a big frame at any pace above one piece per 15 s is
+// served, and one that stops reading is cut off by the deadline (or ended
+// by the core once frames pile up behind it, hub.LiveStallTimeout). Data
+// is written from the envelope itself, never copied into a buffer: ten
+// streams of a 16 MiB answer share its one copy.
+const (
+	liveWriteTimeout = 30 * time.Second
+	livePiece        = 64 << 10
+)
 
 // handleLive opens the caller's live stream (hubStreamLive). Every check
 // happens before the first byte; after it, failures end the stream, which
@@ -99,7 +107,9 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 			}
 			for _, e := range envs {
 				buf.WriteString("event: live\ndata: ")
-				appendEnvelope(buf, e)
+				if err := out.envelope(buf, e); err != nil {
+					return err
+				}
 				buf.WriteString("\n\n")
 			}
 			return out.flush(buf)
@@ -123,11 +133,54 @@ type liveWriter struct {
 	deadline time.Time
 }
 
-// flush writes buf and flushes it within liveWriteTimeout, then empties
-// buf for reuse (keeping a large one from pinning its memory). The
-// deadline is moved only once half of it is used up: setting it costs a
-// timer update per write, which a busy stream would pay per envelope.
-func (o *liveWriter) flush(buf *bytes.Buffer) error {
+// envelope appends e to buf as LiveEnvelope JSON. Data is already encoded
+// (and compact, one line) JSON shared by many streams, so it is spliced in
+// rather than re-encoded; a large one is written from where it lies, after
+// what buf holds, rather than copied into buf.
+func (o *liveWriter) envelope(buf *bytes.Buffer, e hub.Envelope) error {
+	appendEnvelopeHead(buf, e)
+	if e.Data != nil {
+		buf.WriteString(`,"data":`)
+		if len(e.Data) < livePiece {
+			buf.Write(e.Data)
+		} else {
+			if err := o.write(buf.Bytes()); err != nil {
+				return err
+			}
+			buf.Reset()
+			if err := o.write(e.Data); err != nil {
+				return err
+			}
+		}
+	}
+	buf.WriteString("}}")
+	if buf.Len() >= livePiece {
+		if err := o.write(buf.Bytes()); err != nil {
+			return err
+		}
+		buf.Reset()
+	}
+	return nil
+}
+
+// write writes p piece by piece (see livePiece), reporting each piece to
+// the core as progress.
+func (o *liveWriter) write(p []byte) error {
+	for len(p) > 0 {
+		n := min(len(p), livePiece)
+		if err := o.writePiece(p[:n]); err != nil {
+			return err
+		}
+		o.s.Progress()
+		p = p[n:]
+	}
+	return nil
+}
+
+// writePiece writes p within the write deadline. The deadline is moved
+// only once half of it is used up: setting it costs a timer update per
+// write, which a busy stream would pay per piece.
+func (o *liveWriter) writePiece(p []byte) error {
 	if now := time.Now(); o.deadline.Sub(now) < liveWriteTimeout/2 {
 		o.deadline = now.Add(liveWriteTimeout)
 		_ = o.rc.SetWriteDeadline(o.deadline)
@@ -138,22 +191,23 @@ func (o *liveWriter) flush(buf *bytes.Buffer) error {
 		return hub.ErrLiveEnded
 	default:
 	}
-	_, err := o.w.Write(buf.Bytes())
-	if err == nil {
-		err = o.rc.Flush()
-	}
-	if buf.Cap() > 1<<20 {
-		*buf = bytes.Buffer{}
-	} else {
-		buf.Reset()
-	}
+	_, err := o.w.Write(p)
 	return err
 }
 
-// appendEnvelope writes e as LiveEnvelope JSON. Data is already encoded
-// (and compact, one line) JSON shared by many streams, so it is spliced in
-// rather than re-encoded.
-func appendEnvelope(buf *bytes.Buffer, e hub.Envelope) {
+// flush writes what buf holds and flushes the response, then empties buf
+// for reuse.
+func (o *liveWriter) flush(buf *bytes.Buffer) error {
+	err := o.write(buf.Bytes())
+	if err == nil {
+		err = o.rc.Flush()
+	}
+	buf.Reset()
+	return err
+}
+
+// appendEnvelopeHead writes e as LiveEnvelope JSON up to its data.
+func appendEnvelopeHead(buf *bytes.Buffer, e hub.Envelope) {
 	buf.WriteString(`{"ws":`)
 	appendString(buf, e.WS)
 	buf.WriteString(`,"topic":`)
@@ -166,11 +220,6 @@ func appendEnvelope(buf *bytes.Buffer, e hub.Envelope) {
 	appendString(buf, e.Cursor)
 	buf.WriteString(`,"event":{"kind":`)
 	appendString(buf, string(e.Kind))
-	if e.Data != nil {
-		buf.WriteString(`,"data":`)
-		buf.Write(e.Data)
-	}
-	buf.WriteString("}}")
 }
 
 // appendString writes s as a JSON string. Ids, topics and cursors are

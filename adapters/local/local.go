@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,15 +208,43 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 	return s, nil
 }
 
-// dataDir makes the private data directory of workspace id: 16 hex
-// digits of the SHA-256 of the id under DataDir; "" without a DataDir.
+// dataDir makes the private data directory of workspace id (dataPath);
+// "" without a DataDir.
 func (b *Backend) dataDir(id string) (string, error) {
 	if b.opts.DataDir == "" {
 		return "", nil
 	}
-	sum := sha256.Sum256([]byte(id))
-	dir := filepath.Join(b.opts.DataDir, hex.EncodeToString(sum[:8]))
+	dir := b.dataPath(id)
 	return dir, privateDir(dir)
+}
+
+// dataPath is the data directory of workspace id: 16 hex digits of the
+// SHA-256 of the id under DataDir.
+func (b *Backend) dataPath(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(b.opts.DataDir, hex.EncodeToString(sum[:8]))
+}
+
+// RemoveWorkspaceData removes the data directory of workspace id and
+// everything in it. The name is the Backend's own (a hash, inside the
+// private DataDir), and os.RemoveAll removes links rather than follow
+// them, so nothing outside it goes. A session of id still running is a
+// Conflict: its child keeps files there.
+func (b *Backend) RemoveWorkspaceData(ctx context.Context, id string) error {
+	b.mu.Lock()
+	running := slices.Contains(slices.Collect(maps.Values(b.sessions)), id)
+	b.mu.Unlock()
+	switch {
+	case running:
+		return hub.Errorf(hub.Conflict, "the session of this workspace is running")
+	case b.opts.DataDir == "":
+		return nil
+	}
+	if err := os.RemoveAll(b.dataPath(id)); err != nil {
+		b.log.Error("workspace data could not be removed", "workspace", id, "err", err)
+		return hub.Wrap(hub.Internal, err, "workspace data could not be removed")
+	}
+	return nil
 }
 
 // socketPath is where the session of id listens.

@@ -208,7 +208,7 @@ func procGone(pid int) bool {
 func TestBackend(t *testing.T) {
 	t.Parallel()
 	porttest.Backend(t, func(t *testing.T) (hub.Backend, string) {
-		b, _ := newBackend(t, modeServe, local.Options{})
+		b, _ := newBackend(t, modeServe, local.Options{DataDir: filepath.Join(t.TempDir(), "workspaces")})
 		// A small folder keeps the document feed's indexing quick.
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# alpha\n"), 0o600); err != nil {

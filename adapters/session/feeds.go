@@ -79,7 +79,9 @@ func follow(w http.ResponseWriter, r *http.Request, keepAlive time.Duration, nex
 // serveConversation answers the feed of one conversation: `open` with the
 // head when opened without a cursor, then every event after the cursor
 // as `chat` frames (the cursor in the id field), or one `resync` after
-// which the feed ends. An unknown conversation answers 404.
+// which the feed ends: the core's, for a cursor it cannot resume, or
+// conversation-closed, when the conversation is closed while followed.
+// An unknown conversation answers 404.
 func serveConversation(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := childproto.ParseFeedQuery(childproto.FeedConversation, r.URL.Query())
@@ -120,7 +122,12 @@ func streamConversation(ctx context.Context, s *childproto.StreamWriter, m *chat
 	for {
 		b, err := m.Events(id, cursor)
 		if err != nil {
-			return // closed meanwhile: the stream ends in order
+			// Closed meanwhile (the conversation is no longer known): the
+			// Hub tells every subscriber once and does not retry.
+			if hub.KindOf(err) == hub.NotFound {
+				_ = send(s, childproto.Frame{Kind: childproto.FrameResync, Data: closedEvent(id, cursor)})
+			}
+			return
 		}
 		if b.Resync != nil {
 			_ = send(s, childproto.Frame{Kind: childproto.FrameResync, Data: b.Resync})
@@ -152,6 +159,19 @@ func streamConversation(ctx context.Context, s *childproto.StreamWriter, m *chat
 			}
 		}
 	}
+}
+
+// closedEvent is the ChatResyncEvent of the conversation id closed while
+// its feed was at cursor: reason conversation-closed, with the head the
+// feed had sent.
+func closedEvent(id, cursor string) []byte {
+	head, _ := chat.ParseCursor(cursor) // a cursor the core made; zero otherwise
+	data, err := json.Marshal(chat.Event{Generation: head.Generation, Sequence: head.Sequence, ConversationID: id,
+		Type: chat.EventResync, Reason: hub.ResyncConversationClosed})
+	if err != nil {
+		panic("session: a resync event does not encode: " + err.Error()) // plain values always do
+	}
+	return data
 }
 
 // send writes one conversation frame and flushes it.

@@ -48,8 +48,9 @@ type liveTarget struct {
 
 type liveHub struct {
 	wharf, probe liveTarget
-	clientRSS    float64  // the client's own memory per stream (clientMemory)
-	w3           *liveRun // W3's Wharf run, W7's reference
+	backend      *fakes.Backend // Wharf's sessions (W13 publishes a conversation on A's)
+	clientRSS    float64        // the client's own memory per stream (clientMemory)
+	w3           *liveRun       // W3's Wharf run, W7's reference
 }
 
 func (e *env) liveGroup(ctx context.Context) (*liveHub, error) {
@@ -86,7 +87,7 @@ func (e *env) liveGroup(ctx context.Context) (*liveHub, error) {
 	}
 	p, ptap := &sseProbe{ws: ids[0], byID: map[string]*probeStream{}}, &liveTap{}
 	addr, err := e.serve(w.d, ptap.wrap(p.handler()))
-	e.live = &liveHub{probe: liveTarget{name: "probe", addr: addr, ws: ids[0], summaries: 1, tap: ptap, activity: func(working bool) { p.publish(working, nil) },
+	e.live = &liveHub{backend: backend, probe: liveTarget{name: "probe", addr: addr, ws: ids[0], summaries: 1, tap: ptap, activity: func(working bool) { p.publish(working, nil) },
 		tick: func(_ string, data []byte) bool { p.publish(false, data); return true }, released: func(context.Context) {}},
 		wharf: liveTarget{name: "Wharf", addr: w.addr, hdr: bearer(w.session), ws: ids[0], b: ids[1], summaries: 2, tap: tap,
 			activity: func(working bool) { backend.SetActivity(ids[0], working, false) },

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wharfhub/wharf/hub"
 )
 
 // The live workloads: one engine (liveRun) and a scenario each.
@@ -302,7 +304,7 @@ const (
 	liveRate                         = 10 // activity changes a second
 	w3MaxP50, w3MaxP99, w4MaxP99     = 15 * time.Millisecond, 50 * time.Millisecond, 250 * time.Millisecond
 	w3MaxMem                         = 64 << 10 // bytes per stream, server side
-	w7HeapSlack                      = 4 << 20  // the slow stream's backlog bound, a batch of it being written, and slack
+	w7HeapSlack                      = 4 << 20  // a batch of the slow stream being written, and slack
 	slowRate, slowTick, slowTicks    = 1024, 64 << 10, 10
 	slowAfterLimit                   = 35 * time.Second
 	w5Streams, w5Changes, w5TickRate = 200, 5, 50
@@ -311,6 +313,13 @@ const (
 	w6Spread, w6MaxHello, w6Settle   = 2 * time.Second, 5 * time.Second, 10 * time.Second
 	w12Streams, w12MaxCPU            = 1000, 0.02
 	keepEvery, keepSlack             = 15 * time.Second, 100 * time.Millisecond
+)
+
+// w7Holds is what the Hub lets W7's slow stream hold before its stall
+// ends it: MaxLiveBacklog, then LiveStallTimeout of its ticks.
+const (
+	w7Holds     = uint64(hub.MaxLiveBacklog + int64(hub.LiveStallTimeout/time.Second)*slowTick*slowTicks)
+	w7HeapBound = w7Holds + uint64(w7HeapSlack)
 )
 
 func liveWindow(c config) time.Duration { return c.live }
@@ -390,8 +399,9 @@ var w7 = &scenario{name: "W7", sides: []side{{"Wharf", w3Streams - 1}}, topic: "
 			{"W7 the others' delivery", w.delivery(), "every change to every stream, in order", w.delivered()},
 			{"W7 the slow stream", fmt.Sprintf("the Hub ended it (its handler returned) %s into the window; B got %d ticks of %s, its client "+
 				"read %s; peak live heap %s (W3's %s)%s", secs(w.slowEnded), w.slowTicks, kb(slowTick), kb(float64(w.slowRead)), mib(w.heapPeak),
-				mib(base.heapPeak), errNote(w.err)), fmt.Sprintf("ended once > 1 MiB unsent; peak live heap < W3's + %s", mib(w7HeapSlack)),
-				w.err == "" && w.slowEnded >= 0 && int64(w.heapPeak)-int64(base.heapPeak) < w7HeapSlack}}
+				mib(base.heapPeak), errNote(w.err)), fmt.Sprintf("ended once > 1 MiB held and %s without progress; peak live heap < W3's + %s "+
+				"(what it may hold: 1 MiB and that long of its ticks, %s, and %s)", secs(hub.LiveStallTimeout), mib(w7HeapBound), mib(w7Holds), mib(w7HeapSlack)),
+				w.err == "" && w.slowEnded >= 0 && int64(w.heapPeak)-int64(base.heapPeak) < int64(w7HeapBound)}}
 	}}
 
 var w5 = &scenario{name: "W5", sides: both(w5Streams), topic: "inventory", rate: w5TickRate, window: func(c config) time.Duration { return c.warmup + w5Window },

@@ -59,3 +59,21 @@ func TestLiveParsing(t *testing.T) {
 	is.True(!ok)                                                   // no event
 	is.Equal(jsonInt(inventoryTick(42, 3), "benchSeq"), int64(42)) // a tick's number
 }
+
+func TestReadFrameHeadKeepsTheHeadOfALongFrame(t *testing.T) {
+	is := is.New(t)
+	data := `{"ws":"a","cursor":"b.7","event":{"kind":"data","data":"` + strings.Repeat("x", 10000) + `"}}`
+	br := bufio.NewReaderSize(strings.NewReader(": open\n\nevent: live\ndata: "+data+"\n\nevent: live\ndata: {\"cut\"\n\n"), 4096)
+	f, err := readFrameHead(br)
+	is.NoErr(err)
+	is.True(f.comment) // a comment frame
+	f, err = readFrameHead(br)
+	is.NoErr(err)
+	is.Equal(f.n, len(data))                              // the whole line counted, across the reader's buffer
+	is.Equal(len(f.head), 512)                            // its head kept
+	is.Equal(string(jsonString(f.head, "cursor")), "b.7") // enough to read the envelope's cursor
+	is.True(f.closed && !f.comment)                       // and its end seen
+	f, err = readFrameHead(br)
+	is.NoErr(err)
+	is.True(!f.closed) // a frame that does not end an envelope
+}

@@ -134,6 +134,7 @@ var workloads = []workload{
 	{"w5", "live", runScenario(w5), func(c config) time.Duration { return 2 * (c.warmup + w5Window + time.Minute) }},
 	{"w6", "live", runScenario(w6), func(c config) time.Duration { return 2 * (w6Spread + w6MaxHello + w6Settle + time.Minute) }},
 	{"w12", "live", runScenario(w12), func(c config) time.Duration { return 2 * (c.w12Idle + 90*time.Second) }},
+	{"w13", "live", runW13, func(c config) time.Duration { return 2*(w13Turns*(w13TurnWait+w13TurnGap)+time.Minute) + w13StallWait }},
 	{"d1", "d1", runD1, func(c config) time.Duration { return buildLimit + d1Limit }},
 	{"crash", "crash", runCrash, func(c config) time.Duration { return buildLimit + 3*time.Minute }},
 }

@@ -173,6 +173,20 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 
 	feeds(t, newBackend, start)
 
+	t.Run("RemoveWorkspaceData", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		err := b.RemoveWorkspaceData(t.Context(), "alpha")
+		is.Equal(hub.KindOf(err), hub.Conflict) // never under a running session
+		stopSession(t, rs)
+		is.NoErr(b.RemoveWorkspaceData(t.Context(), "alpha")) // once it has stopped
+		is.NoErr(b.RemoveWorkspaceData(t.Context(), "alpha")) // and again: nothing there is no failure
+		is.NoErr(b.RemoveWorkspaceData(t.Context(), "never")) // nor for a workspace never started
+		rs = start(t, b, "alpha", dir)
+		is.True(isOpen(rs.Done())) // the workspace starts afresh
+	})
+
 	t.Run("CancelledContext", func(t *testing.T) {
 		is := is.New(t)
 		b, dir := newBackend(t)

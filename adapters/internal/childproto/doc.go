@@ -71,7 +71,11 @@
 // an unknown conversation answers 404 {"error":"unknown conversation"}.
 // It sends `event: open` {"cursor":C} first when opened without a cursor,
 // then `event: chat` frames with `id: CURSOR`, or one `event: resync`
-// after which it ends (DecodeFrame, EncodeFrame). The conversation core
+// after which it ends (DecodeFrame, EncodeFrame): the core's
+// ChatResyncEvent for a cursor it cannot resume, or one of reason
+// `conversation-closed` when the conversation is closed while the feed
+// follows it (the Hub relays it and does not reopen the feed; a 404 at
+// open means the same to it). The conversation core
 // (hub/chat) feeds them: activity works while a turn runs and awaits while
 // a permission or question waits; an inventory tick, with each agent's
 // catalog revision in `catalogs`, follows every change of the
