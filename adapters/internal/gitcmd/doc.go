@@ -55,8 +55,9 @@
 //     reads them as git's does (TestConfigIsReadAsGitReadsIt and
 //     FuzzParseConfig compare it with git itself); a file git would refuse
 //     is refused. Objects, refs and the index are the real ones: what a
-//     command writes lands in the repository; only a config it writes
-//     would land in the shadow and be lost.
+//     command writes lands in the repository, but for its config, which
+//     git cannot lock in the shadow: writing it fails rather than be lost
+//     (a family that sets a repository's config writes the file itself).
 //   - Submodules have their own config, which the shadow does not cover:
 //     fixedConfig and submoduleGuard keep git out of their work trees, and
 //     options that would enter them are refused.

@@ -95,6 +95,11 @@ func TestNoProgramARepositoryNamesRuns(t *testing.T) {
 		_, err = os.Stat(filepath.Join(s.GitDir(), "refs", "heads", "through-shadow"))
 		is.NoErr(err)                                                                                      // into the repository's refs, not the shadow's
 		is.Equal(s.RawGit(t, s.Top, "rev-parse", "--verify", "-q", "through-shadow^{commit}") != "", true) // where git finds it
+
+		res, err = r.RunIn(testContext(t), repo, "", "config", "user.name", "Through Shadow")
+		is.NoErr(err)                                                                   // ran
+		is.True(res.Code != 0)                                                          // but a config written into the shadow fails
+		is.True(!strings.Contains(s.RawGit(t, s.Top, "config", "user.name"), "Shadow")) // rather than pass for written
 	})
 }
 

@@ -42,7 +42,11 @@ const (
 // in (its common and git directories), under a private directory made in
 // Options.TempDir at first use: made once, links that never change, and a
 // config replaced (by a rename, so git reads one whole version) whenever
-// the repository's settings that keep allows change. A shadow unused for
+// the repository's settings that keep allows change. What git writes
+// through a shadow's links lands in the repository; a config git would
+// write into the shadow itself fails, as the shadow holds git's lock on it
+// (a config.lock directory, which stops root too), rather than be lost
+// with the shadow. A shadow unused for
 // shadowIdle is removed at the next command; at most maxShadows are kept,
 // and past that, with every one in use, a command gets a shadow of its
 // own. Runner.Close removes them all.
@@ -156,6 +160,9 @@ func (c *shadows) close() error {
 // common into the empty directory dir.
 func fillShadow(dir, common string, cfg []byte) error {
 	if err := os.WriteFile(filepath.Join(dir, "config"), cfg, 0o600); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(dir, "config.lock"), 0o700); err != nil {
 		return err
 	}
 	for _, n := range commonEntries {
