@@ -2,6 +2,7 @@ package gitcmd
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ var commonEntries = []string{
 // removed, and how many are kept.
 const (
 	shadowIdle = time.Minute
-	maxShadows = 64
+	maxShadows = 256
 )
 
 // shadows keeps one shadow common directory per repository a Runner runs
@@ -46,12 +47,13 @@ const (
 // through a shadow's links lands in the repository; a config git would
 // write into the shadow itself fails, as the shadow holds git's lock on it
 // (a config.lock directory, which stops root too), rather than be lost
-// with the shadow. A shadow unused for
-// shadowIdle is removed at the next command; at most maxShadows are kept,
-// and past that, with every one in use, a command gets a shadow of its
-// own. Runner.Close removes them all.
+// with the shadow. A shadow unused for shadowIdle is removed at the next
+// command; at most maxShadows are kept, and past that a command in
+// another repository gets a shadow of its own, removed when it ends.
+// Runner.Close removes them all.
 type shadows struct {
 	parent string
+	limit  int // maxShadows when 0 (tests set less)
 	mu     sync.Mutex
 	root   string
 	byRepo map[Repo]*shadow
@@ -78,7 +80,7 @@ func (c *shadows) acquire(repo Repo) (dir string, release func(), err error) {
 	c.sweep(now)
 	s := c.byRepo[repo]
 	if s == nil {
-		if len(c.byRepo) >= maxShadows {
+		if limit := cmp.Or(c.limit, maxShadows); len(c.byRepo) >= limit {
 			return c.oneOff(repo.CommonDir, cfg)
 		}
 		if s, err = c.make(repo.CommonDir, cfg); err != nil {

@@ -24,7 +24,7 @@ func TestShadowsAreKeptBoundedAndRemoved(t *testing.T) {
 		}
 		return Repo{Top: filepath.Dir(common), GitDir: common, CommonDir: common}
 	}
-	c := &shadows{parent: t.TempDir()}
+	c := &shadows{parent: t.TempDir(), limit: 4}
 	a := repoAt(0)
 	dir, release, err := c.acquire(a)
 	is.NoErr(err) // a shadow
@@ -48,14 +48,14 @@ func TestShadowsAreKeptBoundedAndRemoved(t *testing.T) {
 	is.Equal(len(c.byRepo), 0)  // and forgotten
 
 	var releases []func()
-	for i := range maxShadows {
+	for i := range c.limit {
 		_, rel, err := c.acquire(repoAt(i + 1))
 		is.NoErr(err) // a shadow per repository
 		releases = append(releases, rel)
 	}
-	extra, rel, err := c.acquire(repoAt(maxShadows + 1))
-	is.NoErr(err)                       // past the bound, with every one in use
-	is.Equal(len(c.byRepo), maxShadows) // no more are kept
+	extra, rel, err := c.acquire(repoAt(c.limit + 1))
+	is.NoErr(err)                    // past the bound, with every one in use
+	is.Equal(len(c.byRepo), c.limit) // no more are kept
 	rel()
 	_, err = os.Stat(extra)
 	is.True(os.IsNotExist(err)) // and the extra one goes with its command

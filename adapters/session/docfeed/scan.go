@@ -27,10 +27,13 @@ func (r repoInfo) isGit() bool { return r.Top != "" }
 // would not apply them there.
 func detectRepo(ctx context.Context, g *gitRunner, root string) (repoInfo, error) {
 	repo, res, err := g.cmd.Discover(ctx, root)
-	if err != nil {
-		if ctx.Err() != nil {
-			return repoInfo{}, err
-		}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return repoInfo{}, err
+	case errors.Is(err, gitcmd.ErrUnexpectedOutput):
+		g.log.Debug("a repository git cannot name on one line; indexing it as a plain folder", "err", err)
+		return repoInfo{}, nil
+	case err != nil:
 		g.log.Warn("git unavailable; indexing without ignore rules", "err", err)
 		return repoInfo{}, nil
 	}
