@@ -109,6 +109,7 @@ type Daemon struct {
 	log     *slog.Logger
 	dir     *statedir.Dir
 	store   *sqlite.Store
+	git     *gitexec.Runner
 	hub     *hub.Hub
 	handler http.Handler
 }
@@ -148,8 +149,8 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ports := hub.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{},
-		Git: gitexec.New(gitexec.Options{Logger: d.log}), Backend: backend}
+	d.git = gitexec.New(gitexec.Options{Logger: d.log})
+	ports := hub.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}
@@ -266,12 +267,15 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 }
 
 // Close stops the workspace sessions (they keep their mark and start again
-// with the next Open), then closes the database and releases the state
-// directory.
+// with the next Open), removes git's temporary directories, then closes
+// the database and releases the state directory.
 func (d *Daemon) Close() error {
 	var err error
 	if d.hub != nil {
 		err = d.hub.Close()
+	}
+	if d.git != nil {
+		err = errors.Join(err, d.git.Close())
 	}
 	if d.store != nil {
 		err = errors.Join(err, d.store.Close())

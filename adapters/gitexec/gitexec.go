@@ -3,8 +3,10 @@
 // Every command runs bounded, through adapters/internal/gitcmd: a timeout,
 // its own process group killed as a whole, capped output, an empty stdin
 // and an environment without GIT_* variables and with the C locale; the
-// user's own git config applies. Decisions are taken from exit statuses
-// git documents and from the file system, never from git's messages.
+// user's own git config applies, and no setting of the folder's own
+// config that names a program is ever read (see gitcmd). Decisions are
+// taken from exit statuses git documents and from the file system, never
+// from git's messages.
 package gitexec
 
 import (
@@ -76,6 +78,11 @@ func New(opts Options) *Runner {
 	return r
 }
 
+// Close removes the directories gitcmd keeps for the repositories the
+// Runner ran in (see gitcmd.Runner.Close), once its calls have returned.
+// The Runner stays usable.
+func (r *Runner) Close() error { return r.cmd.Close() }
+
 // Inspect describes the checkout containing dir, per hub.GitRunner.
 //
 // git rev-parse answers for a checkout. When it fails, whether dir is in no
@@ -114,9 +121,10 @@ func (r *Runner) Inspect(ctx context.Context, dir string) (hub.Repository, error
 
 // inspect asks git, and also returns the checkout's own git directory.
 func (r *Runner) inspect(ctx context.Context, dir string) (hub.Repository, string, error) {
-	res, err := r.run(ctx, dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--absolute-git-dir")
+	r.runs.Add(1)
+	found, res, err := r.cmd.Discover(ctx, dir)
 	if err != nil {
-		return hub.Repository{}, "", hub.Wrap(hub.Internal, err, "git rev-parse failed")
+		return hub.Repository{}, "", hub.Wrap(hub.Internal, r.logged(dir, []string{"rev-parse"}, err), "git rev-parse failed")
 	}
 	if res.Code != 0 {
 		marker, err := repositoryMarker(dir)
@@ -129,24 +137,19 @@ func (r *Runner) inspect(ctx context.Context, dir string) (hub.Repository, strin
 		cause := exitError(dir, []string{"rev-parse"}, res, fmt.Errorf("exit status %d although %s exists", res.Code, marker))
 		return hub.Repository{}, "", hub.Wrap(hub.Internal, cause, "git could not inspect the folder")
 	}
-	// A path holding a newline would add a line: refused, not guessed.
-	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
-	if len(lines) != 3 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) || !filepath.IsAbs(lines[2]) {
-		cause := fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, res.Stdout)
-		return hub.Repository{}, "", hub.Wrap(hub.Internal, cause, "git rev-parse failed")
-	}
-	repo := hub.Repository{TopLevel: filepath.Clean(lines[0]), CommonDir: filepath.Clean(lines[1])}
-	if repo.Branch, err = r.branch(ctx, repo.TopLevel); err != nil {
+	repo := hub.Repository{TopLevel: found.Top, CommonDir: found.CommonDir}
+	if repo.Branch, err = r.branch(ctx, found); err != nil {
 		return hub.Repository{}, "", err
 	}
-	return repo, filepath.Clean(lines[2]), nil
+	return repo, found.GitDir, nil
 }
 
 // branch returns the branch checked out in the work tree top, or "" when
 // HEAD is detached. It reads the full ref and strips refs/heads/ itself:
 // `symbolic-ref --short` prints "heads/main" when a tag is also named main.
-func (r *Runner) branch(ctx context.Context, top string) (string, error) {
-	res, err := r.run(ctx, top, "symbolic-ref", "--quiet", "HEAD")
+func (r *Runner) branch(ctx context.Context, repo gitcmd.Repo) (string, error) {
+	top := repo.Top
+	res, err := r.runIn(ctx, repo, "symbolic-ref", "--quiet", "HEAD")
 	if err != nil {
 		return "", hub.Wrap(hub.Internal, err, "git symbolic-ref failed")
 	}
@@ -179,7 +182,7 @@ func (r *Runner) Init(ctx context.Context, dir string) error {
 	if canon, err := filepath.EvalSymlinks(dir); err == nil {
 		defer r.memo.forget(canon)
 	}
-	res, err := r.run(ctx, dir, "init", "--quiet")
+	res, err := r.runOutside(ctx, dir, "init", "--quiet")
 	if err != nil {
 		return hub.Wrap(hub.Internal, err, "git init failed")
 	}

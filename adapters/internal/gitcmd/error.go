@@ -12,6 +12,10 @@ var (
 	// ErrOutputTooLarge marks a command whose stdout overflowed
 	// Options.MaxStdout.
 	ErrOutputTooLarge = errors.New("stdout too large")
+	// ErrRefused marks a command gitcmd would not run (see Run, RunIn).
+	ErrRefused = errors.New("refused")
+	// ErrUnexpectedOutput marks an answer of git that Discover cannot read.
+	ErrUnexpectedOutput = errors.New("unexpected output")
 )
 
 // MaxErrorTail bounds the stderr an Error's text quotes.

@@ -1,25 +1,3 @@
-// Package gitcmd runs the git binary for the adapters that need it: the
-// Hub's GitRunner (adapters/gitexec) and the workspace child's document
-// feed (adapters/session/docfeed). It is the one implementation of how a
-// git process is run; callers say which command and read its answer. It
-// holds no domain types.
-//
-// Every command Runner.Run starts:
-//   - runs as `git [-C dir] [Options.Args...] args...` with its working
-//     directory "/", so it never depends on the process's own;
-//   - gets the environment Env builds from Options.Env: no GIT_* variable,
-//     the C locale, no terminal prompt and, with Options.IsolateConfig,
-//     none of the user's global or the system's git config;
-//   - gets an empty stdin (the null device) and its own process group,
-//     killed as a whole (SIGKILL) when ctx ends or Options.Timeout passes,
-//     so hooks, helpers and a wedged pager die with git;
-//   - may hold its output pipes open (through a stray grandchild) at most
-//     Options.WaitDelay after git exited or was killed;
-//   - keeps at most Options.MaxStdout bytes of stdout, and fails past
-//     them rather than answer with a truncated listing, and the last
-//     Options.StderrTail bytes of stderr, for logs only: decisions come from
-//     exit statuses and machine formats (-z, porcelain, --format), never
-//     from git's messages.
 package gitcmd
 
 import (
@@ -28,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,8 +37,21 @@ type Options struct {
 	// proxies or extra headers. Off, the user's own config applies.
 	IsolateConfig bool
 	// Args are global options placed before every command's own
-	// arguments, after -C (e.g. --no-optional-locks, -c key=value).
+	// arguments, after -C: only those globalArgs lists (such as
+	// --no-optional-locks), which choose no repository nor setting. New
+	// panics on another.
 	Args []string
+	// Config is Wharf's own configuration, given to every command as
+	// command-line settings (GIT_CONFIG_COUNT): it overrides the user's
+	// and the system's config, and the repository never sets these keys
+	// (nor any that names a program). New panics on a key that is not
+	// "section.name" or "section.sub.name", or a NUL in a value. This is
+	// where Wharf sets its own core.sshCommand, credential helper or
+	// signing program.
+	Config []Setting
+	// TempDir is where each RunIn makes its shadow directory (see
+	// RunIn), removed when the command ends. Default os.TempDir().
+	TempDir string
 	// Timeout bounds each command. Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxStdout bounds the stdout kept of one command; a command that
@@ -73,11 +66,15 @@ type Options struct {
 	WaitDelay time.Duration
 }
 
+// Setting is one configuration key and its value.
+type Setting struct{ Key, Value string }
+
 // Runner runs git commands as its Options say. It is safe for concurrent
 // use.
 type Runner struct {
-	opts Options
-	env  []string
+	opts    Options
+	env     []string // Env's, then Config and fixedConfig as GIT_CONFIG_*
+	shadows shadows
 }
 
 // New returns a Runner configured by opts, with defaults filled in.
@@ -100,8 +97,45 @@ func New(opts Options) *Runner {
 	if opts.WaitDelay <= 0 {
 		opts.WaitDelay = DefaultWaitDelay
 	}
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	for _, a := range opts.Args {
+		if !globalArgs[a] {
+			panic(fmt.Sprintf("gitcmd: global option %q is not one gitcmd allows", a))
+		}
+	}
 	opts.Args = slices.Clone(opts.Args)
-	return &Runner{opts: opts, env: Env(opts.Env, opts.IsolateConfig)}
+	settings := append(slices.Clone(opts.Config), fixedConfig...)
+	env := Env(opts.Env, opts.IsolateConfig)
+	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(settings)))
+	for i, c := range settings {
+		if err := checkSetting(c); err != nil {
+			panic("gitcmd: " + err.Error())
+		}
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, c.Key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, c.Value))
+	}
+	return &Runner{opts: opts, env: env, shadows: shadows{parent: opts.TempDir}}
+}
+
+// Close removes the shadow directories RunIn made (see shadows), once the
+// Runner's commands have ended; a command running meanwhile fails. The
+// Runner stays usable. A Runner never closed leaves them in TempDir when
+// the process ends: a few links and a config per repository, private to
+// the user.
+func (r *Runner) Close() error { return r.shadows.close() }
+
+// checkSetting refuses a key git would not take as a full name, and a
+// value no environment variable can hold.
+func checkSetting(c Setting) error {
+	first, last := strings.IndexByte(c.Key, '.'), strings.LastIndexByte(c.Key, '.')
+	if first <= 0 || last == len(c.Key)-1 || strings.ContainsAny(c.Key, "\n\x00=") {
+		return fmt.Errorf("config key %q", c.Key)
+	}
+	if strings.IndexByte(c.Value, 0) >= 0 {
+		return fmt.Errorf("config value of %q holds a NUL", c.Key)
+	}
+	return nil
 }
 
 // Result is how a command that ran to completion ended.
@@ -111,13 +145,92 @@ type Result struct {
 	Stderr []byte // its last Options.StderrTail bytes, for logs only
 }
 
-// Run runs git with args in dir (passed as -C dir; "" passes none) and
-// waits for it. A non-zero exit status is not an error: callers read the
-// statuses git documents. The error, an *Error, reports a command that did
-// not run to completion: it could not start, ctx ended (wrapping ctx's
-// error), the timeout passed (ErrTimeout), a signal ended it, its pipes
-// stayed open past WaitDelay, or its stdout overflowed (ErrOutputTooLarge).
+// Repo is a work tree and its git directories, as Discover found them.
+type Repo struct {
+	Top       string // the work tree's top level
+	GitDir    string // its own git directory (HEAD, index)
+	CommonDir string // the directory it shares with other work trees (config, refs, objects)
+}
+
+// Discover asks git which work tree holds dir (`rev-parse` of the top
+// level, the git directory and the common directory; a command that runs
+// nothing any setting names, see doc.go). When git's exit status is not 0
+// the Repo is zero and the caller reads the Result: dir is in no work tree,
+// or git found a repository it would not use (a bare one, an unsafe owner).
+// An answer that is not three absolute paths (one holding a newline) is
+// an *Error wrapping ErrUnexpectedOutput; the other errors are Run's.
+func (r *Runner) Discover(ctx context.Context, dir string) (Repo, Result, error) {
+	args := []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"}
+	res, err := r.run(ctx, dir, args, nil)
+	if err != nil || res.Code != 0 {
+		return Repo{}, res, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
+	if len(lines) != 3 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) || !filepath.IsAbs(lines[2]) {
+		return Repo{}, res, &Error{Dir: dir, Args: args, Code: res.Code, Stderr: res.Stderr,
+			Err: fmt.Errorf("%w: %q", ErrUnexpectedOutput, res.Stdout)}
+	}
+	return Repo{Top: filepath.Clean(lines[0]), GitDir: filepath.Clean(lines[1]), CommonDir: filepath.Clean(lines[2])}, res, nil
+}
+
+// Run runs a command that needs no repository, or makes one (`init`,
+// `version`: outsideCommands), in dir (passed as -C dir; "" passes none).
+// Any other command is refused with ErrRefused: a command that reads a
+// repository runs through RunIn. It runs bounded as the package doc
+// says, and reports as RunIn does.
 func (r *Runner) Run(ctx context.Context, dir string, args ...string) (Result, error) {
+	if err := checkArgs(args); err != nil {
+		return Result{}, &Error{Dir: dir, Args: args, Code: -1, Err: err}
+	}
+	if !outsideCommands[args[0]] {
+		return Result{}, &Error{Dir: dir, Args: args, Code: -1,
+			Err: fmt.Errorf("%w: %s reads a repository: it runs through RunIn", ErrRefused, args[0])}
+	}
+	return r.run(ctx, dir, args, nil)
+}
+
+// RunIn runs git with args in the repository repo, in dir (a directory of
+// its work tree; "" is the top level), so that no setting of the
+// repository's own config names a program git runs. git gets the
+// repository explicitly (GIT_DIR, GIT_WORK_TREE) and, as its common
+// directory (GIT_COMMON_DIR), a shadow: links to the real one's entries
+// but its config and its hooks, and a config of the repository's settings
+// that keptKeys allows, read by RunIn before git starts. Whatever the
+// repository's config says meanwhile, git reads only the shadow's. status
+// and diff also get submoduleGuard; an option that would enter submodules
+// is refused (ErrRefused).
+//
+// A non-zero exit status is not an error: callers read the statuses git
+// documents. The error, an *Error, reports a command that did not run to
+// completion: it was refused, its repository's config could not be used
+// (ErrBadConfig), it could not start, ctx ended (wrapping ctx's error),
+// the timeout passed (ErrTimeout), a signal ended it, its pipes stayed
+// open past WaitDelay, or its stdout overflowed (ErrOutputTooLarge).
+func (r *Runner) RunIn(ctx context.Context, repo Repo, dir string, args ...string) (Result, error) {
+	if dir == "" {
+		dir = repo.Top
+	}
+	fail := func(err error) (Result, error) { return Result{}, &Error{Dir: dir, Args: args, Code: -1, Err: err} }
+	if err := checkArgs(args); err != nil {
+		return fail(err)
+	}
+	if !filepath.IsAbs(repo.Top) || !filepath.IsAbs(repo.GitDir) || !filepath.IsAbs(repo.CommonDir) {
+		return fail(fmt.Errorf("%w: a repository needs absolute paths", ErrRefused))
+	}
+	shadow, release, err := r.shadows.acquire(repo)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+	return r.run(ctx, dir, withGuard(args), []string{
+		"GIT_DIR=" + repo.GitDir, "GIT_WORK_TREE=" + repo.Top, "GIT_COMMON_DIR=" + shadow,
+		"GIT_OBJECT_DIRECTORY=" + filepath.Join(repo.CommonDir, "objects"),
+	})
+}
+
+// run runs git with args in dir, its environment r.env and extra, and
+// waits for it, bounded as the package doc says.
+func (r *Runner) run(ctx context.Context, dir string, args, extra []string) (Result, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
@@ -130,7 +243,7 @@ func (r *Runner) Run(ctx context.Context, dir string, args ...string) (Result, e
 	stdout := &capBuffer{max: r.opts.MaxStdout}
 	stderr := &capBuffer{max: r.opts.StderrTail, keepTail: true}
 	cmd := exec.CommandContext(ctx, r.opts.Git, full...)
-	cmd.Env = r.env
+	cmd.Env = append(slices.Clip(r.env), extra...)
 	cmd.Dir = "/"
 	cmd.Stdin = nil // the null device
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -66,7 +66,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	is := is.New(t)
 	fifo, pids := grandchild(t)
 	r := gitcmd.New(gitcmd.Options{Git: hangingGit(t, fifo), Timeout: 200 * time.Millisecond})
-	_, err := r.Run(testContext(t), "", "status")
+	_, err := r.Run(testContext(t), "", "version")
 	is.True(errors.Is(err, gitcmd.ErrTimeout))                // the timeout is reported
 	is.True(errors.Is(err, context.DeadlineExceeded))         // as a deadline
 	is.True(strings.Contains(err.Error(), "timed out after")) // saying after how long
@@ -81,7 +81,7 @@ func TestCancelKillsProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Run(ctx, "", "status")
+		_, err := r.Run(ctx, "", "version")
 		done <- err
 	}()
 	pid := receive(t, pids) // the command runs, its grandchild too
@@ -103,7 +103,7 @@ func TestWaitDelay(t *testing.T) {
 	fifo, pids := grandchild(t)
 	git := fakeGit(t, "sleep 60 &\necho $! >"+fifo+"\nexit 0\n")
 	r := gitcmd.New(gitcmd.Options{Git: git, WaitDelay: 100 * time.Millisecond})
-	_, err := r.Run(testContext(t), "", "status")
+	_, err := r.Run(testContext(t), "", "version")
 	pid := receive(t, pids)
 	defer syscall.Kill(pid, syscall.SIGKILL)   // git's exit leaves the stray behind
 	is.True(errors.Is(err, exec.ErrWaitDelay)) // the held pipes end the wait

@@ -7,7 +7,8 @@
 //
 // New(root, opts) makes a Feed; Run(ctx) runs it until ctx ends and
 // returns only once every goroutine, watch and git process it started is
-// gone and every subscription has ended (Next returns ErrClosed). Subscribe
+// gone (with git's shadow directories, see gitcmd) and every subscription
+// has ended (Next returns ErrClosed). Subscribe
 // and Handler may be used before, during and after Run.
 //
 // # Index

@@ -98,7 +98,9 @@ func (f *Feed) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	// Deferred in reverse: cancel (kills git), close the watcher (ends the
-	// collector), wait for both goroutines, then close the state.
+	// collector), wait for both goroutines, remove git's shadow
+	// directories, then close the state.
+	defer f.git.cmd.Close()
 	defer wg.Wait()
 	defer w.Close()
 	defer cancel()

@@ -42,8 +42,8 @@ func readRepository(ctx context.Context, g *gitRunner, root string, repo repoInf
 		b := mustJSON([]repositorySnapshot{snap})
 		return repoReading{byTarget: map[CompareTarget]json.RawMessage{CompareBase: b, CompareLastCommit: b}}, nil
 	}
-	top := repo.top
-	out, err := g.runOK(ctx, top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+	top := repo.Top
+	out, err := g.runOK(ctx, repo, top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
 	if err != nil {
 		return repoReading{}, err
 	}
@@ -66,7 +66,7 @@ func readRepository(ctx context.Context, g *gitRunner, root string, repo repoInf
 	var headCounts map[string]*diffEntry
 	if st.oid != "" {
 		meta.HeadSha = ptr(st.oid)
-		if out, err = g.runOK(ctx, top, "log", "-z", fmt.Sprintf("--max-count=%d", commitLogLimit),
+		if out, err = g.runOK(ctx, repo, top, "log", "-z", fmt.Sprintf("--max-count=%d", commitLogLimit),
 			logFields, "HEAD", "--"); err != nil {
 			return repoReading{}, err
 		}
@@ -74,7 +74,7 @@ func readRepository(ctx context.Context, g *gitRunner, root string, repo repoInf
 		if len(log) > 0 {
 			meta.HeadShort = ptr(log[0].Sha)
 		}
-		if headCounts, err = diffAgainst(ctx, g, top, "HEAD", false); err != nil {
+		if headCounts, err = diffAgainst(ctx, g, repo, "HEAD", false); err != nil {
 			return repoReading{}, err
 		}
 	}
@@ -84,7 +84,7 @@ func readRepository(ctx context.Context, g *gitRunner, root string, repo repoInf
 		lastBase.ComparedAgainstRef = ptr("HEAD")
 	}
 
-	base, baseFiles, err := readBase(ctx, g, top, st, last)
+	base, baseFiles, err := readBase(ctx, g, repo, st, last)
 	if err != nil {
 		return repoReading{}, err
 	}
@@ -128,7 +128,7 @@ func lastCommitFiles(st statusReport, counts map[string]*diffEntry) []changedFil
 // changed files against that merge base (tracked changes from the diff,
 // untracked ones from status). On the default branch itself, without one,
 // or without a common ancestor, the base collapses onto HEAD.
-func readBase(ctx context.Context, g *gitRunner, top string, st statusReport, last []changedFile) (*compareBase, []changedFile, error) {
+func readBase(ctx context.Context, g *gitRunner, repo repoInfo, st statusReport, last []changedFile) (*compareBase, []changedFile, error) {
 	collapsed := &compareBase{Mode: "head", CompareTarget: CompareBase, TargetsCollapsed: true}
 	if st.oid != "" {
 		collapsed.ComparedAgainstRef = ptr("HEAD")
@@ -137,7 +137,7 @@ func readBase(ctx context.Context, g *gitRunner, top string, st statusReport, la
 		return collapsed, last, nil
 	}
 	args := append([]string{"for-each-ref", "--format=%(refname)%00%(symref)", "refs/remotes/origin/HEAD"}, baseCandidates...)
-	out, err := g.runOK(ctx, top, args...)
+	out, err := g.runOK(ctx, repo, repo.Top, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,7 +160,7 @@ func readBase(ctx context.Context, g *gitRunner, top string, st statusReport, la
 	}
 	short := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/")
 	collapsed.Ref = ptr(short)
-	out, code, err := g.run(ctx, top, "merge-base", "HEAD", ref)
+	out, code, err := g.run(ctx, repo, repo.Top, "merge-base", "HEAD", ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,7 +168,7 @@ func readBase(ctx context.Context, g *gitRunner, top string, st statusReport, la
 	if code != 0 || !isHex(mb) || mb == st.oid {
 		return collapsed, last, nil
 	}
-	diff, err := diffAgainst(ctx, g, top, mb, true)
+	diff, err := diffAgainst(ctx, g, repo, mb, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,13 +194,14 @@ func readBase(ctx context.Context, g *gitRunner, top string, st statusReport, la
 
 // diffAgainst diffs the work tree against a commit: line counts, and with
 // raw the change of each path too. External diff drivers and text
-// conversion filters are off: they run programs the folder configures.
-func diffAgainst(ctx context.Context, g *gitRunner, top, commit string, raw bool) (map[string]*diffEntry, error) {
+// conversion filters are off, whoever configured them (the user's own
+// config may): they would cost a program per file.
+func diffAgainst(ctx context.Context, g *gitRunner, repo repoInfo, commit string, raw bool) (map[string]*diffEntry, error) {
 	args := []string{"diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv"}
 	if raw {
 		args = append(args, "--raw")
 	}
-	out, err := g.runOK(ctx, top, append(args, commit, "--")...)
+	out, err := g.runOK(ctx, repo, repo.Top, append(args, commit, "--")...)
 	if err != nil {
 		return nil, err
 	}

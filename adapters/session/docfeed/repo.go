@@ -106,19 +106,19 @@ func metadataFingerprint(repo repoInfo, branch string) string {
 		return ""
 	}
 	paths := []string{
-		filepath.Join(repo.gitDir, "HEAD"),
-		filepath.Join(repo.gitDir, "index"),
-		filepath.Join(repo.gitDir, "logs", "HEAD"),
-		filepath.Join(repo.commonDir, "packed-refs"),
-		filepath.Join(repo.commonDir, "config"),
-		filepath.Join(repo.commonDir, "refs", "heads"),
-		filepath.Join(repo.commonDir, "refs", "remotes", "origin", "HEAD"),
+		filepath.Join(repo.GitDir, "HEAD"),
+		filepath.Join(repo.GitDir, "index"),
+		filepath.Join(repo.GitDir, "logs", "HEAD"),
+		filepath.Join(repo.CommonDir, "packed-refs"),
+		filepath.Join(repo.CommonDir, "config"),
+		filepath.Join(repo.CommonDir, "refs", "heads"),
+		filepath.Join(repo.CommonDir, "refs", "remotes", "origin", "HEAD"),
 	}
 	for _, b := range []string{branch, "main", "master"} {
 		if b != "" {
 			paths = append(paths,
-				filepath.Join(repo.commonDir, "refs", "heads", filepath.FromSlash(b)),
-				filepath.Join(repo.commonDir, "refs", "remotes", "origin", filepath.FromSlash(b)))
+				filepath.Join(repo.CommonDir, "refs", "heads", filepath.FromSlash(b)),
+				filepath.Join(repo.CommonDir, "refs", "remotes", "origin", filepath.FromSlash(b)))
 		}
 	}
 	buf := make([]byte, 0, len(paths)*40)

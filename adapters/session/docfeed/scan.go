@@ -10,42 +10,37 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 )
 
-// repoInfo locates the Git repository holding the root; a zero top means
+// repoInfo locates the Git repository holding the root; a zero Top means
 // the root is not inside a work tree.
-type repoInfo struct {
-	top       string // the work tree's top level
-	gitDir    string // its git directory (per worktree: HEAD, index, logs)
-	commonDir string // the shared one (refs, packed-refs, config)
-}
+type repoInfo struct{ gitcmd.Repo }
 
-func (r repoInfo) isGit() bool { return r.top != "" }
+func (r repoInfo) isGit() bool { return r.Top != "" }
 
 // detectRepo asks git whether root lies in a work tree. Any failure to say
 // so (not a repository, inside .git, a bare repository, an unsafe owner,
-// git missing) means "not a repository": the tree is then walked without
-// ignore rules, as git itself would not apply them there.
+// a path git prints on several lines, git missing) means "not a
+// repository": the tree is then walked without ignore rules, as git itself
+// would not apply them there.
 func detectRepo(ctx context.Context, g *gitRunner, root string) (repoInfo, error) {
-	out, code, err := g.run(ctx, root, "rev-parse", "--path-format=absolute",
-		"--show-toplevel", "--absolute-git-dir", "--git-common-dir")
-	if err != nil {
-		if ctx.Err() != nil {
-			return repoInfo{}, err
-		}
+	repo, res, err := g.cmd.Discover(ctx, root)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return repoInfo{}, err
+	case errors.Is(err, gitcmd.ErrUnexpectedOutput):
+		g.log.Debug("a repository git cannot name on one line; indexing it as a plain folder", "err", err)
+		return repoInfo{}, nil
+	case err != nil:
 		g.log.Warn("git unavailable; indexing without ignore rules", "err", err)
 		return repoInfo{}, nil
 	}
-	if code != 0 {
+	if res.Code != 0 {
 		return repoInfo{}, nil
 	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 3 || lines[0] == "" {
-		// A path with a newline would split wrongly; such a repository is
-		// indexed as a plain folder rather than misread.
-		return repoInfo{}, nil
-	}
-	return repoInfo{top: lines[0], gitDir: lines[1], commonDir: lines[2]}, nil
+	return repoInfo{repo}, nil
 }
 
 // listing is what one scan found: candidate files (not yet classified) and
@@ -154,7 +149,7 @@ func (s *scanner) lsFiles(ctx context.Context, specs []string, flags ...string) 
 		if len(chunk) > 0 {
 			args = append(append(args, "--"), chunk...)
 		}
-		out, err := s.git.runOK(ctx, s.root, args...)
+		out, err := s.git.runOK(ctx, s.repo, s.root, args...)
 		if err != nil {
 			return nil, err
 		}
