@@ -31,9 +31,10 @@ type conversation struct {
 	sent     map[string]SendResult // by request id, for retried sends
 	sentList []string              // the request ids in sent, oldest first
 
-	pending map[string]*Item // permission and question items awaiting an answer, by request id
-	text    *openText        // the message being streamed, if any
-	turn    *turn            // the turn running, if any
+	pending map[string]*request // permission requests and questions awaiting an answer, by our id
+	asked   map[askKey]string   // our ids of the pending requests, by the connection's own
+	text    *openText           // the message being streamed, if any
+	turn    *turn               // the turn running, if any
 
 	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
 	loading   bool                // the session is being reopened in the background (touchLocked)
@@ -64,7 +65,7 @@ type turn struct {
 func (m *Manager) newConversation(id, agentID, sessionID string, created time.Time) *conversation {
 	return &conversation{id: id, agentID: agentID, sessionID: sessionID, createdAt: created, updatedAt: created,
 		status: StatusIdle, byID: map[string]*Item{}, log: newReplayLog(m.newGeneration()),
-		sent: map[string]SendResult{}, pending: map[string]*Item{}}
+		sent: map[string]SendResult{}, pending: map[string]*request{}, asked: map[askKey]string{}}
 }
 
 // emit logs ev for c and wakes its readers. m.mu held.

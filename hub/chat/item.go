@@ -30,7 +30,8 @@ const (
 //	                   terminal, terminalId}], locations, input (the
 //	                   agent's raw input), command (command items), startedAt,
 //	                   completedAt, elapsedMs; id `tool:<call id>`
-//	permission         conversationId, sourceToolId, title, diff, choices
+//	permission         id `permission:<request id>`, the core's (see
+//	                   requests.go); conversationId, sourceToolId, title, diff, choices
 //	                   [{id, label, kind}], state (pending, answered,
 //	                   cancelled), choiceId once answered
 //	question           conversationId, source "elicitation", intro, schema,

@@ -124,15 +124,3 @@ func (m *Manager) outcome(c *conversation, t *turn, res hub.AgentTurnResult, err
 	m.notice(c, "error", "", "The turn failed: "+msg)
 	return StatusFailed, msg
 }
-
-// settleAll marks every request of c still waiting as settled without
-// an answer. m.mu held.
-func (m *Manager) settleAll(c *conversation, reason string) {
-	for id, it := range c.pending {
-		delete(c.pending, id)
-		it.State = reason
-		if !c.closed {
-			m.upsert(c, it)
-		}
-	}
-}

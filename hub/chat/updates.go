@@ -7,21 +7,21 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// apply maps one update of agent agentID's session sid onto its
+// apply maps one update of session sid, from the connection src, onto its
 // conversation's items (the mapping of the research note: chunks to
 // messages and reasoning, tool calls to tool and command items, plan to
 // task_progress, usage to context_window, compaction and notices to their
 // items, permission and elicitation requests to permission and question
 // items). It is the runtime's sink, so it only changes memory.
-func (m *Manager) apply(agentID, sid string, u hub.AgentUpdate) {
+func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var c *conversation
-	if a := m.agents[agentID]; a != nil {
+	if a := m.agents[src.agentID]; a != nil {
 		c = a.sessions[sid]
 	}
 	if c == nil || c.closed || c.suppress || m.closed {
-		m.refuseLocked(agentID, u)
+		m.refuseLocked(src, u)
 		return
 	}
 	switch u := u.(type) {
@@ -58,67 +58,11 @@ func (m *Manager) apply(agentID, sid string, u hub.AgentUpdate) {
 	case hub.AgentSessionInfo:
 		m.sessionInfo(c, u)
 	case hub.AgentPermissionRequest:
-		m.closeText(c)
-		it := m.newItem(c, KindPermission, KindPermission+":"+u.RequestID)
-		it.ConversationID, it.State = c.id, "pending"
-		if u.Tool.ID != "" {
-			tool := m.tool(c, u.Tool)
-			m.upsert(c, tool)
-			it.SourceToolID, it.Title = tool.ID, tool.Title
-			for i := range tool.Content {
-				if tool.Content[i].Type == "diff" {
-					d := tool.Content[i]
-					it.Diff = &d
-					break
-				}
-			}
-		}
-		for _, o := range u.Options {
-			it.Choices = append(it.Choices, Choice{ID: o.ID, Label: o.Name, Kind: o.Kind})
-		}
-		c.pending[u.RequestID] = it
-		m.upsert(c, it)
-		m.activityChangedLocked()
+		m.permission(c, src, u)
 	case hub.AgentQuestionRequest:
-		m.closeText(c)
-		it := m.newItem(c, KindQuestion, KindQuestion+":"+u.RequestID)
-		it.ConversationID, it.State, it.Source = c.id, "pending", "elicitation"
-		it.Intro, it.Link = u.Message, u.URL
-		if len(u.Schema) > 0 && json.Valid(u.Schema) {
-			it.Schema = RawJSON(append([]byte(nil), u.Schema...))
-		}
-		c.pending[u.RequestID] = it
-		m.upsert(c, it)
-		m.activityChangedLocked()
+		m.question(c, src, u)
 	case hub.AgentRequestSettled:
-		if it := c.pending[u.RequestID]; it != nil {
-			delete(c.pending, u.RequestID)
-			it.State = "cancelled"
-			m.upsert(c, it)
-			m.activityChangedLocked()
-		}
-	}
-}
-
-// refuseLocked answers a request nobody will see (a session this child
-// does not follow, or one whose replay is dropped): a permission is
-// rejected when it offers a way to, a question cancelled. m.mu held.
-func (m *Manager) refuseLocked(agentID string, u hub.AgentUpdate) {
-	a := m.agents[agentID]
-	if a == nil || a.conn == nil {
-		return
-	}
-	conn := a.conn
-	switch u := u.(type) {
-	case hub.AgentPermissionRequest:
-		for _, o := range u.Options {
-			if strings.HasPrefix(o.Kind, "reject") {
-				go conn.AnswerPermission(u.RequestID, o.ID)
-				return
-			}
-		}
-	case hub.AgentQuestionRequest:
-		go conn.AnswerQuestion(u.RequestID, hub.AgentAnswer{Action: "cancel"})
+		m.settledByAgent(c, src, u.RequestID)
 	}
 }
 
