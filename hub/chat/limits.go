@@ -84,16 +84,16 @@ func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
 	return images, infos, nil
 }
 
-// checkTitle trims a conversation title and checks it: 1 to 200 UTF-8
+// checkTitle trims a conversation title and checks it as display names
+// are checked (hub.NormalizeVisibleText: no control, zero-width or bidi
+// character, something visible), then its length: at most 200 UTF-8
 // bytes once trimmed.
 func checkTitle(title string) (string, error) {
-	t := strings.TrimSpace(title)
-	switch {
-	case !utf8.ValidString(t):
-		return "", hub.Errorf(hub.Invalid, "title is not UTF-8")
-	case t == "":
-		return "", hub.Errorf(hub.Invalid, "title is empty")
-	case len(t) > MaxTitleBytes:
+	t, err := hub.NormalizeVisibleText("title", title)
+	if err != nil {
+		return "", err
+	}
+	if len(t) > MaxTitleBytes {
 		return "", hub.Errorf(hub.Invalid, "title is longer than %d bytes", MaxTitleBytes)
 	}
 	return t, nil

@@ -222,10 +222,11 @@ func (m *Manager) Cancel(ctx context.Context, id string) error {
 }
 
 // deriveTitle is a title for a conversation named by nobody: the first
-// line of its first message, at most 60 characters.
+// line of its first message without the characters a title refuses
+// (hub.RemoveInvisible), at most 60 characters.
 func deriveTitle(text string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	line = strings.TrimSpace(line)
+	line = hub.RemoveInvisible(line)
 	if utf8.RuneCountInString(line) > 60 {
 		r := []rune(line)
 		line = strings.TrimSpace(string(r[:60])) + "…"

@@ -179,6 +179,14 @@ func TestRename(t *testing.T) {
 		{"201 bytes once a letter is two", strings.Repeat("a", 199) + "é", "", false},
 		{"blank", " \t ", "", false},
 		{"empty", "", "", false},
+		{"a bidi override", "invoice\u202Egnp.exe", "", false},
+		{"a bidi isolate", "a\u2066b", "", false},
+		{"a zero-width space", "Fix\u200Bthe build", "", false},
+		{"a zero-width joiner", "a\u200Db", "", false},
+		{"a byte-order mark inside", "a\uFEFFb", "", false},
+		{"a line break inside", "Fix\nthe build", "", false},
+		{"only invisible characters", "\u200B\u200C", "", false},
+		{"a combining mark", "cafe\u0301", "cafe\u0301", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -230,4 +238,29 @@ func TestRenameThatCannotBeSaved(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(recs), 1)                      // the conversation
 	is.Equal(recs[0].Title, "Build fix, again") // with its latest title
+}
+
+// A title nobody chose (the first line of the first message, or the
+// agent's) is kept without the characters a title refuses, so it cannot
+// hide or reorder what a person reads either.
+func TestDerivedTitlesDropInvisibleCharacters(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	_, err := r.m.Create(context.Background(), "scripted", "a\u202Eb")
+	isKind(is, err, hub.Invalid) // a title given at creation follows the rule too
+	rd := r.follow(id)
+	r.send(id, "\u202Erun\u200B me\u2069\nsecond line")
+	turn := r.turn()
+	title := "\u2067agent\u200C title"
+	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	rd.status(chat.StatusCompleted)
+	is.Equal(r.m.List()[0].Title, "run me") // the first line, cleaned
+
+	r.send(id, "again")
+	turn = r.turn()
+	turn.Send(hub.AgentSessionInfo{Title: &title})
+	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	rd.status(chat.StatusCompleted)
+	is.Equal(r.m.List()[0].Title, "agent title") // the agent's title, cleaned
 }

@@ -210,10 +210,11 @@ func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
 }
 
 // sessionInfo takes the agent's title (unless the user named the
-// conversation), configuration and catalog.
+// conversation; without the characters a title refuses), configuration
+// and catalog.
 func (m *Manager) sessionInfo(c *conversation, u hub.AgentSessionInfo) {
 	if u.Title != nil && !c.titleSet {
-		if t, err := checkTitle(*u.Title); err == nil && t != c.title {
+		if t, err := checkTitle(hub.RemoveInvisible(*u.Title)); err == nil && t != c.title {
 			c.title = t
 			m.updated(c)
 		}
