@@ -191,6 +191,7 @@ func (m *Manager) watch(a *agentState, conn hub.AgentConnection) {
 			c.conn = nil
 		}
 		m.settleFrom(c, conn)
+		m.exitedAfterFailure(c, conn)
 	}
 	m.activityChangedLocked()
 }

@@ -35,6 +35,7 @@ type conversation struct {
 	asked   map[askKey]string   // our ids of the pending requests, by the connection's own
 	text    *openText           // the message being streamed, if any
 	turn    *turn               // the turn running, if any
+	failure *turnFailure        // the last turn's failure, while its agent's exit may still explain it
 
 	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
 	loading   bool                // the session is being reopened in the background (touchLocked)
