@@ -167,7 +167,9 @@ func (a *chatAPI) send(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		msg.Attachments = append(msg.Attachments, chat.Attachment{Name: at.Name, MimeType: at.MimeType, Data: data})
 	}
-	res, err := a.m.Send(id, msg)
+	ctx, cancel := contextFor(r)
+	defer cancel()
+	res, err := a.m.Send(ctx, id, msg)
 	a.answer(w, http.StatusAccepted, res, err)
 }
 

@@ -61,7 +61,7 @@ func (r *rig) create() string {
 
 func (r *rig) send(id, text string) chat.SendResult {
 	r.t.Helper()
-	res, err := r.m.Send(id, chat.Message{Text: text})
+	res, err := r.m.Send(context.Background(), id, chat.Message{Text: text})
 	if err != nil {
 		r.t.Fatalf("send %q: %v", text, err)
 	}

@@ -118,14 +118,21 @@ type SendResult struct {
 // held): held messages are delivered in order, each as its own turn. A
 // message that breaks the attachment rules is Invalid (TooLarge for an
 // image over 10 MiB); a 21st held message, or held text past 256 KiB, is
-// RateLimited; an agent no longer installed is a Conflict. A retried send
-// with the same RequestID answers the first result and changes nothing.
-func (m *Manager) Send(id string, msg Message) (SendResult, error) {
+// RateLimited; an agent no longer installed is a Conflict; images to an
+// agent that said at `initialize` it takes none are Invalid (the agent is
+// started to ask it, within ctx). A retried send with the same RequestID
+// answers the first result and changes nothing.
+func (m *Manager) Send(ctx context.Context, id string, msg Message) (SendResult, error) {
 	images, infos, err := checkMessage(msg)
 	if err != nil {
 		return SendResult{}, err
 	}
 	descs := m.cfg.Runtime.Agents()
+	if len(images) > 0 {
+		if err := m.checkImages(ctx, descs, id); err != nil {
+			return SendResult{}, err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c, err := m.conv(id)
@@ -161,6 +168,34 @@ func (m *Manager) Send(id string, msg Message) (SendResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkImages refuses images for conversation id when its agent takes
+// none (hub.AgentInfo.Images, from the agent's promptCapabilities),
+// starting the agent if it does not run yet.
+func (m *Manager) checkImages(ctx context.Context, descs []hub.AgentDescriptor, id string) error {
+	m.mu.Lock()
+	c, err := m.conv(id)
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := checkAgent(descs, c.agentID); err != nil {
+		return err
+	}
+	conn, err := m.connection(ctx, c.agentID)
+	if err != nil {
+		return err
+	}
+	if !conn.Info().Images {
+		return noImages(m.agentName(c.agentID))
+	}
+	return nil
+}
+
+// noImages is the refusal of images for the agent named name.
+func noImages(name string) error {
+	return hub.Errorf(hub.Invalid, "%s takes no images; send the message without them", name)
 }
 
 // RemoveHeld takes a held message out of the queue before it is

@@ -38,7 +38,7 @@ func TestHeldQueue(t *testing.T) {
 		is.Equal(len(res.Queued), i+1) // the queue restated
 		held = append(held, res.MessageID)
 	}
-	_, err := r.m.Send(id, chat.Message{Text: "one too many"})
+	_, err := r.m.Send(context.Background(), id, chat.Message{Text: "one too many"})
 	isKind(is, err, hub.RateLimited) // a 21st held message is refused with 429
 
 	// Removing one makes room; the removal is restated.
@@ -79,9 +79,9 @@ func TestHeldTextBound(t *testing.T) {
 	big := strings.Repeat("a", chat.MaxHeldTextBytes/2)
 	r.send(id, big)
 	r.send(id, big) // exactly 256 KiB held
-	_, err := r.m.Send(id, chat.Message{Text: "a"})
+	_, err := r.m.Send(context.Background(), id, chat.Message{Text: "a"})
 	isKind(is, err, hub.RateLimited) // one byte more is refused with 429
-	_, err = r.m.Send(id, chat.Message{Text: strings.Repeat("a", 257<<10)})
+	_, err = r.m.Send(context.Background(), id, chat.Message{Text: strings.Repeat("a", 257<<10)})
 	isKind(is, err, hub.RateLimited) // 257 KiB at once too
 }
 
@@ -99,13 +99,13 @@ func TestHeldImageBound(t *testing.T) {
 	for i := range eight {
 		eight[i] = chat.Attachment{Name: "shot.png", Data: png}
 	}
-	held, err := r.m.Send(id, chat.Message{Attachments: eight[:6]}) // 60 MiB held
+	held, err := r.m.Send(context.Background(), id, chat.Message{Attachments: eight[:6]}) // 60 MiB held
 	is.NoErr(err)
-	_, err = r.m.Send(id, chat.Message{Attachments: eight[:1]})
+	_, err = r.m.Send(context.Background(), id, chat.Message{Attachments: eight[:1]})
 	isKind(is, err, hub.RateLimited) // 10 MiB more would pass 64 MiB
 	_, err = r.m.RemoveHeld(id, held.MessageID)
 	is.NoErr(err) // the big one is taken back
-	_, err = r.m.Send(id, chat.Message{Attachments: eight[:1]})
+	_, err = r.m.Send(context.Background(), id, chat.Message{Attachments: eight[:1]})
 	is.NoErr(err) // and there is room again
 }
 
@@ -113,9 +113,9 @@ func TestSendIsIdempotentByRequestID(t *testing.T) {
 	is := is.New(t)
 	r := newRig(t)
 	id := r.create()
-	a, err := r.m.Send(id, chat.Message{Text: "once", RequestID: "req-1"})
+	a, err := r.m.Send(context.Background(), id, chat.Message{Text: "once", RequestID: "req-1"})
 	is.NoErr(err)
-	b, err := r.m.Send(id, chat.Message{Text: "once", RequestID: "req-1"})
+	b, err := r.m.Send(context.Background(), id, chat.Message{Text: "once", RequestID: "req-1"})
 	is.NoErr(err)                      // the retry answers
 	is.Equal(a.MessageID, b.MessageID) // with the first result
 	r.turn().End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
@@ -151,7 +151,7 @@ func TestAttachmentRules(t *testing.T) {
 			is := is.New(t)
 			r := newRig(t)
 			id := r.create()
-			_, err := r.m.Send(id, tc.msg)
+			_, err := r.m.Send(context.Background(), id, tc.msg)
 			if tc.kind == hub.Internal {
 				is.NoErr(err) // accepted
 				turn := r.turn()
@@ -215,7 +215,7 @@ func TestMissingAgent(t *testing.T) {
 
 	id := r.create()
 	r.rt.SetAvailability("scripted", hub.AgentNotInstalled)
-	_, err = r.m.Send(id, chat.Message{Text: "hello"})
+	_, err = r.m.Send(context.Background(), id, chat.Message{Text: "hello"})
 	isKind(is, err, hub.Conflict) // a prompt to a conversation of a missing agent
 	r.rt.SetAvailability("scripted", hub.AgentAvailable)
 	r.send(id, "hello") // usable again once the agent is back
@@ -263,4 +263,43 @@ func TestDerivedTitlesDropInvisibleCharacters(t *testing.T) {
 	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
 	rd.status(chat.StatusCompleted)
 	is.Equal(r.m.List()[0].Title, "agent title") // the agent's title, cleaned
+}
+
+// An agent that said at `initialize` it takes no images never gets one:
+// a message with images is refused at once (400), and one held while an
+// earlier agent process took them is not sent to a later one that does
+// not.
+func TestImagesAreRefusedForAnAgentThatTakesNone(t *testing.T) {
+	t.Run("sent", func(t *testing.T) {
+		is := is.New(t)
+		r := newRig(t)
+		r.rt.SetImages(false)
+		id := r.create()
+		_, err := r.m.Send(context.Background(), id, chat.Message{Text: "look", Attachments: []chat.Attachment{{Data: png}}})
+		isKind(is, err, hub.Invalid)                                                            // refused with 400
+		is.Equal(hub.MessageOf(err), "Scripted takes no images; send the message without them") // saying why
+		s, err := r.m.Snapshot(id)
+		is.NoErr(err)
+		is.Equal(len(s.Items), 0) // nothing was delivered
+		r.send(id, "look")        // text alone goes through
+		is.Equal(r.turn().Prompt.Text, "look")
+	})
+	t.Run("held", func(t *testing.T) {
+		is := is.New(t)
+		r := newRig(t)
+		id := r.create()
+		rd := r.follow(id)
+		r.send(id, "first")
+		first := r.turn()
+		held, err := r.m.Send(context.Background(), id, chat.Message{Text: "look", Attachments: []chat.Attachment{{Data: png}}})
+		is.NoErr(err) // this agent takes images
+		is.True(held.Held)
+		r.rt.SetImages(false)                         // the next agent process will not
+		first.Conn.Crash(errors.New("exit status 1")) // and the agent restarts
+		rd.until("the held message refused", func(ev event) bool {
+			return ev.Item["kind"] == chat.KindNotice && contains(ev.Item["message"].(string), "takes no images")
+		})
+		r.send(id, "after")
+		is.Equal(r.turn().Prompt.Text, "after") // the image never reached the agent: this is its next prompt
+	})
 }

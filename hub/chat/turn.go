@@ -54,6 +54,11 @@ func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p hub.A
 	defer m.work.Done()
 	var res hub.AgentTurnResult
 	conn, sid, err := m.openSession(ctx, c, true)
+	if err == nil && len(p.Images) > 0 && !conn.Info().Images {
+		// Held while another agent process ran, or before a restart: this
+		// one takes none, so nothing is sent.
+		err = noImages(m.agentName(c.agentID))
+	}
 	if err == nil {
 		res, err = conn.Prompt(ctx, sid, p)
 	}
