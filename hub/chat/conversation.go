@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
@@ -20,22 +21,25 @@ type conversation struct {
 	status      Status
 	config      Configuration
 
-	items   []*Item
-	byID    map[string]*Item
-	nextID  int // numbers items this generation
-	log     *replayLog
-	changed notifier
+	items    []*Item
+	byID     map[string]*Item
+	nextID   int // numbers items this generation
+	log      *replayLog
+	changed  notifier
+	bytes    int  // the items' sizes together (bounds.go)
+	trimming bool // trim runs: its notice must not trim again
 
 	queue    heldQueue
 	nextMsg  int
 	sent     map[string]SendResult // by request id, for retried sends
 	sentList []string              // the request ids in sent, oldest first
 
-	pending map[string]*request // permission requests and questions awaiting an answer, by our id
-	asked   map[askKey]string   // our ids of the pending requests, by the connection's own
-	text    *openText           // the message being streamed, if any
-	turn    *turn               // the turn running, if any
-	failure *turnFailure        // the last turn's failure, while its agent's exit may still explain it
+	pending         map[string]*request // permission requests and questions awaiting an answer, by our id
+	asked           map[askKey]string   // our ids of the pending requests, by the connection's own
+	refusedRequests bool                // requests past MaxPendingRequests were refused, and a notice said so
+	text            *openText           // the message being streamed, if any
+	turn            *turn               // the turn running, if any
+	failure         *turnFailure        // the last turn's failure, while its agent's exit may still explain it
 
 	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
 	loading   bool                // the session is being reopened in the background (touchLocked)
@@ -48,10 +52,33 @@ type conversation struct {
 }
 
 // openText is the assistant message, reasoning or replayed user message
-// that chunks of the same role extend.
+// that chunks of the same role extend. Its text grows in buf, so that a
+// message of n bytes costs O(n) however many chunks bring it (the item's
+// field is the builder's string, which shares its bytes); past room
+// bytes the rest is cut, counted in cut, and said in a notice.
 type openText struct {
 	role, messageID string
 	item            *Item
+	buf             strings.Builder
+	room            int  // the bytes the message may hold (MaxMessageItemBytes less the rest of the item)
+	cut, told       int  // bytes cut, and the figure the notice last said
+	dirty           bool // a replayed user message grew since its last upsert
+}
+
+// add appends what fits of s to the message's text and returns it.
+func (t *openText) add(s string) string {
+	keep := utf8Prefix(s, t.room-t.buf.Len())
+	t.cut += len(s) - len(keep)
+	if keep == "" {
+		return ""
+	}
+	t.buf.WriteString(keep)
+	if t.role == "user" {
+		t.item.Text = t.buf.String()
+	} else {
+		*t.item.Markdown = t.buf.String()
+	}
+	return keep
 }
 
 // turn is one turn in flight: from the delivery of a message to the end
@@ -95,9 +122,13 @@ func (m *Manager) newItem(c *conversation, kind, id string) *Item {
 	return it
 }
 
-// upsert emits the item as it stands.
+// upsert bounds the item, emits it as it stands (then the notice of what
+// was cut, if anything was) and keeps the conversation within its bound.
 func (m *Manager) upsert(c *conversation, it *Item) {
+	cut := m.account(c, it)
 	m.emit(c, &Event{Type: EventItemUpsert, Item: it})
+	m.cutNotice(c, it, cut)
+	m.trim(c)
 }
 
 // notice adds and emits a notice item.
@@ -109,7 +140,33 @@ func (m *Manager) notice(c *conversation, level, code, message string) {
 }
 
 // closeText ends the streamed message: the next chunk starts a new item.
-func (m *Manager) closeText(c *conversation) { c.text = nil }
+// What the message still owes its readers goes out now: a replayed user
+// message's text, the final figure of a cut. m.mu held.
+func (m *Manager) closeText(c *conversation) {
+	t := c.text
+	if t == nil {
+		return
+	}
+	c.text = nil
+	if t.buf.Cap() > t.buf.Len()+t.buf.Len()/4+4096 {
+		// The builder doubled past the text: keep the text alone.
+		text := strings.Clone(t.buf.String())
+		if t.role == "user" {
+			t.item.Text = text
+		} else {
+			*t.item.Markdown = text
+		}
+	}
+	if c.closed {
+		return
+	}
+	if t.dirty {
+		m.upsert(c, t.item)
+	}
+	if t.cut > t.told {
+		m.cutNotice(c, t.item, t.cut)
+	}
+}
 
 // setStatus moves c to status, telling readers of the conversation and
 // of the inventory. m.mu held.

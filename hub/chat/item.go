@@ -86,6 +86,12 @@ type Item struct {
 	Summary        string       `json:"summary,omitempty"`
 	Entries        []PlanEntry  `json:"entries,omitempty"`
 	Label          string       `json:"label,omitempty"`
+	// Trimmed marks an item whose content was dropped to keep its
+	// conversation within MaxConversationBytes (bounds.go).
+	Trimmed bool `json:"trimmed,omitempty"`
+
+	counted   int   // the size counted in the conversation's bytes
+	cutNotice *Item // the notice saying this item was cut, if it was
 }
 
 // RawJSON is JSON kept as it came; empty marshals as absent (omitempty).

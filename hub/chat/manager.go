@@ -28,15 +28,19 @@ type Config struct {
 	// Logger receives the core's logs: never a message, an item or an
 	// agent's output. Default discards.
 	Logger *slog.Logger
-	// Rand makes generations; default crypto/rand.
+	// Rand makes generations and request ids; default crypto/rand.
 	Rand io.Reader
+	// Bounds bound what agents' output holds; zero fields take the
+	// constants of bounds.go.
+	Bounds Bounds
 }
 
 // Manager holds the conversations of one workspace. Its methods are safe
 // for concurrent use; errors are *hub.Error with the contract's kinds.
 type Manager struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	bounds Bounds
 
 	mu       sync.Mutex
 	convs    map[string]*conversation
@@ -79,8 +83,8 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conversation{}, agents: map[string]*agentState{},
-		names: map[string]string{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger, bounds: cfg.Bounds.withDefaults(), convs: map[string]*conversation{},
+		agents: map[string]*agentState{}, names: map[string]string{}}
 	for _, d := range cfg.Runtime.Agents() {
 		m.names[d.ID] = d.Name
 	}

@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
@@ -17,6 +18,12 @@ import (
 // replayed answer (a stale tab, a retried POST) meant for an earlier
 // request approve a later one. The agent's id is kept beside ours and
 // used only to answer the connection that asked.
+
+// MaxPendingRequests bounds the requests of one conversation awaiting
+// the user: they are never trimmed (bounds.go), so an agent asking
+// without end must be refused. A person answers a handful at a time;
+// agents ask one per tool call, and run a few in parallel.
+const MaxPendingRequests = 32
 
 // requestIDBytes is the randomness of a request id: unguessable, and
 // never issued twice in practice.
@@ -56,6 +63,22 @@ func (m *Manager) newRequestID(c *conversation, kind string) string {
 			return id
 		}
 	}
+}
+
+// admitRequest reports whether c may show one more request; past
+// MaxPendingRequests the request is refused as one nobody sees, and a
+// notice says so once until the requests drain. m.mu held.
+func (m *Manager) admitRequest(c *conversation, src *source, u hub.AgentUpdate) bool {
+	if len(c.pending) < MaxPendingRequests {
+		return true
+	}
+	m.refuseLocked(src, u)
+	if !c.refusedRequests {
+		c.refusedRequests = true
+		m.notice(c, "warning", "", fmt.Sprintf("The agent asked more than %d questions or permissions at once; "+
+			"the rest were refused.", MaxPendingRequests))
+	}
+	return false
 }
 
 // ask records a request of src under a fresh id and shows its item.
@@ -123,6 +146,9 @@ func (c *conversation) take(id string) *request {
 	if r != nil {
 		delete(c.pending, id)
 		delete(c.asked, askKey{r.src, r.agentID})
+		if len(c.pending) == 0 {
+			c.refusedRequests = false
+		}
 	}
 	return r
 }

@@ -58,9 +58,13 @@ func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
 	case hub.AgentSessionInfo:
 		m.sessionInfo(c, u)
 	case hub.AgentPermissionRequest:
-		m.permission(c, src, u)
+		if m.admitRequest(c, src, u) {
+			m.permission(c, src, u)
+		}
 	case hub.AgentQuestionRequest:
-		m.question(c, src, u)
+		if m.admitRequest(c, src, u) {
+			m.question(c, src, u)
+		}
 	case hub.AgentRequestSettled:
 		m.settledByAgent(c, src, u.RequestID)
 	}
@@ -83,41 +87,60 @@ func (m *Manager) chunk(c *conversation, u hub.AgentMessageChunk) {
 		return // an echo of what the core sent: its user_message item stands for it
 	}
 	if t := c.text; t != nil && t.role == u.Role && (u.MessageID == "" || u.MessageID == t.messageID) {
-		if u.Role == "user" {
-			t.item.Text += u.Text
-			m.upsert(c, t.item)
-			return
-		}
-		if u.Text != "" {
-			*t.item.Markdown += u.Text
-			m.emit(c, &Event{Type: EventTextDelta, ItemID: t.item.ID, Delta: u.Text})
-		}
+		m.extend(c, t, u.Text)
 		return
 	}
+	m.closeText(c)
 	var it *Item
+	empty := ""
 	switch u.Role {
 	case "user":
 		it = m.newItem(c, KindUserMessage, "")
-		it.Text = u.Text
 		for _, img := range u.Images {
 			it.Attachments = append(it.Attachments, AttachmentInfo{MimeType: img.MimeType, Size: len(img.Data)})
 		}
 	case "reasoning":
 		it = m.newItem(c, KindReasoning, "")
-		text := u.Text
-		it.Markdown = &text
+		it.Markdown = &empty
 	default:
 		it = m.newItem(c, KindAssistantMessage, "")
-		text := u.Text
-		it.Markdown, it.MessageID, it.Agent = &text, u.MessageID, c.agentID
+		it.Markdown, it.MessageID, it.Agent = &empty, agentID(u.MessageID), c.agentID
 	}
-	c.text = &openText{role: u.Role, messageID: u.MessageID, item: it}
+	t := &openText{role: u.Role, messageID: u.MessageID, item: it, room: m.bounds.MessageItemBytes - it.size()}
+	c.text = t
+	t.add(u.Text)
 	m.upsert(c, it)
+	m.toldCut(c, t)
+}
+
+// extend appends s to the streamed message t: a delta to its readers
+// (the whole item, once it closes, for a replayed user message, which
+// has no deltas). m.mu held.
+func (m *Manager) extend(c *conversation, t *openText, s string) {
+	if kept := t.add(s); kept != "" {
+		m.grew(c, t.item, len(kept))
+		if t.role == "user" {
+			t.dirty = true
+		} else {
+			m.emit(c, &Event{Type: EventTextDelta, ItemID: t.item.ID, Delta: kept})
+		}
+	}
+	m.toldCut(c, t)
+	m.trim(c)
+}
+
+// toldCut adds the notice of t's cut the first time it cuts; closeText
+// restates the figure once the message ends. m.mu held.
+func (m *Manager) toldCut(c *conversation, t *openText) {
+	if t.cut > 0 && t.told == 0 {
+		t.told = t.cut
+		m.cutNotice(c, t.item, t.cut)
+	}
 }
 
 // tool creates or updates the tool (or command) item of a tool call.
 func (m *Manager) tool(c *conversation, u hub.AgentToolCall) *Item {
-	id := "tool:" + u.ID
+	id := "tool:" + agentID(u.ID)
 	it := c.byID[id]
 	if it == nil {
 		kind := KindTool
@@ -190,7 +213,7 @@ func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
 	m.closeText(c)
 	id := ""
 	if u.ID != "" {
-		id = KindCompaction + ":" + u.ID
+		id = KindCompaction + ":" + agentID(u.ID)
 	}
 	it := c.byID[id]
 	if it == nil {
