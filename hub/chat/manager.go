@@ -49,6 +49,7 @@ type Manager struct {
 	inv      notifier          // fires when the inventory or a catalog changes
 	act      notifier          // fires when the activity changes
 	activity Activity
+	held     int             // bytes of the held messages of every conversation
 	ctx      context.Context // ends at Close; every turn derives from it
 	stop     context.CancelFunc
 	closed   bool

@@ -93,6 +93,9 @@ func (m *Manager) CloseConversation(id string) error {
 		delete(a.sessions, c.sessionID)
 	}
 	c.closed = true
+	for _, hm := range c.queue.msgs {
+		m.unhold(hm)
+	}
 	m.settleAll(c, "cancelled")
 	if c.turn != nil {
 		c.turn.cancel()
@@ -117,8 +120,9 @@ type SendResult struct {
 // turn runs (or the session is being reopened, or earlier messages are
 // held): held messages are delivered in order, each as its own turn. A
 // message that breaks the attachment rules is Invalid (TooLarge for an
-// image over 10 MiB); a 21st held message, or held text past 256 KiB, is
-// RateLimited; an agent no longer installed is a Conflict; images to an
+// image over 10 MiB, or text over 1 MiB); a message past the held
+// queue's bounds (limits.go: 20 messages, 256 KiB of text and 64 MiB of
+// images per conversation, 128 MiB per workspace) is RateLimited; an agent no longer installed is a Conflict; images to an
 // agent that said at `initialize` it takes none are Invalid (the agent is
 // started to ask it, within ctx). A retried send with the same RequestID
 // answers the first result and changes nothing.
@@ -150,7 +154,7 @@ func (m *Manager) Send(ctx context.Context, id string, msg Message) (SendResult,
 		QueuedAt: ms(m.now()), RequestID: msg.RequestID, Attachments: infos}, images: images}
 	r := SendResult{MessageID: hm.ID}
 	if c.turn != nil || c.loading || len(c.queue.msgs) > 0 {
-		if err := c.queue.hold(hm); err != nil {
+		if err := m.hold(c, hm); err != nil {
 			return SendResult{}, err
 		}
 		r.Held = true
@@ -207,7 +211,7 @@ func (m *Manager) RemoveHeld(id, messageID string) ([]QueuedMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !c.queue.remove(messageID) {
+	if m.removeHeld(c, messageID) == nil {
 		return nil, hub.Errorf(hub.NotFound, "no held message has this id")
 	}
 	m.queueChanged(c, "removed", messageID)

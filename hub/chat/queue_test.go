@@ -109,6 +109,43 @@ func TestHeldImageBound(t *testing.T) {
 	is.NoErr(err) // and there is room again
 }
 
+// The held messages of all conversations together are bounded (128 MiB):
+// past it a message waits with 429, whichever conversation it is for.
+func TestHeldMessagesAreBoundedPerWorkspace(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, chat.MaxAttachmentBytes-8)...) // 10 MiB, shared
+	images := func(n int) []chat.Attachment {
+		out := make([]chat.Attachment, n)
+		for i := range out {
+			out[i] = chat.Attachment{Data: png}
+		}
+		return out
+	}
+	var ids []string
+	for range 3 {
+		id := r.create()
+		r.send(id, "first")
+		turn := r.turn()
+		defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+		ids = append(ids, id)
+	}
+	a, err := r.m.Send(context.Background(), ids[0], chat.Message{Attachments: images(6)})
+	is.NoErr(err) // 60 MiB held in one conversation
+	_, err = r.m.Send(context.Background(), ids[1], chat.Message{Attachments: images(6)})
+	is.NoErr(err) // and 60 MiB in another
+	_, err = r.m.Send(context.Background(), ids[2], chat.Message{Attachments: images(1)})
+	isKind(is, err, hub.RateLimited)                                           // 10 MiB more passes the workspace's 128 MiB
+	is.True(strings.Contains(hub.MessageOf(err), "workspace's held messages")) // saying so
+	_, err = r.m.RemoveHeld(ids[0], a.MessageID)
+	is.NoErr(err)
+	_, err = r.m.Send(context.Background(), ids[2], chat.Message{Attachments: images(1)})
+	is.NoErr(err) // a removal makes room
+	is.NoErr(r.m.CloseConversation(ids[1]))
+	_, err = r.m.Send(context.Background(), ids[2], chat.Message{Attachments: images(5)})
+	is.NoErr(err) // and so does closing a conversation
+}
+
 func TestSendIsIdempotentByRequestID(t *testing.T) {
 	is := is.New(t)
 	r := newRig(t)
@@ -144,6 +181,8 @@ func TestAttachmentRules(t *testing.T) {
 		{"a 9th image", chat.Message{Attachments: nine}, hub.Invalid},
 		{"an 11 MiB image", chat.Message{Attachments: []chat.Attachment{{Data: big}}}, hub.TooLarge},
 		{"not an image", chat.Message{Attachments: []chat.Attachment{{MimeType: "image/png", Data: []byte("%PDF-1.7")}}}, hub.Invalid},
+		{"1 MiB of text", chat.Message{Text: strings.Repeat("a", chat.MaxMessageTextBytes)}, hub.Internal},
+		{"text over 1 MiB", chat.Message{Text: strings.Repeat("a", chat.MaxMessageTextBytes+1)}, hub.TooLarge},
 		{"empty", chat.Message{Text: "  \n"}, hub.Invalid},
 		{"not UTF-8", chat.Message{Text: "\xff"}, hub.Invalid},
 	} {

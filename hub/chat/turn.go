@@ -42,7 +42,7 @@ func (m *Manager) deliverNextLocked(c *conversation) {
 	if c.turn != nil || c.loading || c.closed || m.closed {
 		return
 	}
-	if hm := c.queue.next(); hm != nil {
+	if hm := m.nextHeld(c); hm != nil {
 		m.queueChanged(c, "delivered", hm.ID)
 		m.deliverLocked(c, hm)
 	}
