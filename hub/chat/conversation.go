@@ -29,10 +29,11 @@ type conversation struct {
 	bytes    int  // the items' sizes together (bounds.go)
 	trimming bool // trim runs: its notice must not trim again
 
-	queue    heldQueue
-	nextMsg  int
-	sent     map[string]SendResult // by request id, for retried sends
-	sentList []string              // the request ids in sent, oldest first
+	queue       heldQueue
+	delivering  *QueuedMessage         // the message whose turn runs, until it ends (held.go)
+	interrupted *hub.HeldMessageRecord // the message whose turn a crash interrupted, until a notice says so
+	sent        map[string]SendResult  // by request id, for retried sends
+	sentList    []string               // the request ids in sent, oldest first
 
 	pending         map[string]*request // permission requests and questions awaiting an answer, by our id
 	asked           map[askKey]string   // our ids of the pending requests, by the connection's own
@@ -210,8 +211,10 @@ func (m *Manager) persist() error {
 	version := m.version
 	records := make([]hub.ConversationRecord, 0, len(m.convs))
 	for _, c := range m.convs {
-		records = append(records, hub.ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
-			Title: c.title, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, Model: c.config.Model, Mode: c.config.Mode})
+		r := hub.ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
+			Title: c.title, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, Model: c.config.Model, Mode: c.config.Mode}
+		c.heldRecords(&r)
+		records = append(records, r)
 	}
 	m.mu.Unlock()
 	if version == m.saved {

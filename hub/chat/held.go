@@ -1,6 +1,28 @@
 package chat
 
-import "github.com/wharfhub/wharf/hub"
+import (
+	"fmt"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Held messages persist with the conversation list (hub.ConversationStore)
+// so that a crash of the child loses none and sends none twice:
+//
+//   - a held message is saved before its send is answered: a client told
+//     "held" may count on it;
+//   - its delivery is saved (the queue without it, and the message as the
+//     one Delivering) before it reaches the agent: a crash can never send
+//     it twice;
+//   - after a crash the held messages are delivered in order, each once;
+//     the message whose turn ran is not sent again (the agent may have
+//     it) and a notice says its turn was interrupted, so the user can see
+//     whether the replayed history holds it and send it again if not.
+//
+// The guarantee is thus exactly once for a message held at the crash, and
+// at most once, told, for the message being delivered: the agent gives no
+// acknowledgement that would tell a message it received from one it lost.
 
 // heldQueue is a conversation's held messages, in the order they were
 // sent.
@@ -10,10 +32,12 @@ type heldQueue struct {
 	images int // bytes of held images
 }
 
-// heldMessage is a message waiting for the turn before it to end.
+// heldMessage is a message waiting for the turn before it to end, or
+// being delivered.
 type heldMessage struct {
 	QueuedMessage
 	images []hub.AgentImage
+	keys   []string // the store's names of images' bytes (hub.HeldImage.Key)
 }
 
 // hold appends m, or refuses it with RateLimited when the queue holds 20
@@ -105,4 +129,93 @@ func (m *Manager) nextHeld(c *conversation) *heldMessage {
 		return nil
 	}
 	return m.removeHeld(c, c.queue.msgs[0].ID)
+}
+
+// restoreHeld puts back a message held before a restart, without the
+// bounds' refusals (it was within them when it was held). m.mu held.
+func (m *Manager) restoreHeld(c *conversation, hm *heldMessage) {
+	c.queue.msgs = append(c.queue.msgs, hm)
+	c.queue.bytes += len(hm.Text)
+	c.queue.images += hm.imageBytes()
+	m.held += hm.size()
+}
+
+// heldFromRecord is the held message a record kept.
+func heldFromRecord(r hub.HeldMessageRecord) *heldMessage {
+	hm := &heldMessage{QueuedMessage: QueuedMessage{ID: r.ID, Text: r.Text, QueuedAt: ms(r.QueuedAt), RequestID: r.RequestID}}
+	for _, img := range r.Images {
+		hm.images = append(hm.images, hub.AgentImage{MimeType: img.MimeType, Data: img.Data})
+		hm.keys = append(hm.keys, img.Key)
+		hm.Attachments = append(hm.Attachments, AttachmentInfo{MimeType: img.MimeType, Size: len(img.Data), Name: img.Name})
+	}
+	return hm
+}
+
+// record is what the store keeps of a held message; withImages false
+// leaves the images out (a message being delivered).
+func (q QueuedMessage) record(hm *heldMessage, withImages bool) hub.HeldMessageRecord {
+	r := hub.HeldMessageRecord{ID: q.ID, Text: q.Text, QueuedAt: time.UnixMilli(q.QueuedAt).UTC(), RequestID: q.RequestID}
+	if withImages && hm != nil {
+		for i, img := range hm.images {
+			r.Images = append(r.Images, hub.HeldImage{Key: hm.keys[i], MimeType: img.MimeType, Name: q.Attachments[i].Name,
+				Data: img.Data})
+		}
+	}
+	return r
+}
+
+// heldRecords is what the store keeps of c's queue, its delivery and its
+// remembered sends. m.mu held.
+func (c *conversation) heldRecords(r *hub.ConversationRecord) {
+	for _, hm := range c.queue.msgs {
+		r.Held = append(r.Held, hm.QueuedMessage.record(hm, true))
+	}
+	switch {
+	case c.delivering != nil:
+		d := c.delivering.record(nil, false)
+		r.Delivering = &d
+	case c.interrupted != nil:
+		d := *c.interrupted
+		r.Delivering = &d
+	}
+	for _, id := range c.sentList {
+		res := c.sent[id]
+		r.Sent = append(r.Sent, hub.SentRecord{RequestID: id, MessageID: res.MessageID, Held: res.Held})
+	}
+}
+
+// restore takes back what a record kept of c's queue. m.mu held.
+func (m *Manager) restore(c *conversation, r hub.ConversationRecord) {
+	for _, h := range r.Held {
+		m.restoreHeld(c, heldFromRecord(h))
+	}
+	if r.Delivering != nil {
+		d := *r.Delivering
+		d.Images = nil
+		c.interrupted = &d
+	}
+	for _, s := range r.Sent {
+		if _, dup := c.sent[s.RequestID]; s.RequestID != "" && !dup && len(c.sentList) < maxRememberedRequest {
+			c.sent[s.RequestID] = SendResult{MessageID: s.MessageID, Held: s.Held}
+			c.sentList = append(c.sentList, s.RequestID)
+		}
+	}
+}
+
+// tellInterrupted says, once the conversation's history is back, that
+// the turn of the message being delivered when the child stopped was
+// interrupted. m.mu held.
+func (m *Manager) tellInterrupted(c *conversation) {
+	d := c.interrupted
+	if d == nil || c.closed {
+		return
+	}
+	c.interrupted = nil
+	m.version++ // the record forgets it at the next save
+	what := "your message"
+	if t := deriveTitle(d.Text); t != "" {
+		what = fmt.Sprintf("your message %q", t)
+	}
+	m.notice(c, "warning", "", "The workspace session stopped during the turn of "+what+
+		": the agent may not have received it, or not finished its answer. Send it again if it is missing above.")
 }

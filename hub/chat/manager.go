@@ -70,7 +70,8 @@ type Activity struct {
 
 // New returns a Manager over cfg, with the conversations the store kept.
 // Each starts a new generation, idle, and reopens its agent session when
-// it is first used.
+// it is first used, or at once when it holds messages, which are then
+// delivered (held.go).
 func New(cfg Config) (*Manager, error) {
 	if cfg.Runtime == nil || cfg.Store == nil || cfg.Dir == "" {
 		return nil, hub.Errorf(hub.Internal, "chat: runtime, store and folder are required")
@@ -101,8 +102,18 @@ func New(cfg Config) (*Manager, error) {
 		c := m.newConversation(r.ID, r.AgentID, r.SessionID, r.CreatedAt)
 		c.title, c.titleSet, c.updatedAt = r.Title, r.Title != "", r.UpdatedAt
 		c.config = Configuration{Model: r.Model, Mode: r.Mode}
+		m.restore(c, r)
 		m.convs[r.ID] = c
 	}
+	// Messages held before a restart go out as they would have: the
+	// session reopens, then the first is delivered.
+	m.mu.Lock()
+	for _, c := range m.convs {
+		if len(c.queue.msgs) > 0 {
+			m.touchLocked(c)
+		}
+	}
+	m.mu.Unlock()
 	return m, nil
 }
 
@@ -139,6 +150,16 @@ func (m *Manager) Close() {
 // newGeneration returns a fresh generation name.
 func (m *Manager) newGeneration() string {
 	var b [8]byte
+	if _, err := io.ReadFull(m.cfg.Rand, b[:]); err != nil {
+		panic("chat: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// token returns 128 random bits in hex: the ids the core names (requests,
+// messages, held images), never issued twice and unguessable.
+func (m *Manager) token() string {
+	var b [16]byte
 	if _, err := io.ReadFull(m.cfg.Rand, b[:]); err != nil {
 		panic("chat: no randomness: " + err.Error())
 	}

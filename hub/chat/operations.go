@@ -2,7 +2,7 @@ package chat
 
 import (
 	"context"
-	"strconv"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -138,40 +138,82 @@ func (m *Manager) Send(ctx context.Context, id string, msg Message) (SendResult,
 		}
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	c, err := m.conv(id)
 	if err != nil {
+		m.mu.Unlock()
 		return SendResult{}, err
 	}
 	if r, ok := c.sent[msg.RequestID]; ok && msg.RequestID != "" {
+		if r.Queued == nil { // remembered across a restart: the queue as it is
+			r.Queued = c.queue.list()
+		}
+		m.mu.Unlock()
 		return r, nil
 	}
 	if err := checkAgent(descs, c.agentID); err != nil {
+		m.mu.Unlock()
 		return SendResult{}, err
 	}
-	c.nextMsg++
-	hm := &heldMessage{QueuedMessage: QueuedMessage{ID: "message:" + strconv.Itoa(c.nextMsg), Text: msg.Text,
+	hm := &heldMessage{QueuedMessage: QueuedMessage{ID: "message:" + m.token(), Text: msg.Text,
 		QueuedAt: ms(m.now()), RequestID: msg.RequestID, Attachments: infos}, images: images}
+	for range images {
+		hm.keys = append(hm.keys, m.token())
+	}
 	r := SendResult{MessageID: hm.ID}
 	if c.turn != nil || c.loading || len(c.queue.msgs) > 0 {
 		if err := m.hold(c, hm); err != nil {
+			m.mu.Unlock()
 			return SendResult{}, err
 		}
 		r.Held = true
+		m.version++
 		m.queueChanged(c, "held", hm.ID)
 	} else {
-		m.deliverLocked(c, hm)
+		m.deliverLocked(c, hm) // saved before it reaches the agent (runTurn)
 	}
 	r.Queued = c.queue.list()
-	if msg.RequestID != "" {
-		c.sent[msg.RequestID] = r
-		c.sentList = append(c.sentList, msg.RequestID)
-		if len(c.sentList) > maxRememberedRequest {
-			delete(c.sent, c.sentList[0])
-			c.sentList = c.sentList[1:]
+	m.remember(c, msg.RequestID, r)
+	m.mu.Unlock()
+	if !r.Held {
+		return r, nil
+	}
+	// A client told "held" counts on it: the message is saved first.
+	if err := m.persist(); err != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !c.closed && m.removeHeld(c, hm.ID) != nil {
+			m.forget(c, msg.RequestID)
+			m.queueChanged(c, "removed", hm.ID)
+			return SendResult{}, hub.Wrap(hub.Internal, err, "the message could not be saved, so it is not held; send it again")
 		}
+		// Delivered meanwhile: the agent has it.
 	}
 	return r, nil
+}
+
+// remember records what a send with requestID answered, for retries: the
+// latest maxRememberedRequest of them. m.mu held.
+func (m *Manager) remember(c *conversation, requestID string, r SendResult) {
+	if requestID == "" {
+		return
+	}
+	c.sent[requestID] = r
+	c.sentList = append(c.sentList, requestID)
+	if len(c.sentList) > maxRememberedRequest {
+		delete(c.sent, c.sentList[0])
+		c.sentList = c.sentList[1:]
+	}
+	m.version++
+}
+
+// forget drops what remember recorded for requestID. m.mu held.
+func (m *Manager) forget(c *conversation, requestID string) {
+	if _, ok := c.sent[requestID]; !ok || requestID == "" {
+		return
+	}
+	delete(c.sent, requestID)
+	c.sentList = slices.DeleteFunc(c.sentList, func(id string) bool { return id == requestID })
+	m.version++
 }
 
 // checkImages refuses images for conversation id when its agent takes
@@ -206,16 +248,20 @@ func noImages(name string) error {
 // delivered; NotFound when no held message has this id.
 func (m *Manager) RemoveHeld(id, messageID string) ([]QueuedMessage, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	c, err := m.conv(id)
+	if err == nil && m.removeHeld(c, messageID) == nil {
+		err = hub.Errorf(hub.NotFound, "no held message has this id")
+	}
 	if err != nil {
+		m.mu.Unlock()
 		return nil, err
 	}
-	if m.removeHeld(c, messageID) == nil {
-		return nil, hub.Errorf(hub.NotFound, "no held message has this id")
-	}
+	m.version++
 	m.queueChanged(c, "removed", messageID)
-	return c.queue.list(), nil
+	q := c.queue.list()
+	m.mu.Unlock()
+	_ = m.persist() // best effort: logged, and retried by the next save
+	return q, nil
 }
 
 // queueChanged restates the held queue to c's readers.

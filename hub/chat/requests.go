@@ -1,10 +1,8 @@
 package chat
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/wharfhub/wharf/hub"
@@ -24,10 +22,6 @@ import (
 // without end must be refused. A person answers a handful at a time;
 // agents ask one per tool call, and run a few in parallel.
 const MaxPendingRequests = 32
-
-// requestIDBytes is the randomness of a request id: unguessable, and
-// never issued twice in practice.
-const requestIDBytes = 16
 
 // source is one started connection of an agent as its sink sees it:
 // every update of one Start arrives tagged with the same source, so a
@@ -51,15 +45,11 @@ type askKey struct {
 	id  string
 }
 
-// newRequestID returns a fresh request id no item of c uses. m.mu held.
+// newRequestID returns a fresh request id (Manager.token) no item of c
+// uses. m.mu held.
 func (m *Manager) newRequestID(c *conversation, kind string) string {
 	for {
-		var b [requestIDBytes]byte
-		if _, err := io.ReadFull(m.cfg.Rand, b[:]); err != nil {
-			panic("chat: no randomness: " + err.Error())
-		}
-		id := hex.EncodeToString(b[:])
-		if c.byID[kind+":"+id] == nil {
+		if id := m.token(); c.byID[kind+":"+id] == nil {
 			return id
 		}
 	}

@@ -23,6 +23,8 @@ func (m *Manager) deliverLocked(c *conversation, hm *heldMessage) {
 	m.upsert(c, it)
 	c.turnCount++
 	c.failure = nil
+	c.delivering = &hm.QueuedMessage
+	m.version++
 	ctx, cancel := context.WithCancel(m.ctx)
 	t := &turn{n: c.turnCount, cancel: cancel}
 	c.turn = t
@@ -43,6 +45,7 @@ func (m *Manager) deliverNextLocked(c *conversation) {
 		return
 	}
 	if hm := m.nextHeld(c); hm != nil {
+		m.version++
 		m.queueChanged(c, "delivered", hm.ID)
 		m.deliverLocked(c, hm)
 	}
@@ -53,7 +56,15 @@ func (m *Manager) deliverNextLocked(c *conversation) {
 func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p hub.AgentPrompt) {
 	defer m.work.Done()
 	var res hub.AgentTurnResult
-	conn, sid, err := m.openSession(ctx, c, true)
+	var conn hub.AgentConnection
+	var sid string
+	// Saved before the agent has it: a crash then never sends it twice.
+	err := m.persist()
+	if err != nil {
+		err = hub.Wrap(hub.Internal, err, "the message could not be recorded as delivered, so it was not sent")
+	} else {
+		conn, sid, err = m.openSession(ctx, c, true)
+	}
 	if err == nil && len(p.Images) > 0 && !conn.Info().Images {
 		// Held while another agent process ran, or before a restart: this
 		// one takes none, so nothing is sent.
@@ -81,6 +92,8 @@ func (m *Manager) finishTurn(c *conversation, t *turn, conn hub.AgentConnection,
 		return
 	}
 	c.turn = nil
+	c.delivering = nil
+	m.version++
 	m.closeText(c)
 	if c.closed {
 		m.activityChangedLocked()

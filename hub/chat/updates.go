@@ -165,6 +165,7 @@ func (m *Manager) tool(c *conversation, u hub.AgentToolCall) *Item {
 		}
 	}
 	if u.Content != nil {
+		it.Trimmed = false // whole again, until its conversation trims it anew
 		it.Content = make([]ToolContent, 0, len(u.Content))
 		for _, tc := range u.Content {
 			out := ToolContent{Type: tc.Type, Text: tc.Text, Path: tc.Path, OldText: tc.OldText, TerminalID: tc.TerminalID}
