@@ -17,9 +17,10 @@ import (
 // fills) plus itemOverhead per item.
 const (
 	// MaxMessageItemBytes bounds the text of one streamed message (an
-	// answer, its reasoning, a user message of a replayed history). 16
-	// MiB is 4 million tokens, past any model's output; the benchmarks
-	// stream answers of 16 MiB whole.
+	// answer, its reasoning, a user message of a replayed history); the
+	// rest of such an item is bounded by MaxItemBytes. 16 MiB is 4
+	// million tokens, past any model's output; the benchmarks stream
+	// answers of 16 MiB whole.
 	MaxMessageItemBytes = 16 << 20
 	// MaxItemBytes bounds every other item: a tool call's output, diffs
 	// and input, a plan, a question, a notice. Agents cut tool output far
@@ -79,13 +80,22 @@ func agentID(id string) string {
 	return "sha256-" + hex.EncodeToString(sum[:])
 }
 
-// limit is the bound of item it.
+// limit is the bound of item it: a message's text and the rest of it,
+// or any other item.
 func (m *Manager) limit(it *Item) int {
-	switch it.Kind {
-	case KindAssistantMessage, KindReasoning, KindUserMessage:
-		return m.bounds.MessageItemBytes
+	if isMessage(it) {
+		return m.bounds.MessageItemBytes + m.bounds.ItemBytes
 	}
 	return m.bounds.ItemBytes
+}
+
+// isMessage reports whether it is a streamed message.
+func isMessage(it *Item) bool {
+	switch it.Kind {
+	case KindAssistantMessage, KindReasoning, KindUserMessage:
+		return true
+	}
+	return false
 }
 
 // size is what it holds, as the bounds count it.
@@ -261,14 +271,21 @@ func (m *Manager) cutNotice(c *conversation, it *Item, n int) {
 		it.cutNotice = m.newItem(c, KindNotice, "")
 		it.cutNotice.Level = "warning"
 	}
-	what := "The output of a tool call"
-	switch {
-	case it.Title != "" && (it.Kind == KindTool || it.Kind == KindCommand):
-		what = fmt.Sprintf("The output of %q", utf8Prefix(it.Title, 80))
-	case it.Kind != KindTool && it.Kind != KindCommand:
-		what = "An item (" + it.Kind + ")"
+	what, bound := "An item ("+it.Kind+")", m.limit(it)
+	switch it.Kind {
+	case KindTool, KindCommand:
+		what = "The output of a tool call"
+		if it.Title != "" {
+			what = fmt.Sprintf("The output of %q", utf8Prefix(it.Title, 80))
+		}
+	case KindAssistantMessage:
+		what, bound = "The agent's answer", m.bounds.MessageItemBytes
+	case KindReasoning:
+		what, bound = "The agent's reasoning", m.bounds.MessageItemBytes
+	case KindUserMessage:
+		what, bound = "A message of the conversation's history", m.bounds.MessageItemBytes
 	}
-	it.cutNotice.Message = fmt.Sprintf("%s was longer than %s; %s of it is not shown.", what, sizeText(m.limit(it)), sizeText(n))
+	it.cutNotice.Message = fmt.Sprintf("%s was longer than %s; %s of it is not shown.", what, sizeText(bound), sizeText(n))
 	m.upsert(c, it.cutNotice)
 }
 

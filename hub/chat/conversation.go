@@ -61,7 +61,7 @@ type openText struct {
 	role, messageID string
 	item            *Item
 	buf             strings.Builder
-	room            int  // the bytes the message may hold (MaxMessageItemBytes less the rest of the item)
+	room            int  // the bytes of text the message may hold (MaxMessageItemBytes)
 	cut, told       int  // bytes cut, and the figure the notice last said
 	dirty           bool // a replayed user message grew since its last upsert
 }

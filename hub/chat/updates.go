@@ -106,7 +106,7 @@ func (m *Manager) chunk(c *conversation, u hub.AgentMessageChunk) {
 		it = m.newItem(c, KindAssistantMessage, "")
 		it.Markdown, it.MessageID, it.Agent = &empty, agentID(u.MessageID), c.agentID
 	}
-	t := &openText{role: u.Role, messageID: u.MessageID, item: it, room: m.bounds.MessageItemBytes - it.size()}
+	t := &openText{role: u.Role, messageID: u.MessageID, item: it, room: m.bounds.MessageItemBytes}
 	c.text = t
 	t.add(u.Text)
 	m.upsert(c, it)
