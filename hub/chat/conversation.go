@@ -132,12 +132,13 @@ func (m *Manager) upsert(c *conversation, it *Item) {
 	m.trim(c)
 }
 
-// notice adds and emits a notice item.
-func (m *Manager) notice(c *conversation, level, code, message string) {
+// notice adds and emits a notice item, and returns it.
+func (m *Manager) notice(c *conversation, level, code, message string) *Item {
 	m.closeText(c)
 	it := m.newItem(c, KindNotice, "")
 	it.Level, it.Code, it.Message = level, code, message
 	m.upsert(c, it)
+	return it
 }
 
 // closeText ends the streamed message: the next chunk starts a new item.

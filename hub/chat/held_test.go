@@ -103,6 +103,23 @@ func TestAHeldMessageIsSavedBeforeItsSendIsAnswered(t *testing.T) {
 	res, err := r.m.Send(context.Background(), id, chat.Message{Text: "third", RequestID: "req-3"})
 	is.NoErr(err)     // the retry is a new send
 	is.True(res.Held) // held now
+
+	// A removal is saved before it answers too.
+	_, err = r.m.RemoveHeld(id, res.MessageID)
+	is.NoErr(err)
+	recs, err = r.store.LoadConversations()
+	is.NoErr(err)
+	is.Equal(len(recs[0].Held), 1) // gone from the store
+	r.store.Fail(errors.New("disk full"))
+	s, _ = r.m.Snapshot(id)
+	_, err = r.m.RemoveHeld(id, s.Queued[0].ID)
+	isKind(is, err, hub.Internal) // a removal not saved is said
+	r.store.Fail(nil)
+	_, err = r.m.Rename(id, "saved at last")
+	is.NoErr(err)
+	recs, err = r.store.LoadConversations()
+	is.NoErr(err)
+	is.Equal(len(recs[0].Held), 0) // and goes out with the next save
 }
 
 // A message's delivery is saved before the agent has it: when that save

@@ -122,10 +122,12 @@ type SendResult struct {
 // message that breaks the attachment rules is Invalid (TooLarge for an
 // image over 10 MiB, or text over 1 MiB); a message past the held
 // queue's bounds (limits.go: 20 messages, 256 KiB of text and 64 MiB of
-// images per conversation, 128 MiB per workspace) is RateLimited; an agent no longer installed is a Conflict; images to an
-// agent that said at `initialize` it takes none are Invalid (the agent is
-// started to ask it, within ctx). A retried send with the same RequestID
-// answers the first result and changes nothing.
+// images per conversation, 128 MiB per workspace) is RateLimited; an
+// agent no longer installed is a Conflict; images to an agent that said
+// at `initialize` it takes none are Invalid (the agent is started to ask
+// it, within ctx). A held message is saved before Send returns (held.go);
+// one that cannot be saved is not held (Internal). A retried send with
+// the same RequestID answers the first result and changes nothing.
 func (m *Manager) Send(ctx context.Context, id string, msg Message) (SendResult, error) {
 	images, infos, err := checkMessage(msg)
 	if err != nil {
@@ -245,7 +247,10 @@ func noImages(name string) error {
 }
 
 // RemoveHeld takes a held message out of the queue before it is
-// delivered; NotFound when no held message has this id.
+// delivered; NotFound when no held message has this id. The removal is
+// saved before it answers; one that cannot be saved answers Internal, as
+// a rename does: the message stays removed here and the next save keeps
+// the removal (until then a crash would bring it back).
 func (m *Manager) RemoveHeld(id, messageID string) ([]QueuedMessage, error) {
 	m.mu.Lock()
 	c, err := m.conv(id)
@@ -260,7 +265,9 @@ func (m *Manager) RemoveHeld(id, messageID string) ([]QueuedMessage, error) {
 	m.queueChanged(c, "removed", messageID)
 	q := c.queue.list()
 	m.mu.Unlock()
-	_ = m.persist() // best effort: logged, and retried by the next save
+	if err := m.persist(); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
 

@@ -144,9 +144,9 @@ func (m *Manager) outcome(c *conversation, t *turn, conn hub.AgentConnection, re
 		return m.exited(c, conn, nil)
 	}
 	msg := publicMessage(err)
-	m.notice(c, "error", "", "The turn failed: "+msg)
+	it := m.notice(c, "error", "", "The turn failed: "+msg)
 	if conn != nil {
-		c.failure = &turnFailure{conn: conn, notice: c.items[len(c.items)-1], at: m.now()}
+		c.failure = &turnFailure{conn: conn, notice: it, at: m.now()}
 	}
 	return StatusFailed, msg
 }
@@ -205,6 +205,10 @@ func (m *Manager) exitedAfterFailure(c *conversation, conn hub.AgentConnection) 
 	if c.turn != nil || c.status != StatusFailed || m.now().Sub(f.at) > ExitWindow {
 		return
 	}
-	status, message := m.exited(c, conn, f.notice)
+	notice := f.notice
+	if c.byID[notice.ID] != notice {
+		notice = nil // removed to keep the conversation within its bound: say it anew
+	}
+	status, message := m.exited(c, conn, notice)
 	m.setStatus(c, status, message)
 }
