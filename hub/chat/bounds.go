@@ -342,6 +342,9 @@ func (m *Manager) trim(c *conversation) {
 		}
 		c.items = kept
 	}
+	if shortened == 0 && removed == 0 {
+		return // what is left all grows or awaits: nothing to say
+	}
 	msg := fmt.Sprintf("Older output was dropped to keep this conversation within %s: %s of it is gone", sizeText(m.bounds.ConversationBytes),
 		sizeText(before-c.bytes))
 	switch {
