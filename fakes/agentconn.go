@@ -16,6 +16,9 @@ type AgentConn struct {
 	r     *AgentRuntime
 	agent hub.AgentDescriptor
 	sink  hub.AgentSink
+	// images is what the agent said of images at its start: an agent's
+	// capabilities are fixed for a connection.
+	images bool
 
 	mu        sync.Mutex
 	done      chan struct{}
@@ -158,7 +161,7 @@ func (c *AgentConn) end(err error) {
 func (c *AgentConn) Info() hub.AgentInfo {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return hub.AgentInfo{Name: c.agent.Name, Version: "fake", LoadSession: !c.r.noLoad, ListSessions: true, Images: true}
+	return hub.AgentInfo{Name: c.agent.Name, Version: "fake", LoadSession: !c.r.noLoad, ListSessions: true, Images: c.images}
 }
 
 func (c *AgentConn) alive() error {

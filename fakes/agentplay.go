@@ -1,6 +1,7 @@
 package fakes
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/wharfhub/wharf/fakes/agentscript"
@@ -86,6 +87,21 @@ func play(t *AgentTurn) {
 	case agentscript.Flood:
 		for range agentscript.FloodChunks {
 			say("x")
+		}
+		done()
+	case agentscript.Text:
+		total, size := agentscript.SizeArgs(t.Prompt.Text, agentscript.TextBytes, agentscript.TextChunk)
+		chunk := strings.Repeat("t", size)
+		for sent := 0; sent < total; sent += size {
+			say(chunk[:min(size, total-sent)])
+		}
+		done()
+	case agentscript.Tools:
+		count, size := agentscript.SizeArgs(t.Prompt.Text, agentscript.ToolCalls, agentscript.ToolBytes)
+		out := strings.Repeat("o", size)
+		for i := 1; i <= count; i++ {
+			t.Send(hub.AgentToolCall{ID: "tool-" + strconv.Itoa(i), New: true, Title: str("Read part " + strconv.Itoa(i)),
+				Kind: str("read"), Status: str("completed"), Content: []hub.AgentToolContent{{Type: "text", Text: out}}})
 		}
 		done()
 	case agentscript.Garbage:

@@ -27,6 +27,7 @@ type AgentRuntime struct {
 	autoplay   bool
 	noLoad     bool
 	deaf       bool // Cancel is ignored
+	noImages   bool // agents say they take no images
 	startErr   map[string]error
 	sessionErr map[string]error
 	conns      map[string][]*AgentConn
@@ -48,6 +49,10 @@ func (r *AgentRuntime) SetAutoplay(on bool) { r.mu.Lock(); r.autoplay = on; r.mu
 
 // SetLoadSession says whether agents can reopen sessions (default yes).
 func (r *AgentRuntime) SetLoadSession(on bool) { r.mu.Lock(); r.noLoad = !on; r.mu.Unlock() }
+
+// SetImages says whether agents started later take images in prompts
+// (default yes): the Info of their connections says so.
+func (r *AgentRuntime) SetImages(on bool) { r.mu.Lock(); r.noImages = !on; r.mu.Unlock() }
 
 // SetIgnoreCancel makes agents ignore Cancel, as a stubborn one would.
 func (r *AgentRuntime) SetIgnoreCancel(on bool) { r.mu.Lock(); r.deaf = on; r.mu.Unlock() }
@@ -129,7 +134,7 @@ func (r *AgentRuntime) Start(ctx context.Context, id, dir string, sink hub.Agent
 		return nil, r.startErr[id]
 	}
 	c := &AgentConn{r: r, agent: r.agents[i], sink: sink, done: make(chan struct{}), pending: map[string]pendingRequest{},
-		turns: map[string]*AgentTurn{}}
+		turns: map[string]*AgentTurn{}, images: !r.noImages}
 	r.conns[id] = append(r.conns[id], c)
 	return c, nil
 }

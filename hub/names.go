@@ -72,27 +72,55 @@ func checkFolderName(field, name string) error {
 }
 
 // NormalizeDisplayName trims name as clients trim and checks it: 1 to 64
-// visible characters, no control character and no format character
-// (zero-width, bidi controls, the byte-order mark, tags), so a name cannot
-// hide or reorder what a person reads. Combining marks belong to the
-// character before them and do not count. It returns the stored form.
+// visible characters under the rule of NormalizeVisibleText, so a name
+// cannot hide or reorder what a person reads. Combining marks belong to
+// the character before them and do not count. It returns the stored form.
 func NormalizeDisplayName(name string) (string, error) {
-	name = strings.TrimFunc(name, isJSSpace)
-	switch {
-	case !utf8.ValidString(name):
-		return "", Errorf(Invalid, "workspace display name must be valid UTF-8")
-	case name == "":
-		return "", Errorf(Invalid, "workspace display name must not be empty")
-	case strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) >= 0:
-		return "", Errorf(Invalid, "workspace display name must not contain control characters")
-	case strings.IndexFunc(name, func(r rune) bool { return !isJSSpace(r) && !isInvisible(r) }) < 0:
-		return "", Errorf(Invalid, "workspace display name must contain a visible character")
-	case strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) >= 0:
-		return "", Errorf(Invalid, "workspace display name must not contain format characters (zero-width, bidi or byte-order marks)")
-	case visibleLen(name) > MaxDisplayName:
+	name, err := NormalizeVisibleText("workspace display name", name)
+	if err != nil {
+		return "", err
+	}
+	if visibleLen(name) > MaxDisplayName {
 		return "", Errorf(Invalid, "workspace display name must be at most %d characters", MaxDisplayName)
 	}
 	return name, nil
+}
+
+// NormalizeVisibleText is the one rule for text a person reads as a name
+// (workspace display names, conversation titles): s is trimmed as clients
+// trim, and refused (Invalid, the message naming it what) unless it is
+// valid UTF-8 with a visible character and no control character (Cc, C1
+// included) or format character (Cf: zero-width characters, bidi
+// controls, the byte-order mark, tags), which could hide or reorder what
+// a person reads. Callers add their own length bound.
+func NormalizeVisibleText(what, s string) (string, error) {
+	s = strings.TrimFunc(s, isJSSpace)
+	switch {
+	case !utf8.ValidString(s):
+		return "", Errorf(Invalid, "%s must be valid UTF-8", what)
+	case s == "":
+		return "", Errorf(Invalid, "%s must not be empty", what)
+	case strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) >= 0:
+		return "", Errorf(Invalid, "%s must not contain control characters", what)
+	case strings.IndexFunc(s, func(r rune) bool { return !isJSSpace(r) && !isInvisible(r) }) < 0:
+		return "", Errorf(Invalid, "%s must contain a visible character", what)
+	case strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) >= 0:
+		return "", Errorf(Invalid, "%s must not contain format characters (zero-width, bidi or byte-order marks)", what)
+	}
+	return s, nil
+}
+
+// RemoveInvisible drops from s every character NormalizeVisibleText
+// refuses inside a name (control and format characters) and trims what
+// is left as clients trim: a name derived from text nobody checked (a
+// folder's name, a message's first line, an agent's title).
+func RemoveInvisible(s string) string {
+	return strings.TrimFunc(strings.Map(func(r rune) rune {
+		if isInvisible(r) {
+			return -1
+		}
+		return r
+	}, s), isJSSpace)
 }
 
 // visibleLen counts the characters of s a person sees: code points less
@@ -111,13 +139,7 @@ func visibleLen(s string) int {
 // without control or format characters, trimmed, at most 64 characters;
 // "workspace" when nothing is left.
 func defaultDisplayName(dir string) string {
-	name := strings.Map(func(r rune) rune {
-		if isInvisible(r) {
-			return -1
-		}
-		return r
-	}, path.Base(dir))
-	name = strings.TrimFunc(name, isJSSpace)
+	name := RemoveInvisible(path.Base(dir))
 	if utf8.RuneCountInString(name) > MaxDisplayName {
 		name = strings.TrimFunc(string([]rune(name)[:MaxDisplayName]), isJSSpace)
 	}

@@ -496,18 +496,22 @@ type AgentConnection interface {
 // restarts of its session child, in a place private to the workspace.
 // Methods are safe for concurrent use.
 type ConversationStore interface {
-	// LoadConversations returns what SaveConversations last stored; none
-	// when nothing was stored yet.
+	// LoadConversations returns what SaveConversations last stored, held
+	// images with their bytes; none when nothing was stored yet. A held
+	// message whose image cannot be read back is left out (logged where
+	// the store can), never returned without it.
 	LoadConversations() ([]ConversationRecord, error)
 	// SaveConversations replaces the stored inventory with records,
-	// atomically and durably: after a crash either the old or the new
-	// inventory is read back.
+	// atomically and durably, held images included: after a crash either
+	// the old or the new inventory is read back whole. Images no record
+	// holds any more are forgotten.
 	SaveConversations(records []ConversationRecord) error
 }
 
 // ConversationRecord is what survives of a conversation: its identity,
-// title, times and configuration, and the agent session that holds its
-// history. Items are not kept: the agent replays them (LoadSession).
+// title, times and configuration, the agent session that holds its
+// history, and what the user sent that the agent has not had yet. Items
+// are not kept: the agent replays them (LoadSession).
 type ConversationRecord struct {
 	ID        string    `json:"id"`
 	AgentID   string    `json:"agentId"`
@@ -517,4 +521,41 @@ type ConversationRecord struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	Model     string    `json:"model,omitempty"`
 	Mode      string    `json:"mode,omitempty"`
+	// Held are the messages held behind a running turn, in order: a
+	// restarted child delivers them.
+	Held []HeldMessageRecord `json:"held,omitempty"`
+	// Delivering is the message whose turn ran when the record was saved
+	// (recorded before it was sent, without its images): after a crash
+	// the child says that turn was interrupted, and never sends it again.
+	Delivering *HeldMessageRecord `json:"delivering,omitempty"`
+	// Sent maps the request ids of the latest sends to their messages, so
+	// a send retried across a restart is answered, not delivered twice.
+	Sent []SentRecord `json:"sent,omitempty"`
+}
+
+// HeldMessageRecord is a message a user sent that waits for the agent.
+type HeldMessageRecord struct {
+	ID        string      `json:"id"`
+	Text      string      `json:"text"`
+	QueuedAt  time.Time   `json:"queuedAt"`
+	RequestID string      `json:"requestId,omitempty"`
+	Images    []HeldImage `json:"images,omitempty"`
+}
+
+// HeldImage is an image of a held message. Key names its bytes: 32
+// lower-case hex digits, unique, and the same in every save that holds
+// the image, so a store may keep the bytes once per key, apart from the
+// records (Data is not part of the records' JSON).
+type HeldImage struct {
+	Key      string `json:"key"`
+	MimeType string `json:"mimeType"`
+	Name     string `json:"name,omitempty"`
+	Data     []byte `json:"-"`
+}
+
+// SentRecord is what a send with a request id answered.
+type SentRecord struct {
+	RequestID string `json:"requestId"`
+	MessageID string `json:"messageId"`
+	Held      bool   `json:"held"`
 }

@@ -2,11 +2,11 @@ package session
 
 import (
 	"context"
-	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
@@ -41,6 +41,13 @@ import (
 const (
 	maxChatBody    = 64 << 10
 	maxMessageBody = 120 << 20
+	// maxUploadBytes bounds the message bodies one workspace reads at
+	// once, each counted by its declared length (maxMessageBody when it
+	// declares none): one message at the body bound, or many small ones;
+	// past it a send answers 429. A body is held whole while it is
+	// decoded (about three times its size at the peak), so without a
+	// bound concurrent uploads took the child past 2.5 GiB.
+	maxUploadBytes = 128 << 20
 	// chatCallTimeout bounds an operation that waits for an agent (a new
 	// session, a configuration change).
 	chatCallTimeout = 2 * time.Minute
@@ -48,9 +55,35 @@ const (
 
 // chatAPI serves the chat API of one workspace.
 type chatAPI struct {
-	m      *chat.Manager
-	prefix string // /s/{ID}/api/chat/
-	log    *slog.Logger
+	m       *chat.Manager
+	prefix  string // /s/{ID}/api/chat/
+	log     *slog.Logger
+	uploads uploadBudget
+}
+
+// uploadBudget counts the bytes of the message bodies being read, within
+// maxUploadBytes.
+type uploadBudget struct {
+	mu   sync.Mutex
+	used int64
+}
+
+// take reserves n bytes, reporting whether they fit.
+func (b *uploadBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > maxUploadBytes {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// give returns n bytes taken.
+func (b *uploadBudget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 func (a *chatAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -138,14 +171,32 @@ func (a *chatAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// attachment is an image of a sent message: base64 data.
+// attachment is an image of a sent message: its data is base64, which
+// the decoder turns into bytes directly (no copy of the text).
 type attachment struct {
 	MimeType string `json:"mimeType"`
-	Data     string `json:"data"`
+	Data     []byte `json:"data"`
 	Name     string `json:"name,omitempty"`
 }
 
+// send reads a message within the workspace's upload budget: a body
+// declared past maxMessageBody is refused before it is read (413), one
+// that does not fit the budget with 429.
 func (a *chatAPI) send(w http.ResponseWriter, r *http.Request, id string) {
+	n := r.ContentLength
+	switch {
+	case n > maxMessageBody:
+		a.fail(w, hub.Errorf(hub.TooLarge, "request body is larger than %d bytes", maxMessageBody))
+		return
+	case n < 0:
+		n = maxMessageBody
+	}
+	n = max(n, 1)
+	if !a.uploads.take(n) {
+		a.fail(w, hub.Errorf(hub.RateLimited, "other messages are being uploaded to this workspace; send again shortly"))
+		return
+	}
+	defer a.uploads.give(n)
 	var body struct {
 		Text        string       `json:"text"`
 		Attachments []attachment `json:"attachments"`
@@ -159,15 +210,12 @@ func (a *chatAPI) send(w http.ResponseWriter, r *http.Request, id string) {
 		a.fail(w, hub.Errorf(hub.Invalid, "at most %d images per message", chat.MaxAttachments))
 		return
 	}
-	for i, at := range body.Attachments {
-		data, err := base64.StdEncoding.DecodeString(at.Data)
-		if err != nil {
-			a.fail(w, hub.Errorf(hub.Invalid, "attachment %d is not base64", i+1))
-			return
-		}
-		msg.Attachments = append(msg.Attachments, chat.Attachment{Name: at.Name, MimeType: at.MimeType, Data: data})
+	for _, at := range body.Attachments {
+		msg.Attachments = append(msg.Attachments, chat.Attachment{Name: at.Name, MimeType: at.MimeType, Data: at.Data})
 	}
-	res, err := a.m.Send(id, msg)
+	ctx, cancel := contextFor(r)
+	defer cancel()
+	res, err := a.m.Send(ctx, id, msg)
 	a.answer(w, http.StatusAccepted, res, err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,4 +174,71 @@ func TestChatAPIConversation(t *testing.T) {
 	is.Equal(status, 200) // closed
 	_, body = req(t, "GET", base+"conversations", "")
 	is.Equal(string(bytes.TrimSpace(body)), `{"conversations":[]}`) // gone from the inventory
+}
+
+// stallingBody is a request body that says when it is first read, then
+// gives nothing until released (then it ends, short of its length).
+type stallingBody struct {
+	reading chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.reading) })
+	<-b.release
+	return 0, io.ErrUnexpectedEOF
+}
+
+// Message bodies are read within one budget per workspace: while one
+// large upload is read, another is refused with 429 before it is read,
+// small ones still pass, and the budget comes back when the upload ends.
+// A body declared past the bound is refused with 413 unread.
+func TestChatAPIUploadsAreBoundedPerWorkspace(t *testing.T) {
+	is := is.New(t)
+	srv, _ := chatServer(t)
+	h := srv.Config.Handler
+	base := "/s/ws/api/chat/"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", base+"conversations", strings.NewReader(`{"agent":"scripted"}`)))
+	var created struct{ Conversation struct{ ID string } }
+	is.NoErr(json.Unmarshal(rec.Body.Bytes(), &created))
+	messages := base + "conversations/" + url.PathEscape(created.Conversation.ID) + "/messages"
+	send := func(body io.Reader, length int64) int {
+		r := httptest.NewRequest("POST", messages, body)
+		r.ContentLength = length
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec.Code
+	}
+
+	big := &stallingBody{reading: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan int, 1)
+	go func() { done <- send(big, 100<<20) }()
+	select {
+	case <-big.reading: // the first upload holds 100 MiB of the budget
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first upload was never read")
+	}
+	second := &stallingBody{reading: make(chan struct{}), release: make(chan struct{})}
+	close(second.release)
+	is.Equal(send(second, 100<<20), 429) // a second one does not fit
+	select {
+	case <-second.reading:
+		t.Fatal("the refused upload was read")
+	default:
+	}
+	is.Equal(send(second, -1), 429)                                          // nor one of unknown length
+	is.Equal(send(strings.NewReader(`{"text":"hi"}`), 13), 202)              // a small one does
+	is.Equal(send(strings.NewReader(strings.Repeat(" ", 10)), 121<<20), 413) // one declared past the body bound, unread
+	close(big.release)
+	select {
+	case status := <-done:
+		is.Equal(status, 400) // the stalled upload ended short
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first upload did not end")
+	}
+	third := &stallingBody{reading: make(chan struct{}), release: make(chan struct{})}
+	close(third.release)
+	is.Equal(send(third, 100<<20), 400) // the budget is back: read (and found short)
 }

@@ -108,7 +108,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}), log)
 	conversations, err := chat.New(chat.Config{
 		Runtime: agents(opts, cfg.Agents, log),
-		Store:   &fileStore{dir: cfg.DataDir},
+		Store:   &fileStore{dir: cfg.DataDir, log: log.With("component", "conversations")},
 		Dir:     cfg.Path,
 		Logger:  log.With("component", "chat"),
 	})

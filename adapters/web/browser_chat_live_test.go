@@ -15,7 +15,7 @@ import (
 )
 
 // An agent that crashes mid-turn leaves its partial answer, a notice
-// saying so and the turn failed, and the conversation goes on, also after
+// saying it exited and the turn failed, and the conversation goes on, also after
 // its workspace stopped and started again from the page; an agent
 // that wants a login refuses a new conversation in words, and the picker
 // then says it needs one.
@@ -27,8 +27,8 @@ func TestBrowserConversationFailures(t *testing.T) {
 
 	say(t, p, agentscript.Crash)
 	must(t, p.Wait(status("Failed"), wait))
-	must(t, p.Wait(shows("assistant_message", agentscript.Partial), wait))                                                              // what it said before
-	must(t, p.Wait(items("notice")+`.some((li) => li.querySelector('.note-error') && li.innerText.includes('The turn failed'))`, wait)) // why it stopped
+	must(t, p.Wait(shows("assistant_message", agentscript.Partial), wait))                                                                     // what it said before
+	must(t, p.Wait(items("notice")+`.some((li) => li.querySelector('.note-error') && li.innerText.includes('exited during the turn'))`, wait)) // why it stopped: the agent exited
 	say(t, p, "echo still here")
 	must(t, p.Wait(shows("assistant_message", "echo still here")+` && `+status("Done"), wait)) // a new agent process takes the next turn
 

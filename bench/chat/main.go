@@ -23,6 +23,11 @@
 //     sockets (each feed the Hub opens is one connection, the Hub's
 //     client keeps none idle) rise by one, and every stream reads every
 //     chunk of a 200-chunk turn, in order.
+//   - Streamed text: one answer of 16 MiB in 4 KiB chunks against 16 of
+//     1 MiB, the time from the send to `completed` (target ≤ 2 ×).
+//   - Tool flood: the child's RSS after 200 tool calls of 1 MiB output.
+//
+// -output-only runs the last two alone.
 //
 // Everything runs on loopback, bounded in count and time, and every
 // process and directory is removed at the end (also after an interrupt).
@@ -53,6 +58,7 @@ import (
 type config struct {
 	workspaces, perWorkspace, rate, idle, subscribers, fanChunks int
 	window                                                       time.Duration
+	outputOnly                                                   bool
 }
 
 func main() {
@@ -64,6 +70,7 @@ func main() {
 	flag.IntVar(&cfg.idle, "idle", 50, "idle conversations of the memory figure")
 	flag.IntVar(&cfg.subscribers, "subscribers", 100, "live streams following one conversation")
 	flag.IntVar(&cfg.fanChunks, "fan-chunks", 200, "chunks of the shared conversation's turn (100 a second)")
+	flag.BoolVar(&cfg.outputOnly, "output-only", false, "measure only what agents' output costs the child (streamed text, tool flood)")
 	flag.Parse()
 	n := cfg.workspaces * cfg.perWorkspace
 	if cfg.workspaces < 1 || cfg.perWorkspace < 1 || n > streamsPerUser || cfg.rate < n || cfg.rate > 20000 ||
@@ -118,21 +125,32 @@ func run(ctx context.Context, cfg config) error {
 	defer w.stop()
 
 	var rows []verdict
-	lat, err := latencyRuns(ctx, w, cfg)
+	if !cfg.outputOnly {
+		lat, err := latencyRuns(ctx, w, cfg)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, lat...)
+		idle, conv, err := idleMemory(ctx, w, cfg)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, idle)
+		fan, err := sharing(ctx, w, cfg, conv)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, fan...)
+	}
+	text, err := streamedText(ctx, w)
 	if err != nil {
 		return err
 	}
-	rows = append(rows, lat...)
-	idle, conv, err := idleMemory(ctx, w, cfg)
+	flood, err := toolFlood(ctx, w)
 	if err != nil {
 		return err
 	}
-	rows = append(rows, idle)
-	fan, err := sharing(ctx, w, cfg, conv)
-	if err != nil {
-		return err
-	}
-	rows = append(rows, fan...)
+	rows = append(rows, text, flood)
 	report(cfg, rows, time.Since(began))
 	return nil
 }
@@ -455,5 +473,12 @@ func report(cfg config, rows []verdict, took time.Duration) {
 		"limits) follow one of those conversations; the child's open sockets (/proc/<pid>/fd: each feed the Hub opens holds one connection, "+
 		"and the Hub keeps no idle one) are counted before, after every stream is ready, and halfway through a turn of %d chunks at 100 a "+
 		"second, which every stream must read whole and in order.\n", cfg.subscribers, streamsPerUser, streamsPerSession, cfg.fanChunks)
+	p("- **Streamed text.** A workspace of its own, one conversation; the agent plays `text` (fakes/agentscript): after a warm-up "+
+		"turn, 16 turns of 1 MiB each, then one of 16 MiB, all in chunks of %d KiB. Each turn's time runs from the send to the "+
+		"inventory (read every 10 ms) saying `completed`; the child's CPU time is from /proc. The same bytes in the same chunks cost "+
+		"the same when text grows in linear time; the 16 MiB answer must then be whole in the snapshot.\n", textChunk>>10)
+	p("- **Tool flood.** A workspace of its own, one conversation; the agent plays `tools 200 1048576`: 200 completed tool calls " +
+		"of 1 MiB of output each. The child's VmRSS (median of 5 readings) 2 s after the turn completed, against the same before it " +
+		"and the peak (VmHWM); the conversation keeps at most 64 MiB of items (hub/chat's bounds), trimming the oldest.\n")
 	fmt.Print(b.String())
 }

@@ -27,6 +27,9 @@ func TestProcParsing(t *testing.T) {
 	is.Equal(rss, int64(13936<<10)) // in bytes
 	_, err = parseVmRSS([]byte("Name:\tzombie\n"))
 	is.True(err != nil) // none
+	peak, err := parseStatusBytes([]byte("Name:\twharf\nVmHWM:\t   20000 kB\nVmRSS:\t   13936 kB\n"), "VmHWM")
+	is.NoErr(err)
+	is.Equal(peak, int64(20000<<10)) // any field given in kB
 }
 
 func TestWithChunk(t *testing.T) {

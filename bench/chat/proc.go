@@ -99,12 +99,24 @@ func vmRSS(pid int) (int64, error) {
 	return parseVmRSS(b)
 }
 
-func parseVmRSS(status []byte) (int64, error) {
-	_, v, ok := bytes.Cut(status, []byte("\nVmRSS:"))
+func parseVmRSS(status []byte) (int64, error) { return parseStatusBytes(status, "VmRSS") }
+
+// procStatusBytes is a field of a process's /proc/<pid>/status given in
+// kB (VmRSS, VmHWM: the peak), in bytes.
+func procStatusBytes(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusBytes(b, field)
+}
+
+func parseStatusBytes(status []byte, field string) (int64, error) {
+	_, v, ok := bytes.Cut(status, []byte("\n"+field+":"))
 	line, _, _ := bytes.Cut(v, []byte("\n"))
 	kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(line)), " kB"), 10, 64)
 	if !ok || err != nil {
-		return 0, fmt.Errorf("no VmRSS in the status")
+		return 0, fmt.Errorf("no %s in the status", field)
 	}
 	return kb << 10, nil
 }

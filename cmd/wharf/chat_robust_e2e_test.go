@@ -116,10 +116,12 @@ func TestChatSurvivesFloodsCrashesAndReconnects(t *testing.T) {
 	})
 	is.Equal(text, strings.Repeat("x", agentscript.FloodChunks)) // every chunk, once
 
-	// A crash mid-turn: a notice and `failed`, then the agent is back.
+	// A crash mid-turn: a notice saying the agent exited (not that "the
+	// turn failed (error -32603)") and `failed`, then the agent is back.
 	post("conversations/"+cid+"/messages", map[string]any{"text": agentscript.Crash})
 	live.all("the crash", isStatus("failed"), func(e chatEnvelope) bool {
-		return e.chat.Item["kind"] == "notice" && e.chat.Item["level"] == "error"
+		return e.chat.Item["kind"] == "notice" && e.chat.Item["level"] == "error" &&
+			strings.Contains(e.chat.Item["message"].(string), "exited during the turn")
 	})
 	post("conversations/"+cid+"/messages", map[string]any{"text": agentscript.Garbage})
 	live.all("the garbage skipped", isStatus("completed"), func(e chatEnvelope) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -120,6 +121,20 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	case agentscript.Flood:
 		for range agentscript.FloodChunks {
 			t.say("agent_message_chunk", "x")
+		}
+	case agentscript.Text:
+		total, size := agentscript.SizeArgs(text, agentscript.TextBytes, agentscript.TextChunk)
+		chunk := strings.Repeat("t", size)
+		for sent := 0; sent < total && ctx.Err() == nil; sent += size {
+			t.say("agent_message_chunk", chunk[:min(size, total-sent)])
+		}
+	case agentscript.Tools:
+		count, size := agentscript.SizeArgs(text, agentscript.ToolCalls, agentscript.ToolBytes)
+		out := strings.Repeat("o", size)
+		for i := 1; i <= count && ctx.Err() == nil; i++ {
+			t.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": fmt.Sprintf("tool-%d", i),
+				"title": fmt.Sprintf("Read part %d", i), "kind": "read", "status": "completed",
+				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": out}}}})
 		}
 	case agentscript.Pace:
 		rate, count := agentscript.PaceArgs(text)

@@ -30,6 +30,14 @@ const (
 	Flood      = "flood"      // FloodChunks chunks of one "x" each, as fast as possible; end_turn
 	Garbage    = "garbage"    // a line that is not JSON, then a chunk of AfterGarbage; end_turn
 	Echo       = "echo"       // the prompt's text back, and "image <mime>" per image; end_turn
+	// Text is "text BYTES CHUNK": an answer of BYTES bytes ("t" each) in
+	// chunks of CHUNK bytes, as fast as possible; end_turn. Defaults 1
+	// MiB and 4 KiB. It measures the cost of streamed text.
+	Text = "text"
+	// Tools is "tools COUNT BYTES": COUNT completed tool calls, tool-1 to
+	// tool-COUNT, each with BYTES bytes of text output ("o" each);
+	// end_turn. Defaults 16 and 1 MiB. It floods the child with output.
+	Tools = "tools"
 	// Pace is "pace RATE COUNT": COUNT chunks, RATE a second, chunk i
 	// being PaceChunk(i, the time it is written); end_turn. Only the
 	// scripted ACP agent plays it (the fake runtime answers it like
@@ -99,6 +107,27 @@ func PaceArgs(prompt string) (rate float64, count int) {
 	}
 	return rate, count
 }
+
+// SizeArgs reads the two numbers of a text or tools prompt; either
+// missing, not positive or past 1 GiB takes its default.
+func SizeArgs(prompt string, first, second int) (int, int) {
+	f := strings.Fields(prompt)
+	arg := func(i, def int) int {
+		if len(f) > i {
+			if n, err := strconv.Atoi(f[i]); err == nil && n > 0 && n <= 1<<30 {
+				return n
+			}
+		}
+		return def
+	}
+	return arg(1, first), arg(2, second)
+}
+
+// Text and tools defaults (SizeArgs).
+const (
+	TextBytes, TextChunk = 1 << 20, 4 << 10
+	ToolCalls, ToolBytes = 16, 1 << 20
+)
 
 // PaceChunk is the text of the pace script's chunk seq written at sent:
 // "[p SEQ UNIXNANO]".

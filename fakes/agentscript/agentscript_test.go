@@ -27,3 +27,16 @@ func TestPace(t *testing.T) {
 	_, _, ok = ParsePaceChunk([]byte(`{"delta":"hello"}`))
 	is.True(!ok) // no chunk
 }
+
+func TestSizeArgs(t *testing.T) {
+	is := is.New(t)
+	a, b := SizeArgs("text 100 7", 1, 2)
+	is.Equal(a, 100) // the first number
+	is.Equal(b, 7)   // and the second
+	a, b = SizeArgs("text", 1, 2)
+	is.Equal(a, 1) // defaults when absent
+	is.Equal(b, 2)
+	a, b = SizeArgs("tools -3 99999999999", 1, 2)
+	is.Equal(a, 1) // or not a positive number
+	is.Equal(b, 2) // or past 1 GiB
+}

@@ -362,6 +362,39 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		is.Equal(text(rec.take(sid), "assistant"), strings.Repeat("x", agentscript.FloodChunks)) // every chunk, in order
 	})
 
+	t.Run("TextInChunks", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Text+" 10000 4096")
+		is.NoErr(err)
+		us := rec.take(sid)
+		is.Equal(text(us, "assistant"), strings.Repeat("t", 10000)) // every byte
+		chunks := 0
+		for _, u := range us {
+			if c, ok := u.(hub.AgentMessageChunk); ok && c.Role == "assistant" {
+				chunks++
+			}
+		}
+		is.Equal(chunks, 3) // in chunks of 4 KiB
+	})
+
+	t.Run("FloodOfToolOutput", func(t *testing.T) {
+		is := is.New(t)
+		_, conn, rec, sid := open(t)
+		_, err := prompt(t, conn, sid, agentscript.Tools+" 3 5000")
+		is.NoErr(err)
+		var calls []hub.AgentToolCall
+		for _, u := range rec.take(sid) {
+			if c, ok := u.(hub.AgentToolCall); ok {
+				calls = append(calls, c)
+			}
+		}
+		is.Equal(len(calls), 3)                                       // every call
+		is.Equal(calls[2].ID, "tool-3")                               // in order
+		is.Equal(*calls[2].Status, "completed")                       // completed
+		is.Equal(calls[2].Content[0].Text, strings.Repeat("o", 5000)) // with its output
+	})
+
 	t.Run("Garbage", func(t *testing.T) {
 		is := is.New(t)
 		_, conn, rec, sid := open(t)

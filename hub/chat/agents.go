@@ -149,7 +149,8 @@ func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnectio
 		a.starting = ch
 		m.mu.Unlock()
 
-		conn, err := m.cfg.Runtime.Start(ctx, id, m.cfg.Dir, func(sid string, u hub.AgentUpdate) { m.apply(id, sid, u) })
+		src := &source{agentID: id}
+		conn, err := m.cfg.Runtime.Start(ctx, id, m.cfg.Dir, func(sid string, u hub.AgentUpdate) { m.apply(src, sid, u) })
 		m.mu.Lock()
 		a.starting = nil
 		close(ch)
@@ -159,7 +160,7 @@ func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnectio
 			return nil, hub.Errorf(hub.Unavailable, "the workspace session is stopping")
 		}
 		if err == nil {
-			a.conn = conn
+			a.conn, src.conn = conn, conn
 			m.work.Add(1)
 			go m.watch(a, conn)
 		}
@@ -188,8 +189,9 @@ func (m *Manager) watch(a *agentState, conn hub.AgentConnection) {
 	for _, c := range m.convs {
 		if c.conn == conn {
 			c.conn = nil
-			m.settleAll(c, "cancelled")
 		}
+		m.settleFrom(c, conn)
+		m.exitedAfterFailure(c, conn)
 	}
 	m.activityChangedLocked()
 }

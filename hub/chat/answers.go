@@ -8,24 +8,27 @@ import (
 )
 
 // AnswerPermission answers the agent's permission request with one of its
-// choices. An unknown request is NotFound; one already answered or
-// settled is a Conflict; a choice the request did not offer is Invalid.
+// choices. requestID is the core's id of the request (its item's id
+// without `permission:`), unique for the conversation's life: an answer
+// reaches only the request it was given for. An unknown request is
+// NotFound; one already answered or settled is a Conflict; a choice the
+// request did not offer is Invalid.
 func (m *Manager) AnswerPermission(id, requestID, choiceID string) error {
 	m.mu.Lock()
-	c, it, conn, err := m.pendingRequest(id, requestID, KindPermission)
-	if err == nil && !slices.ContainsFunc(it.Choices, func(ch Choice) bool { return ch.ID == choiceID }) {
+	c, r, err := m.pendingRequest(id, requestID, KindPermission)
+	if err == nil && !slices.ContainsFunc(r.item.Choices, func(ch Choice) bool { return ch.ID == choiceID }) {
 		err = hub.Errorf(hub.Invalid, "the permission request has no choice %q", choiceID)
 	}
 	if err != nil {
 		m.mu.Unlock()
 		return err
 	}
-	delete(c.pending, requestID) // a second answer meets a Conflict
+	c.take(requestID) // a second answer meets a Conflict
 	m.mu.Unlock()
-	err = conn.AnswerPermission(requestID, choiceID)
+	err = r.src.conn.AnswerPermission(r.agentID, choiceID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.answered(c, it, err, func() { it.ChoiceID = choiceID })
+	return m.answered(c, r.item, err, func() { r.item.ChoiceID = choiceID })
 }
 
 // Answer is the user's answer to a question: Action accept (with the
@@ -35,10 +38,10 @@ type Answer struct {
 	Content map[string]any `json:"content,omitempty"`
 }
 
-// AnswerQuestion answers the agent's question. An unknown question is
-// NotFound; one already answered or settled is a Conflict; an action
-// other than accept, decline or cancel, or content without accept, is
-// Invalid.
+// AnswerQuestion answers the agent's question; requestID is the core's id
+// of it, as AnswerPermission's. An unknown question is NotFound; one
+// already answered or settled is a Conflict; an action other than accept,
+// decline or cancel, or content without accept, is Invalid.
 func (m *Manager) AnswerQuestion(id, requestID string, a Answer) error {
 	switch {
 	case a.Action != "accept" && a.Action != "decline" && a.Action != "cancel":
@@ -47,34 +50,37 @@ func (m *Manager) AnswerQuestion(id, requestID string, a Answer) error {
 		return hub.Errorf(hub.Invalid, "only an accepted question carries content")
 	}
 	m.mu.Lock()
-	c, it, conn, err := m.pendingRequest(id, requestID, KindQuestion)
+	c, r, err := m.pendingRequest(id, requestID, KindQuestion)
 	if err != nil {
 		m.mu.Unlock()
 		return err
 	}
-	delete(c.pending, requestID)
+	c.take(requestID)
 	m.mu.Unlock()
-	err = conn.AnswerQuestion(requestID, hub.AgentAnswer{Action: a.Action, Content: a.Content})
+	err = r.src.conn.AnswerQuestion(r.agentID, hub.AgentAnswer{Action: a.Action, Content: a.Content})
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.answered(c, it, err, func() { it.Action = a.Action })
+	return m.answered(c, r.item, err, func() { r.item.Action = a.Action })
 }
 
-// pendingRequest finds the request item of kind awaiting an answer in
-// conversation id, and the connection to answer on. m.mu held.
-func (m *Manager) pendingRequest(id, requestID, kind string) (*conversation, *Item, hub.AgentConnection, error) {
+// pendingRequest finds the request of kind awaiting an answer in
+// conversation id under our requestID. A request this child never issued
+// is NotFound; one it issued and that no longer waits is a Conflict.
+// m.mu held.
+func (m *Manager) pendingRequest(id, requestID, kind string) (*conversation, *request, error) {
 	c, err := m.conv(id)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	it := c.byID[kind+":"+requestID]
+	r := c.pending[requestID]
 	switch {
 	case it == nil:
-		return nil, nil, nil, hub.Errorf(hub.NotFound, "unknown %s request", kind)
-	case c.pending[requestID] != it || c.conn == nil:
-		return nil, nil, nil, hub.Errorf(hub.Conflict, "the %s request was already answered or withdrawn", kind)
+		return nil, nil, hub.Errorf(hub.NotFound, "unknown %s request", kind)
+	case r == nil || r.item != it || r.src.conn == nil:
+		return nil, nil, hub.Errorf(hub.Conflict, "the %s request was already answered or withdrawn", kind)
 	}
-	return c, it, c.conn, nil
+	return c, r, nil
 }
 
 // answered records the outcome of answering it: the agent took the

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
@@ -20,20 +21,26 @@ type conversation struct {
 	status      Status
 	config      Configuration
 
-	items   []*Item
-	byID    map[string]*Item
-	nextID  int // numbers items this generation
-	log     *replayLog
-	changed notifier
+	items    []*Item
+	byID     map[string]*Item
+	nextID   int // numbers items this generation
+	log      *replayLog
+	changed  notifier
+	bytes    int  // the items' sizes together (bounds.go)
+	trimming bool // trim runs: its notice must not trim again
 
-	queue    heldQueue
-	nextMsg  int
-	sent     map[string]SendResult // by request id, for retried sends
-	sentList []string              // the request ids in sent, oldest first
+	queue       heldQueue
+	delivering  *QueuedMessage         // the message whose turn runs, until it ends (held.go)
+	interrupted *hub.HeldMessageRecord // the message whose turn a crash interrupted, until a notice says so
+	sent        map[string]SendResult  // by request id, for retried sends
+	sentList    []string               // the request ids in sent, oldest first
 
-	pending map[string]*Item // permission and question items awaiting an answer, by request id
-	text    *openText        // the message being streamed, if any
-	turn    *turn            // the turn running, if any
+	pending         map[string]*request // permission requests and questions awaiting an answer, by our id
+	asked           map[askKey]string   // our ids of the pending requests, by the connection's own
+	refusedRequests bool                // requests past MaxPendingRequests were refused, and a notice said so
+	text            *openText           // the message being streamed, if any
+	turn            *turn               // the turn running, if any
+	failure         *turnFailure        // the last turn's failure, while its agent's exit may still explain it
 
 	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
 	loading   bool                // the session is being reopened in the background (touchLocked)
@@ -46,10 +53,33 @@ type conversation struct {
 }
 
 // openText is the assistant message, reasoning or replayed user message
-// that chunks of the same role extend.
+// that chunks of the same role extend. Its text grows in buf, so that a
+// message of n bytes costs O(n) however many chunks bring it (the item's
+// field is the builder's string, which shares its bytes); past room
+// bytes the rest is cut, counted in cut, and said in a notice.
 type openText struct {
 	role, messageID string
 	item            *Item
+	buf             strings.Builder
+	room            int  // the bytes of text the message may hold (MaxMessageItemBytes)
+	cut, told       int  // bytes cut, and the figure the notice last said
+	dirty           bool // a replayed user message grew since its last upsert
+}
+
+// add appends what fits of s to the message's text and returns it.
+func (t *openText) add(s string) string {
+	keep := utf8Prefix(s, t.room-t.buf.Len())
+	t.cut += len(s) - len(keep)
+	if keep == "" {
+		return ""
+	}
+	t.buf.WriteString(keep)
+	if t.role == "user" {
+		t.item.Text = t.buf.String()
+	} else {
+		*t.item.Markdown = t.buf.String()
+	}
+	return keep
 }
 
 // turn is one turn in flight: from the delivery of a message to the end
@@ -64,7 +94,7 @@ type turn struct {
 func (m *Manager) newConversation(id, agentID, sessionID string, created time.Time) *conversation {
 	return &conversation{id: id, agentID: agentID, sessionID: sessionID, createdAt: created, updatedAt: created,
 		status: StatusIdle, byID: map[string]*Item{}, log: newReplayLog(m.newGeneration()),
-		sent: map[string]SendResult{}, pending: map[string]*Item{}}
+		sent: map[string]SendResult{}, pending: map[string]*request{}, asked: map[askKey]string{}}
 }
 
 // emit logs ev for c and wakes its readers. m.mu held.
@@ -93,21 +123,52 @@ func (m *Manager) newItem(c *conversation, kind, id string) *Item {
 	return it
 }
 
-// upsert emits the item as it stands.
+// upsert bounds the item, emits it as it stands (then the notice of what
+// was cut, if anything was) and keeps the conversation within its bound.
 func (m *Manager) upsert(c *conversation, it *Item) {
+	cut := m.account(c, it)
 	m.emit(c, &Event{Type: EventItemUpsert, Item: it})
+	m.cutNotice(c, it, cut)
+	m.trim(c)
 }
 
-// notice adds and emits a notice item.
-func (m *Manager) notice(c *conversation, level, code, message string) {
+// notice adds and emits a notice item, and returns it.
+func (m *Manager) notice(c *conversation, level, code, message string) *Item {
 	m.closeText(c)
 	it := m.newItem(c, KindNotice, "")
 	it.Level, it.Code, it.Message = level, code, message
 	m.upsert(c, it)
+	return it
 }
 
 // closeText ends the streamed message: the next chunk starts a new item.
-func (m *Manager) closeText(c *conversation) { c.text = nil }
+// What the message still owes its readers goes out now: a replayed user
+// message's text, the final figure of a cut. m.mu held.
+func (m *Manager) closeText(c *conversation) {
+	t := c.text
+	if t == nil {
+		return
+	}
+	c.text = nil
+	if t.buf.Cap() > t.buf.Len()+t.buf.Len()/4+4096 {
+		// The builder doubled past the text: keep the text alone.
+		text := strings.Clone(t.buf.String())
+		if t.role == "user" {
+			t.item.Text = text
+		} else {
+			*t.item.Markdown = text
+		}
+	}
+	if c.closed {
+		return
+	}
+	if t.dirty {
+		m.upsert(c, t.item)
+	}
+	if t.cut > t.told {
+		m.cutNotice(c, t.item, t.cut)
+	}
+}
 
 // setStatus moves c to status, telling readers of the conversation and
 // of the inventory. m.mu held.
@@ -151,8 +212,10 @@ func (m *Manager) persist() error {
 	version := m.version
 	records := make([]hub.ConversationRecord, 0, len(m.convs))
 	for _, c := range m.convs {
-		records = append(records, hub.ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
-			Title: c.title, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, Model: c.config.Model, Mode: c.config.Mode})
+		r := hub.ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
+			Title: c.title, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, Model: c.config.Model, Mode: c.config.Mode}
+		c.heldRecords(&r)
+		records = append(records, r)
 	}
 	m.mu.Unlock()
 	if version == m.saved {

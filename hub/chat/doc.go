@@ -24,6 +24,16 @@
 // channel it was given for more, so a slow reader costs the core nothing
 // and the log itself is the only buffer.
 //
+// # Bounds
+//
+// An agent is untrusted input. Every item is bounded when it is made or
+// changed (16 MiB of streamed text, 1 MiB for any other item), every
+// conversation as a whole (64 MiB: the oldest items are trimmed, then
+// removed), the requests awaiting an answer (32), and the held messages
+// (limits.go); what is cut is said in a notice item. Streamed text grows
+// in a builder, so a message costs time linear in its length however
+// many chunks bring it. See bounds.go.
+//
 // # Transitions of a conversation's status
 //
 //	idle        created, or reopened after a restart; no turn has run here

@@ -21,19 +21,26 @@ var epoch = time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 
 // rig is a Manager over the fakes.
 type rig struct {
-	t     *testing.T
-	rt    *fakes.AgentRuntime
-	store *fakes.ConversationStore
-	clock *fakes.Clock
-	m     *chat.Manager
+	t      *testing.T
+	rt     *fakes.AgentRuntime
+	store  *fakes.ConversationStore
+	clock  *fakes.Clock
+	bounds chat.Bounds
+	m      *chat.Manager
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newBoundedRig(t, chat.Bounds{})
+}
+
+// newBoundedRig is a rig whose Manager keeps agents' output within b.
+func newBoundedRig(t *testing.T, b chat.Bounds) *rig {
+	t.Helper()
 	rt := fakes.NewAgentRuntime(
 		hub.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: hub.AgentAvailable},
 		hub.AgentDescriptor{ID: "absent", Name: "Absent", Availability: hub.AgentNotInstalled})
-	r := &rig{t: t, rt: rt, store: &fakes.ConversationStore{}, clock: fakes.NewClock(epoch)}
+	r := &rig{t: t, rt: rt, store: &fakes.ConversationStore{}, clock: fakes.NewClock(epoch), bounds: b}
 	r.m = r.manager()
 	return r
 }
@@ -42,7 +49,7 @@ func newRig(t *testing.T) *rig {
 // restart, when one ran before).
 func (r *rig) manager() *chat.Manager {
 	r.t.Helper()
-	m, err := chat.New(chat.Config{Runtime: r.rt, Store: r.store, Dir: "/work/space", Clock: r.clock})
+	m, err := chat.New(chat.Config{Runtime: r.rt, Store: r.store, Dir: "/work/space", Clock: r.clock, Bounds: r.bounds})
 	if err != nil {
 		r.t.Fatalf("chat.New: %v", err)
 	}
@@ -61,7 +68,7 @@ func (r *rig) create() string {
 
 func (r *rig) send(id, text string) chat.SendResult {
 	r.t.Helper()
-	res, err := r.m.Send(id, chat.Message{Text: text})
+	res, err := r.m.Send(context.Background(), id, chat.Message{Text: text})
 	if err != nil {
 		r.t.Fatalf("send %q: %v", text, err)
 	}

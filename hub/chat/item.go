@@ -30,7 +30,8 @@ const (
 //	                   terminal, terminalId}], locations, input (the
 //	                   agent's raw input), command (command items), startedAt,
 //	                   completedAt, elapsedMs; id `tool:<call id>`
-//	permission         conversationId, sourceToolId, title, diff, choices
+//	permission         id `permission:<request id>`, the core's (see
+//	                   requests.go); conversationId, sourceToolId, title, diff, choices
 //	                   [{id, label, kind}], state (pending, answered,
 //	                   cancelled), choiceId once answered
 //	question           conversationId, source "elicitation", intro, schema,
@@ -85,6 +86,12 @@ type Item struct {
 	Summary        string       `json:"summary,omitempty"`
 	Entries        []PlanEntry  `json:"entries,omitempty"`
 	Label          string       `json:"label,omitempty"`
+	// Trimmed marks an item whose content was dropped to keep its
+	// conversation within MaxConversationBytes (bounds.go).
+	Trimmed bool `json:"trimmed,omitempty"`
+
+	counted   int   // the size counted in the conversation's bytes
+	cutNotice *Item // the notice saying this item was cut, if it was
 }
 
 // RawJSON is JSON kept as it came; empty marshals as absent (omitempty).

@@ -19,7 +19,17 @@ const (
 	// MaxHeldImageBytes is Wharf's own bound on the images held messages
 	// carry (the contract bounds their text): without it 20 held messages
 	// of 8 images of 10 MiB would keep 1.6 GiB in the child.
-	MaxHeldImageBytes    = 64 << 20
+	MaxHeldImageBytes = 64 << 20
+	// MaxWorkspaceHeldBytes bounds the held messages of all conversations
+	// of a workspace together, text and images (Wharf's own): two
+	// conversations' images at their bound. Without it 8 conversations
+	// holding 60 MiB each took the child past 2.5 GiB.
+	MaxWorkspaceHeldBytes = 128 << 20
+	// MaxMessageTextBytes bounds a message's text (Wharf's own): a
+	// prompt is what a person types or pastes, and 1 MiB is about 250,000
+	// tokens, more than the context of the agents this runs. The request
+	// body may be 120 MiB for the images.
+	MaxMessageTextBytes  = 1 << 20
 	maxRememberedRequest = 64 // request ids remembered per conversation, for retries
 )
 
@@ -65,6 +75,9 @@ func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
 	if !utf8.ValidString(m.Text) {
 		return nil, nil, hub.Errorf(hub.Invalid, "message text is not UTF-8")
 	}
+	if len(m.Text) > MaxMessageTextBytes {
+		return nil, nil, hub.Errorf(hub.TooLarge, "message text is longer than 1 MiB")
+	}
 	if len(m.Attachments) > MaxAttachments {
 		return nil, nil, hub.Errorf(hub.Invalid, "at most %d images per message", MaxAttachments)
 	}
@@ -84,91 +97,17 @@ func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
 	return images, infos, nil
 }
 
-// checkTitle trims a conversation title and checks it: 1 to 200 UTF-8
+// checkTitle trims a conversation title and checks it as display names
+// are checked (hub.NormalizeVisibleText: no control, zero-width or bidi
+// character, something visible), then its length: at most 200 UTF-8
 // bytes once trimmed.
 func checkTitle(title string) (string, error) {
-	t := strings.TrimSpace(title)
-	switch {
-	case !utf8.ValidString(t):
-		return "", hub.Errorf(hub.Invalid, "title is not UTF-8")
-	case t == "":
-		return "", hub.Errorf(hub.Invalid, "title is empty")
-	case len(t) > MaxTitleBytes:
+	t, err := hub.NormalizeVisibleText("title", title)
+	if err != nil {
+		return "", err
+	}
+	if len(t) > MaxTitleBytes {
 		return "", hub.Errorf(hub.Invalid, "title is longer than %d bytes", MaxTitleBytes)
 	}
 	return t, nil
-}
-
-// heldQueue is a conversation's held messages, in the order they were
-// sent.
-type heldQueue struct {
-	msgs   []*heldMessage
-	bytes  int // of held text
-	images int // bytes of held images
-}
-
-// heldMessage is a message waiting for the turn before it to end.
-type heldMessage struct {
-	QueuedMessage
-	images []hub.AgentImage
-}
-
-// hold appends m, or refuses it with RateLimited when the queue holds 20
-// messages, or m would take the held text past 256 KiB or the held
-// images past 64 MiB.
-func (q *heldQueue) hold(m *heldMessage) error {
-	if len(q.msgs) >= MaxHeldMessages {
-		return hub.Errorf(hub.RateLimited, "%d messages are already held; wait for the agent or remove one", MaxHeldMessages)
-	}
-	if q.bytes+len(m.Text) > MaxHeldTextBytes {
-		return hub.Errorf(hub.RateLimited, "held messages would exceed 256 KiB of text; wait for the agent or remove one")
-	}
-	if q.images+m.imageBytes() > MaxHeldImageBytes {
-		return hub.Errorf(hub.RateLimited, "held messages would exceed 64 MiB of images; wait for the agent or remove one")
-	}
-	q.msgs = append(q.msgs, m)
-	q.bytes += len(m.Text)
-	q.images += m.imageBytes()
-	return nil
-}
-
-// imageBytes is the size of m's images.
-func (m *heldMessage) imageBytes() int {
-	n := 0
-	for _, img := range m.images {
-		n += len(img.Data)
-	}
-	return n
-}
-
-// remove takes out the message with id, reporting whether it was held.
-func (q *heldQueue) remove(id string) bool {
-	for i, m := range q.msgs {
-		if m.ID == id {
-			q.msgs = append(q.msgs[:i:i], q.msgs[i+1:]...)
-			q.bytes -= len(m.Text)
-			q.images -= m.imageBytes()
-			return true
-		}
-	}
-	return false
-}
-
-// next takes out the first message; nil when none is held.
-func (q *heldQueue) next() *heldMessage {
-	if len(q.msgs) == 0 {
-		return nil
-	}
-	m := q.msgs[0]
-	q.remove(m.ID)
-	return m
-}
-
-// list restates the queue, never nil.
-func (q *heldQueue) list() []QueuedMessage {
-	out := make([]QueuedMessage, 0, len(q.msgs))
-	for _, m := range q.msgs {
-		out = append(out, m.QueuedMessage)
-	}
-	return out
 }

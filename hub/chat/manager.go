@@ -28,15 +28,19 @@ type Config struct {
 	// Logger receives the core's logs: never a message, an item or an
 	// agent's output. Default discards.
 	Logger *slog.Logger
-	// Rand makes generations; default crypto/rand.
+	// Rand makes generations and request ids; default crypto/rand.
 	Rand io.Reader
+	// Bounds bound what agents' output holds; zero fields take the
+	// constants of bounds.go.
+	Bounds Bounds
 }
 
 // Manager holds the conversations of one workspace. Its methods are safe
 // for concurrent use; errors are *hub.Error with the contract's kinds.
 type Manager struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	bounds Bounds
 
 	mu       sync.Mutex
 	convs    map[string]*conversation
@@ -45,6 +49,7 @@ type Manager struct {
 	inv      notifier          // fires when the inventory or a catalog changes
 	act      notifier          // fires when the activity changes
 	activity Activity
+	held     int             // bytes of the held messages of every conversation
 	ctx      context.Context // ends at Close; every turn derives from it
 	stop     context.CancelFunc
 	closed   bool
@@ -65,7 +70,8 @@ type Activity struct {
 
 // New returns a Manager over cfg, with the conversations the store kept.
 // Each starts a new generation, idle, and reopens its agent session when
-// it is first used.
+// it is first used, or at once when it holds messages, which are then
+// delivered (held.go).
 func New(cfg Config) (*Manager, error) {
 	if cfg.Runtime == nil || cfg.Store == nil || cfg.Dir == "" {
 		return nil, hub.Errorf(hub.Internal, "chat: runtime, store and folder are required")
@@ -79,8 +85,8 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, convs: map[string]*conversation{}, agents: map[string]*agentState{},
-		names: map[string]string{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger, bounds: cfg.Bounds.withDefaults(), convs: map[string]*conversation{},
+		agents: map[string]*agentState{}, names: map[string]string{}}
 	for _, d := range cfg.Runtime.Agents() {
 		m.names[d.ID] = d.Name
 	}
@@ -96,8 +102,18 @@ func New(cfg Config) (*Manager, error) {
 		c := m.newConversation(r.ID, r.AgentID, r.SessionID, r.CreatedAt)
 		c.title, c.titleSet, c.updatedAt = r.Title, r.Title != "", r.UpdatedAt
 		c.config = Configuration{Model: r.Model, Mode: r.Mode}
+		m.restore(c, r)
 		m.convs[r.ID] = c
 	}
+	// Messages held before a restart go out as they would have: the
+	// session reopens, then the first is delivered.
+	m.mu.Lock()
+	for _, c := range m.convs {
+		if len(c.queue.msgs) > 0 {
+			m.touchLocked(c)
+		}
+	}
+	m.mu.Unlock()
 	return m, nil
 }
 
@@ -134,6 +150,16 @@ func (m *Manager) Close() {
 // newGeneration returns a fresh generation name.
 func (m *Manager) newGeneration() string {
 	var b [8]byte
+	if _, err := io.ReadFull(m.cfg.Rand, b[:]); err != nil {
+		panic("chat: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// token returns 128 random bits in hex: the ids the core names (requests,
+// messages, held images), never issued twice and unguessable.
+func (m *Manager) token() string {
+	var b [16]byte
 	if _, err := io.ReadFull(m.cfg.Rand, b[:]); err != nil {
 		panic("chat: no randomness: " + err.Error())
 	}

@@ -93,6 +93,7 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 	m.mu.Lock()
 	c.suppress, c.replaying = false, false
 	m.closeText(c)
+	m.tellInterrupted(c) // after the history, reopened or not
 	if err == nil && !c.closed {
 		c.conn = conn
 		m.learn(a, c, st)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/agentscript"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
@@ -200,4 +201,47 @@ func TestLoginRequiredShowsInTheAgentList(t *testing.T) {
 	r.rt.FailSessions("scripted", errors.Join(hub.ErrAgentLoginRequired))
 	_, err := r.m.Create(context.Background(), "scripted", "")
 	is.True(errors.Is(err, hub.ErrAgentLoginRequired)) // a new session refused until login
+}
+
+// An agent that dies mid-turn is said to have exited, whether the
+// connection knew it when the turn failed or learnt it just after (a real
+// connection fails the turn's request, ACP's -32603, as the agent's
+// output ends, moments before it reaps the process).
+func TestAnAgentExitMidTurnIsTheNoticesCause(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		die  func(turn *fakes.AgentTurn)
+	}{
+		{"the exit known when the turn fails", func(turn *fakes.AgentTurn) {
+			turn.Conn.Crash(errors.New("exit status 3"))
+		}},
+		{"the exit learnt after the turn failed", func(turn *fakes.AgentTurn) {
+			turn.End(hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, errors.New("peer disconnected before response"),
+				"Scripted: the turn failed (error -32603)"))
+			turn.Conn.Crash(errors.New("exit status 3"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := newRig(t)
+			id := r.create()
+			rd := r.follow(id)
+			r.send(id, "go")
+			tc.die(r.turn())
+			ev := rd.until("the exit's notice", func(ev event) bool {
+				return ev.Item["kind"] == chat.KindNotice && contains(ev.Item["message"].(string), "exited")
+			})
+			is.Equal(ev.Item["message"], "Scripted exited during the turn; the next message starts it again.") // says what happened
+			is.Equal(ev.Item["level"], "error")
+			rd.until("the status saying so", func(ev event) bool {
+				return ev.Type == chat.EventStatus && ev.Status == string(chat.StatusFailed) && ev.Message == "the agent exited"
+			})
+			s, err := r.m.Snapshot(id)
+			is.NoErr(err)
+			ns := ofKind(items(t, s), chat.KindNotice)
+			is.Equal(len(ns), 1)                           // one notice: a failure's is rewritten, not doubled
+			is.Equal(ns[0]["message"], ev.Item["message"]) // the exit's
+			is.Equal(s.Conversation.Status, chat.StatusFailed)
+		})
+	}
 }

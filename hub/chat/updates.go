@@ -7,21 +7,21 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// apply maps one update of agent agentID's session sid onto its
+// apply maps one update of session sid, from the connection src, onto its
 // conversation's items (the mapping of the research note: chunks to
 // messages and reasoning, tool calls to tool and command items, plan to
 // task_progress, usage to context_window, compaction and notices to their
 // items, permission and elicitation requests to permission and question
 // items). It is the runtime's sink, so it only changes memory.
-func (m *Manager) apply(agentID, sid string, u hub.AgentUpdate) {
+func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var c *conversation
-	if a := m.agents[agentID]; a != nil {
+	if a := m.agents[src.agentID]; a != nil {
 		c = a.sessions[sid]
 	}
 	if c == nil || c.closed || c.suppress || m.closed {
-		m.refuseLocked(agentID, u)
+		m.refuseLocked(src, u)
 		return
 	}
 	switch u := u.(type) {
@@ -58,67 +58,15 @@ func (m *Manager) apply(agentID, sid string, u hub.AgentUpdate) {
 	case hub.AgentSessionInfo:
 		m.sessionInfo(c, u)
 	case hub.AgentPermissionRequest:
-		m.closeText(c)
-		it := m.newItem(c, KindPermission, KindPermission+":"+u.RequestID)
-		it.ConversationID, it.State = c.id, "pending"
-		if u.Tool.ID != "" {
-			tool := m.tool(c, u.Tool)
-			m.upsert(c, tool)
-			it.SourceToolID, it.Title = tool.ID, tool.Title
-			for i := range tool.Content {
-				if tool.Content[i].Type == "diff" {
-					d := tool.Content[i]
-					it.Diff = &d
-					break
-				}
-			}
+		if m.admitRequest(c, src, u) {
+			m.permission(c, src, u)
 		}
-		for _, o := range u.Options {
-			it.Choices = append(it.Choices, Choice{ID: o.ID, Label: o.Name, Kind: o.Kind})
-		}
-		c.pending[u.RequestID] = it
-		m.upsert(c, it)
-		m.activityChangedLocked()
 	case hub.AgentQuestionRequest:
-		m.closeText(c)
-		it := m.newItem(c, KindQuestion, KindQuestion+":"+u.RequestID)
-		it.ConversationID, it.State, it.Source = c.id, "pending", "elicitation"
-		it.Intro, it.Link = u.Message, u.URL
-		if len(u.Schema) > 0 && json.Valid(u.Schema) {
-			it.Schema = RawJSON(append([]byte(nil), u.Schema...))
+		if m.admitRequest(c, src, u) {
+			m.question(c, src, u)
 		}
-		c.pending[u.RequestID] = it
-		m.upsert(c, it)
-		m.activityChangedLocked()
 	case hub.AgentRequestSettled:
-		if it := c.pending[u.RequestID]; it != nil {
-			delete(c.pending, u.RequestID)
-			it.State = "cancelled"
-			m.upsert(c, it)
-			m.activityChangedLocked()
-		}
-	}
-}
-
-// refuseLocked answers a request nobody will see (a session this child
-// does not follow, or one whose replay is dropped): a permission is
-// rejected when it offers a way to, a question cancelled. m.mu held.
-func (m *Manager) refuseLocked(agentID string, u hub.AgentUpdate) {
-	a := m.agents[agentID]
-	if a == nil || a.conn == nil {
-		return
-	}
-	conn := a.conn
-	switch u := u.(type) {
-	case hub.AgentPermissionRequest:
-		for _, o := range u.Options {
-			if strings.HasPrefix(o.Kind, "reject") {
-				go conn.AnswerPermission(u.RequestID, o.ID)
-				return
-			}
-		}
-	case hub.AgentQuestionRequest:
-		go conn.AnswerQuestion(u.RequestID, hub.AgentAnswer{Action: "cancel"})
+		m.settledByAgent(c, src, u.RequestID)
 	}
 }
 
@@ -139,41 +87,60 @@ func (m *Manager) chunk(c *conversation, u hub.AgentMessageChunk) {
 		return // an echo of what the core sent: its user_message item stands for it
 	}
 	if t := c.text; t != nil && t.role == u.Role && (u.MessageID == "" || u.MessageID == t.messageID) {
-		if u.Role == "user" {
-			t.item.Text += u.Text
-			m.upsert(c, t.item)
-			return
-		}
-		if u.Text != "" {
-			*t.item.Markdown += u.Text
-			m.emit(c, &Event{Type: EventTextDelta, ItemID: t.item.ID, Delta: u.Text})
-		}
+		m.extend(c, t, u.Text)
 		return
 	}
+	m.closeText(c)
 	var it *Item
+	empty := ""
 	switch u.Role {
 	case "user":
 		it = m.newItem(c, KindUserMessage, "")
-		it.Text = u.Text
 		for _, img := range u.Images {
 			it.Attachments = append(it.Attachments, AttachmentInfo{MimeType: img.MimeType, Size: len(img.Data)})
 		}
 	case "reasoning":
 		it = m.newItem(c, KindReasoning, "")
-		text := u.Text
-		it.Markdown = &text
+		it.Markdown = &empty
 	default:
 		it = m.newItem(c, KindAssistantMessage, "")
-		text := u.Text
-		it.Markdown, it.MessageID, it.Agent = &text, u.MessageID, c.agentID
+		it.Markdown, it.MessageID, it.Agent = &empty, agentID(u.MessageID), c.agentID
 	}
-	c.text = &openText{role: u.Role, messageID: u.MessageID, item: it}
+	t := &openText{role: u.Role, messageID: u.MessageID, item: it, room: m.bounds.MessageItemBytes}
+	c.text = t
+	t.add(u.Text)
 	m.upsert(c, it)
+	m.toldCut(c, t)
+}
+
+// extend appends s to the streamed message t: a delta to its readers
+// (the whole item, once it closes, for a replayed user message, which
+// has no deltas). m.mu held.
+func (m *Manager) extend(c *conversation, t *openText, s string) {
+	if kept := t.add(s); kept != "" {
+		m.grew(c, t.item, len(kept))
+		if t.role == "user" {
+			t.dirty = true
+		} else {
+			m.emit(c, &Event{Type: EventTextDelta, ItemID: t.item.ID, Delta: kept})
+		}
+	}
+	m.toldCut(c, t)
+	m.trim(c)
+}
+
+// toldCut adds the notice of t's cut the first time it cuts; closeText
+// restates the figure once the message ends. m.mu held.
+func (m *Manager) toldCut(c *conversation, t *openText) {
+	if t.cut > 0 && t.told == 0 {
+		t.told = t.cut
+		m.cutNotice(c, t.item, t.cut)
+	}
 }
 
 // tool creates or updates the tool (or command) item of a tool call.
 func (m *Manager) tool(c *conversation, u hub.AgentToolCall) *Item {
-	id := "tool:" + u.ID
+	id := "tool:" + agentID(u.ID)
 	it := c.byID[id]
 	if it == nil {
 		kind := KindTool
@@ -198,6 +165,7 @@ func (m *Manager) tool(c *conversation, u hub.AgentToolCall) *Item {
 		}
 	}
 	if u.Content != nil {
+		it.Trimmed = false // whole again, until its conversation trims it anew
 		it.Content = make([]ToolContent, 0, len(u.Content))
 		for _, tc := range u.Content {
 			out := ToolContent{Type: tc.Type, Text: tc.Text, Path: tc.Path, OldText: tc.OldText, TerminalID: tc.TerminalID}
@@ -246,7 +214,7 @@ func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
 	m.closeText(c)
 	id := ""
 	if u.ID != "" {
-		id = KindCompaction + ":" + u.ID
+		id = KindCompaction + ":" + agentID(u.ID)
 	}
 	it := c.byID[id]
 	if it == nil {
@@ -266,10 +234,11 @@ func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
 }
 
 // sessionInfo takes the agent's title (unless the user named the
-// conversation), configuration and catalog.
+// conversation; without the characters a title refuses), configuration
+// and catalog.
 func (m *Manager) sessionInfo(c *conversation, u hub.AgentSessionInfo) {
 	if u.Title != nil && !c.titleSet {
-		if t, err := checkTitle(*u.Title); err == nil && t != c.title {
+		if t, err := checkTitle(hub.RemoveInvisible(*u.Title)); err == nil && t != c.title {
 			c.title = t
 			m.updated(c)
 		}
