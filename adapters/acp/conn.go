@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -130,10 +131,8 @@ func (c *conn) Err() error {
 // errors: -32000 is a login the agent needs; a dead connection is
 // Unavailable; the agent's own refusals keep their code, never their text.
 func (c *conn) failure(err error, what string) error {
-	select {
-	case <-c.done:
+	if c.exited() {
 		return hub.Wrap(hub.Unavailable, c.Err(), c.agent.Name+" has exited")
-	default:
 	}
 	var re *acpsdk.RequestError
 	if errors.As(err, &re) {
@@ -149,6 +148,30 @@ func (c *conn) failure(err error, what string) error {
 		return hub.Wrap(hub.Unavailable, err, fmt.Sprintf("%s: %s (error %d)", c.agent.Name, what, re.Code))
 	}
 	return hub.Wrap(hub.Unavailable, err, c.agent.Name+": "+what)
+}
+
+// exited reports whether the agent is gone. An agent that dies fails
+// the requests in flight the moment its stdout closes (the SDK's "peer
+// disconnected", -32603), a little before the reaper has ended the
+// connection: once the SDK has seen the pipe close, the end is waited for
+// (the reaper's own bound, killGrace, plus as much again), so the failure
+// says the agent exited rather than quoting that error.
+func (c *conn) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	case <-c.sdk.Done():
+	default:
+		return false
+	}
+	t := time.NewTimer(2 * killGrace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // NewSession opens a session in dir.
