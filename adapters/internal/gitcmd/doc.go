@@ -45,7 +45,7 @@
 //   - Every other command runs through RunIn, in a repository Discover
 //     found. git gets it explicitly (GIT_DIR, GIT_WORK_TREE) and, as its
 //     common directory (GIT_COMMON_DIR), a shadow made for this command
-//     alone, under Options.TempDir: symbolic links to every entry of the
+//     alone, under Options.ShadowDir: symbolic links to every entry of the
 //     real common directory but its config and its hooks, and a config
 //     gitcmd writes itself from the repository's settings that keptKeys
 //     allows (format and extensions, how files compare with the index,

@@ -49,9 +49,13 @@ type Options struct {
 	// where Wharf sets its own core.sshCommand, credential helper or
 	// signing program.
 	Config []Setting
-	// TempDir is where each RunIn makes its shadow directory (see
-	// RunIn), removed when the command ends. Default os.TempDir().
-	TempDir string
+	// ShadowDir is a private directory (made 0700 when missing) where
+	// RunIn keeps its shadow directories (see shadows). The Runner owns
+	// the entries named wharf-git-* in it: those an earlier process left
+	// when it crashed are removed at the first RunIn. Give each Runner its
+	// own, inside the private state directory: a shadow's config may hold
+	// a remote's URL. Default: a new directory in os.TempDir().
+	ShadowDir string
 	// Timeout bounds each command. Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxStdout bounds the stdout kept of one command; a command that
@@ -97,9 +101,6 @@ func New(opts Options) *Runner {
 	if opts.WaitDelay <= 0 {
 		opts.WaitDelay = DefaultWaitDelay
 	}
-	if opts.TempDir == "" {
-		opts.TempDir = os.TempDir()
-	}
 	for _, a := range opts.Args {
 		if !globalArgs[a] {
 			panic(fmt.Sprintf("gitcmd: global option %q is not one gitcmd allows", a))
@@ -115,14 +116,14 @@ func New(opts Options) *Runner {
 		}
 		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, c.Key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, c.Value))
 	}
-	return &Runner{opts: opts, env: env, shadows: shadows{parent: opts.TempDir}}
+	return &Runner{opts: opts, env: env, shadows: shadows{parent: opts.ShadowDir}}
 }
 
 // Close removes the shadow directories RunIn made (see shadows), once the
 // Runner's commands have ended; a command running meanwhile fails. The
-// Runner stays usable. A Runner never closed leaves them in TempDir when
-// the process ends: a few links and a config per repository, private to
-// the user.
+// Runner stays usable. A Runner never closed leaves them in ShadowDir
+// when the process ends (a few links and a config per repository, private
+// to the user), for the next Runner there to remove.
 func (r *Runner) Close() error { return r.shadows.close() }
 
 // checkSetting refuses a key git would not take as a full name, and a

@@ -53,7 +53,7 @@ var comingCommands = []struct {
 
 func TestNoProgramARepositoryNamesRuns(t *testing.T) {
 	s := gitcmdtest.New(t)
-	r := gitcmd.New(gitcmd.Options{Env: s.Env, TempDir: t.TempDir()})
+	r := gitcmd.New(gitcmd.Options{Env: s.Env, ShadowDir: t.TempDir()})
 	repo, res, err := r.Discover(testContext(t), s.Top)
 	t.Run("discovery", func(t *testing.T) {
 		is := is.New(t)
@@ -109,7 +109,7 @@ func TestNoProgramARepositoryNamesRuns(t *testing.T) {
 // the scene's .gitmodules asks for ignore=none.
 func TestARepositoryCannotEnterSubmodulesThroughOptions(t *testing.T) {
 	s := gitcmdtest.New(t)
-	r := gitcmd.New(gitcmd.Options{Env: s.Env, TempDir: t.TempDir()})
+	r := gitcmd.New(gitcmd.Options{Env: s.Env, ShadowDir: t.TempDir()})
 	repo, _, err := r.Discover(testContext(t), s.Top)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestARepositoryCannotEnterSubmodulesThroughOptions(t *testing.T) {
 func TestARepositoryConfigRewrittenDuringRunsIsNeverUsed(t *testing.T) {
 	is := is.New(t)
 	s := gitcmdtest.New(t)
-	r := gitcmd.New(gitcmd.Options{Env: s.Env, TempDir: t.TempDir()})
+	r := gitcmd.New(gitcmd.Options{Env: s.Env, ShadowDir: t.TempDir()})
 	repo, _, err := r.Discover(testContext(t), s.Top)
 	is.NoErr(err) // discovered
 	cfg := filepath.Join(s.GitDir(), "config")

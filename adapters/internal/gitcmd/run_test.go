@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestRunInGivesGitTheRepositoryAndAShadow(t *testing.T) {
 	is.NoErr(os.WriteFile(filepath.Join(common, "config"), []byte("[core]\n\tbare = false\n\tfilemode = true\n[filter \"x\"]\n\tclean = evil\n"), 0o600))
 	tmp := t.TempDir()
 	r := gitcmd.New(gitcmd.Options{Git: git, Env: []string{"GIT_COMMON_DIR=/elsewhere", "PATH=" + os.Getenv("PATH")},
-		Config: []gitcmd.Setting{{Key: "core.sshCommand", Value: "wharf-ssh"}}, TempDir: tmp})
+		Config: []gitcmd.Setting{{Key: "core.sshCommand", Value: "wharf-ssh"}}, ShadowDir: tmp})
 	repo := gitcmd.Repo{Top: "/w", GitDir: filepath.Join(common, "worktrees", "w"), CommonDir: common}
 	res, err := r.RunIn(testContext(t), repo, "/w/sub", "status", "-z")
 	is.NoErr(err) // ran
@@ -90,7 +91,7 @@ func TestRunInGivesGitTheRepositoryAndAShadow(t *testing.T) {
 	args, rest, _ := strings.Cut(out, "GIT_COMMON_DIR=")
 	is.Equal(args, "-C\n/w/sub\nstatus\n--ignore-submodules=dirty\n-z\n") // in dir, kept out of submodules
 	shadow, rest, _ := strings.Cut(rest, "\n")
-	is.Equal(filepath.Dir(filepath.Dir(shadow)), tmp)                                                                         // a shadow common directory in TempDir
+	is.Equal(filepath.Dir(filepath.Dir(shadow)), tmp)                                                                         // a shadow common directory in ShadowDir
 	is.True(strings.Contains(rest, "GIT_CONFIG_KEY_0=core.sshCommand\n"))                                                     // Wharf's own settings first
 	is.True(strings.Contains(rest, "GIT_CONFIG_VALUE_0=wharf-ssh\n"))                                                         // with their values
 	is.True(strings.Contains(out, "GIT_CONFIG_COUNT=8\n") && strings.Contains(rest, "GIT_CONFIG_KEY_7=protocol.ext.allow\n")) // then the fixed ones, last
@@ -109,7 +110,7 @@ func TestRunInGivesGitTheRepositoryAndAShadow(t *testing.T) {
 	is.True(strings.HasSuffix(again, "[core]\n\tfilemode = \"false\"\n")) // whose config follows the repository's
 	is.NoErr(r.Close())
 	ents, err := os.ReadDir(tmp)
-	is.NoErr(err)          // the TempDir is there
+	is.NoErr(err)          // the ShadowDir is there
 	is.Equal(len(ents), 0) // and the shadows are gone after Close
 }
 
@@ -200,4 +201,38 @@ func TestIsolateConfig(t *testing.T) {
 			is.Equal(string(res.Stdout), tc.out) // and read only when not isolated
 		})
 	}
+}
+
+// A process that crashed leaves its shadows (a remote's URL among their
+// settings) in its ShadowDir: the next Runner there removes them, and
+// nothing else, before it makes its own.
+func TestAShadowDirLeftByACrashIsCleanedAtFirstUse(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	git := fakeGit(t, `exit 0`)
+	common := filepath.Join(t.TempDir(), "repo.git")
+	is.NoErr(os.MkdirAll(common, 0o755))
+	is.NoErr(os.WriteFile(filepath.Join(common, "config"), []byte("[core]\n\tbare = false\n"), 0o600))
+	dir := filepath.Join(t.TempDir(), "git") // not there yet
+	crashed := gitcmd.New(gitcmd.Options{Git: git, ShadowDir: dir})
+	repo := gitcmd.Repo{Top: "/w", GitDir: common, CommonDir: common}
+	_, err := crashed.RunIn(testContext(t), repo, "", "status")
+	is.NoErr(err) // the first process ran, and never closed its Runner
+	st, err := os.Stat(dir)
+	is.NoErr(err)                                  // the ShadowDir was made
+	is.Equal(st.Mode().Perm(), os.FileMode(0o700)) // private
+	is.NoErr(os.WriteFile(filepath.Join(dir, "other"), nil, 0o600))
+
+	next := gitcmd.New(gitcmd.Options{Git: git, ShadowDir: dir})
+	_, err = next.RunIn(testContext(t), repo, "", "status")
+	is.NoErr(err) // the next one runs
+	ents, err := os.ReadDir(dir)
+	is.NoErr(err)
+	names := []string{}
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	is.Equal(len(names), 2)                  // its own shadows and the foreign file
+	is.True(slices.Contains(names, "other")) // what is not a shadow stays
+	is.NoErr(next.Close())
 }

@@ -41,7 +41,7 @@ const (
 
 // shadows keeps one shadow common directory per repository a Runner runs
 // in (its common and git directories), under a private directory made in
-// Options.TempDir at first use: made once, links that never change, and a
+// Options.ShadowDir at first use: made once, links that never change, and a
 // config replaced (by a rename, so git reads one whole version) whenever
 // the repository's settings that keep allows change. What git writes
 // through a shadow's links lands in the repository; a config git would
@@ -108,7 +108,7 @@ func (c *shadows) acquire(repo Repo) (dir string, release func(), err error) {
 // make makes a shadow of common holding cfg under the root. c.mu is held.
 func (c *shadows) make(common string, cfg []byte) (*shadow, error) {
 	if c.root == "" {
-		root, err := os.MkdirTemp(c.parent, "wharf-git-")
+		root, err := c.makeRoot()
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +125,30 @@ func (c *shadows) make(common string, cfg []byte) (*shadow, error) {
 	}
 	return &shadow{dir: dir, config: cfg}, nil
 }
+
+// makeRoot makes the directory of this Runner's shadows in the parent,
+// first removing what an earlier Runner there left behind. c.mu is held.
+func (c *shadows) makeRoot() (string, error) {
+	if c.parent == "" {
+		return os.MkdirTemp("", shadowPrefix)
+	}
+	if err := os.MkdirAll(c.parent, 0o700); err != nil {
+		return "", err
+	}
+	stale, err := filepath.Glob(filepath.Join(c.parent, shadowPrefix+"*"))
+	if err != nil {
+		return "", err
+	}
+	for _, dir := range stale {
+		if err := os.RemoveAll(dir); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(c.parent, shadowPrefix)
+}
+
+// shadowPrefix begins the name of every Runner's shadow directory.
+const shadowPrefix = "wharf-git-"
 
 // oneOff makes a shadow for one command, removed on release.
 func (c *shadows) oneOff(common string, cfg []byte) (string, func(), error) {

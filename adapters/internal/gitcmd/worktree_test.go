@@ -61,7 +61,7 @@ func TestALinkedWorktreeIsReadThroughTheShadow(t *testing.T) {
 	is.NoErr(os.WriteFile(filepath.Join(wt, "a.md"), []byte("b\n"), 0o644))
 	is.NoErr(os.Chmod(filepath.Join(wt, "a.md"), 0o755))
 
-	r := gitcmd.New(gitcmd.Options{Env: env, TempDir: t.TempDir()})
+	r := gitcmd.New(gitcmd.Options{Env: env, ShadowDir: t.TempDir()})
 	repo, _, err := r.Discover(testContext(t), wt)
 	is.NoErr(err)                                                        // found
 	is.Equal(repo.CommonDir, filepath.Join(top, ".git"))                 // the shared git directory
@@ -90,7 +90,7 @@ func BenchmarkRunIn(b *testing.B) {
 	}
 	realGit(b, env, top, "add", ".")
 	realGit(b, env, top, "commit", "-q", "-m", "c")
-	r := gitcmd.New(gitcmd.Options{Env: env, TempDir: b.TempDir(), Args: []string{"--no-optional-locks"}})
+	r := gitcmd.New(gitcmd.Options{Env: env, ShadowDir: b.TempDir(), Args: []string{"--no-optional-locks"}})
 	repo, _, err := r.Discover(b.Context(), top)
 	if err != nil {
 		b.Fatal(err)
