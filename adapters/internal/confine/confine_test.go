@@ -15,7 +15,7 @@ import (
 // tree makes a workspace beside an outside folder, as a cloned repository
 // sits beside a home folder, with every kind of link a repository (or an
 // earlier process) can leave.
-func tree(t *testing.T) (ws, outside string) {
+func tree(t testing.TB) (ws, outside string) {
 	t.Helper()
 	base := t.TempDir()
 	ws, outside = filepath.Join(base, "ws"), filepath.Join(base, "outside")

@@ -4,4 +4,4 @@ package confine
 
 import "testing"
 
-func resolversUnderTest(*testing.T) map[string]resolver { return map[string]resolver{"walk": walk} }
+func resolversUnderTest(testing.TB) map[string]resolver { return map[string]resolver{"walk": walk} }
