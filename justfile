@@ -24,7 +24,7 @@ bench:
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     go run ./bench/load -out "$tmp/load.md"
-    go run ./adapters/web/perf > "$tmp/web.md"
+    go run ./bench/web > "$tmp/web.md"
     go run ./bench/chat > "$tmp/chat.md"
     { cat "$tmp/load.md"; echo; cat "$tmp/web.md"; echo; cat "$tmp/chat.md"; } > bench/RESULTS.md
 

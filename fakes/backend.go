@@ -23,7 +23,7 @@ const factsRevision = 24
 
 // Backend is a hub.Backend whose sessions are in-memory: Start answers at
 // once unless a test scripts otherwise, and Dial reaches a small HTTP
-// handler speaking the child's internal protocol (see adapters/session)
+// handler speaking the child's internal protocol (see adapters/child)
 // over net.Pipe. Like the local backend, it refuses to start a workspace
 // whose session is still running (Conflict). Safe for concurrent use.
 type Backend struct {

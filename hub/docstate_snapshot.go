@@ -90,7 +90,7 @@ func appendField(b []byte, name string, value json.RawMessage) []byte {
 // compareDocs is the docs' order within a root: by relativePath, in Go's
 // string (byte) order, then by id so the order is total. The earlier
 // system sorted with a locale compare (localeCompare); byte order is the
-// workspace child's own order (adapters/session/docfeed), needs no locale
+// workspace child's own order (adapters/child/docfeed), needs no locale
 // tables, and agrees with it on ASCII names apart from letter case.
 func compareDocs(a, b *docEntry) int {
 	if c := cmp.Compare(a.relativePath, b.relativePath); c != 0 {

@@ -11,7 +11,7 @@ import (
 // DocumentContext is what a document subscription watches: a
 // LiveDocumentKey parsed. Equal contexts are equal values however the
 // client spelled them. The Hub validates keys with it and the workspace
-// child (adapters/session/docfeed) parses them with it, so the two cannot
+// child (adapters/child/docfeed) parses them with it, so the two cannot
 // disagree on a context.
 type DocumentContext struct {
 	// CompareTarget is "base" or "last-commit".

@@ -143,9 +143,9 @@ func New(opts Options) *Runtime {
 	return &Runtime{opts: opts, agents: agents, log: log.With("component", "acp")}
 }
 
-// ForSession is New as the workspace child wires it (session.Options):
+// ForChild is New as the workspace child wires it (child.Options):
 // the child's environment and the Hub's agent commands.
-func ForSession(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
+func ForChild(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
 	return New(Options{Env: env, Commands: commands, Logger: log})
 }
 

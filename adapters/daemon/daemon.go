@@ -53,7 +53,7 @@ type Config struct {
 	Logger *slog.Logger
 	// SessionCommand starts a workspace session child; the session
 	// arguments follow it. Default: this program (os.Executable()), which
-	// must then call RunSession for `session` arguments (cmd/wharf and
+	// must then call RunChild for `session` arguments (cmd/wharf and
 	// examples/embed do).
 	SessionCommand []string
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names

@@ -1,6 +1,6 @@
 // Package local is the Backend "local": each workspace session is a child
 // OS process on the Hub's machine, the Hub's own binary run as
-// `wharf session` (adapters/session is that command; the internal
+// `wharf session` (adapters/child is that command; the internal
 // protocol it speaks over a Unix socket is adapters/internal/childproto).
 //
 // A child gets a sanitized environment, its own process group (so a stop

@@ -18,8 +18,8 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/local"
-	"github.com/wharfhub/wharf/adapters/session"
 	"github.com/wharfhub/wharf/fakes/porttest"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -88,7 +88,7 @@ func testChild(mode string, args []string) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return 0
 	}
-	if err := session.Main(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	if err := child.Main(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
 // The list follows each workspace's activity (working, awaiting you,

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
 // pngFile writes a small real PNG image at path.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
 // The conversation page's pure pieces, run in the browser: the reducer

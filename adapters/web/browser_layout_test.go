@@ -7,7 +7,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
 // At a phone's 390 px every page fits the width (no sideways scrolling)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
 // suite is what the browser tests share: the wharf binary and one

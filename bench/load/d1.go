@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wharfhub/wharf/adapters/session/docfeed"
+	"github.com/wharfhub/wharf/adapters/child/docfeed"
 )
 
 // D1: the document topic of a real `wharf session` child on a large Git

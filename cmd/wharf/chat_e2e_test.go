@@ -297,7 +297,7 @@ func (lr *liveReader) status(s string) chatEnvelope {
 // its first user logged in, with one started workspace on a new
 // repository: what the conversation end-to-end tests start from.
 type chatHub struct {
-	h                   *child
+	h                   *serveProc
 	c                   *http.Client
 	dir, home           string   // the state directory and the user's HOME
 	args                []string // serve's arguments beyond the state: the agent

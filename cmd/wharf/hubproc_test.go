@@ -85,14 +85,14 @@ func (c crashFS) RenameNoReplace(oldpath, newpath string) error {
 // startHub starts `wharf serve` as startChild does, with HOME set to home
 // (so neither the Hub's git nor its sessions read the user's
 // configuration) and env added last.
-func startHub(ctx context.Context, t *testing.T, dir, home string, env ...string) *child {
+func startHub(ctx context.Context, t *testing.T, dir, home string, env ...string) *serveProc {
 	t.Helper()
 	return startChild(ctx, t, dir, append([]string{"HOME=" + home, "GORACE=atexit_sleep_ms=0"}, env...)...)
 }
 
 // loginFirstUser reads the first-user banner of a fresh hub and logs in
 // with it; it returns the password and the bearer token.
-func loginFirstUser(ctx context.Context, t *testing.T, c *http.Client, h *child) (password, token string) {
+func loginFirstUser(ctx context.Context, t *testing.T, c *http.Client, h *serveProc) (password, token string) {
 	t.Helper()
 	is := is.New(t)
 	banner, err := h.stderr.waitFor(ctx, bannerRE.MatchString)

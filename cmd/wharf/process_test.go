@@ -18,9 +18,9 @@ import (
 	"github.com/wharfhub/wharf/adapters/statedir"
 )
 
-// child is `wharf serve` running as a real child process: the test binary
+// serveProc is `wharf serve` running as a real child process: the test binary
 // re-executed with WHARF_TEST_MAIN=1 (see TestMain).
-type child struct {
+type serveProc struct {
 	cmd    *exec.Cmd
 	url    string
 	stderr *output
@@ -30,13 +30,13 @@ type child struct {
 // startChild starts the child on dir, with env added to its environment
 // last, and waits for its URL line. The child is killed at the end of the
 // test if it is still running.
-func startChild(ctx context.Context, t *testing.T, dir string, env ...string) *child {
+func startChild(ctx context.Context, t *testing.T, dir string, env ...string) *serveProc {
 	t.Helper()
 	return startChildArgs(ctx, t, dir, nil, env...)
 }
 
 // startChildArgs is startChild with more flags for serve.
-func startChildArgs(ctx context.Context, t *testing.T, dir string, args []string, env ...string) *child {
+func startChildArgs(ctx context.Context, t *testing.T, dir string, args []string, env ...string) *serveProc {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -45,7 +45,7 @@ func startChildArgs(ctx context.Context, t *testing.T, dir string, args []string
 	cmd := exec.CommandContext(ctx, exe, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", dir}, args...)...)
 	cmd.Env = append(append(os.Environ(), "WHARF_TEST_MAIN=1", "USER=ann"), env...)
 	stdout := newOutput()
-	c := &child{cmd: cmd, stderr: newOutput(), exited: make(chan error, 1)}
+	c := &serveProc{cmd: cmd, stderr: newOutput(), exited: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = stdout, c.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -68,7 +68,7 @@ func startChildArgs(ctx context.Context, t *testing.T, dir string, args []string
 }
 
 // wait returns the child's exit error once it has exited.
-func (c *child) wait(ctx context.Context) error {
+func (c *serveProc) wait(ctx context.Context) error {
 	select {
 	case err := <-c.exited:
 		c.exited <- err

@@ -48,7 +48,7 @@ func main() {
 	// the Hub also serves as its workspace child.
 	if len(os.Args) > 1 && os.Args[1] == "session" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := daemon.RunSession(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		err := daemon.RunChild(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		if err != nil {
 			log.Fatal(err)

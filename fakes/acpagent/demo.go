@@ -7,7 +7,7 @@ import (
 )
 
 // The demonstration turns of --demo, for the dashboard's screenshots
-// (adapters/web/screenshots): what a real agent's work looks like, in
+// (bench/screenshots): what a real agent's work looks like, in
 // place of the echo of a prompt that names no script. A prompt that
 // mentions pushing asks permission to push; any other plays an edit of
 // the phone guide with its thought, tool calls, a command, the plan, an

@@ -8,7 +8,7 @@
 // It is pure: agents are reached through the hub.AgentRuntime port, the
 // inventory is kept through the hub.ConversationStore port and time comes
 // from a hub.Clock; it never imports net/http, os/exec or a database, so
-// it runs the same in the child (adapters/session over adapters/acp) and
+// it runs the same in the child (adapters/child over adapters/acp) and
 // in tests (over fakes.AgentRuntime and fakes.Clock). Package hub never
 // imports it.
 //

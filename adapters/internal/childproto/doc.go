@@ -1,6 +1,6 @@
 // Package childproto is the internal protocol between the Hub's local
 // backend (adapters/local) and the workspace child it starts
-// (adapters/session, `wharf session`). Both sides import this package, so
+// (adapters/child, `wharf session`). Both sides import this package, so
 // the protocol is written once: its paths, queries, messages, event names,
 // payloads and framing, each with an encoder and a decoder. Decoders are
 // pure functions over bytes and readers that refuse what the protocol does
@@ -81,7 +81,7 @@
 // catalog revision in `catalogs`, follows every change of the
 // conversations (ticks written while others wait collapse into one); a
 // conversation feed carries the conversation's ChatEvents. The workspace
-// chat API is served under /s/{ID}/api/chat/ (adapters/session).
+// chat API is served under /s/{ID}/api/chat/ (adapters/child).
 //
 // Stop: SIGTERM makes the child end its feed streams, stop the document
 // feed, shut its server down gracefully within a short bound, remove the

@@ -56,7 +56,7 @@ func TestOnlyGitcmdRunsGit(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{"adapters/gitexec", "adapters/session/docfeed", "adapters/local", "adapters/acp", "cmd/wharf"} {
+	for _, pkg := range []string{"adapters/gitexec", "adapters/child/docfeed", "adapters/local", "adapters/acp", "cmd/wharf"} {
 		is.True(checked[module+"/"+pkg]) // the binary's own packages were read
 	}
 }

@@ -1,6 +1,6 @@
 // Package gitcmd runs the git binary for the adapters that need it: the
 // Hub's GitRunner (adapters/gitexec) and the workspace child's document
-// feed (adapters/session/docfeed). It is the one place Wharf runs git
+// feed (adapters/child/docfeed). It is the one place Wharf runs git
 // (TestOnlyGitcmdRunsGit keeps it so); callers say which command and read
 // its answer. It holds no domain types.
 //

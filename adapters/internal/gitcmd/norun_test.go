@@ -17,7 +17,7 @@ import (
 
 // wharfCommands are the command lines Wharf runs in a repository today:
 // the Hub's GitRunner (adapters/gitexec) and the workspace child's
-// document feed (adapters/session/docfeed). Their own tests run their real
+// document feed (adapters/child/docfeed). Their own tests run their real
 // code in the hostile scene too; this list runs them with no help from
 // their own settings. armed names one program the command runs when git
 // runs it as a person's own git would (the control run): the scene is

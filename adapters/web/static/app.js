@@ -8,7 +8,7 @@ import { html } from './html.js';
 import { hub, setExpiredHandler } from './api.js';
 import { Link, loginPath, navigate, useLocation } from './router.js';
 import { reconnectNow, start, stop, useModel } from './model.js';
-import { clearSignedIn, userName, wasSignedIn } from './session.js';
+import { clearSignedIn, userName, wasSignedIn } from './signin.js';
 import { ErrorNote, Icon, Logo, Spinner, useNow, usePageTitle } from './ui.js';
 import { LoginPage } from './pages/login.js';
 import { WorkspacesPage } from './pages/workspaces.js';

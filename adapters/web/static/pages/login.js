@@ -6,7 +6,7 @@ import { html } from '../html.js';
 import { hub, ApiError } from '../api.js';
 import { navigate, safeNext } from '../router.js';
 import { ErrorNote, Logo, usePageTitle } from '../ui.js';
-import { setSignedIn, userName } from '../session.js';
+import { setSignedIn, userName } from '../signin.js';
 
 /** deviceLabel names this browser the way a person would: "Firefox on Linux". */
 export function deviceLabel(ua = navigator.userAgent) {

@@ -8,7 +8,7 @@ import { useModel } from '../model.js';
 import { announce } from '../announce.js';
 import { Confirm, ErrorNote, Spinner, relTime, useAction, usePageTitle } from '../ui.js';
 import { setTheme, theme } from '../theme.js';
-import { userName } from '../session.js';
+import { userName } from '../signin.js';
 
 export function SettingsPage() {
   usePageTitle('Settings');

@@ -12,7 +12,7 @@
 // conversation core (hub/chat) over the ACP agents (adapters/acp). The
 // conversation inventory is kept in the data directory the Hub passes
 // (--data-dir), so it survives a restart of the child and of the Hub.
-package session
+package child
 
 import (
 	"context"
@@ -28,8 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/child/docfeed"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
-	"github.com/wharfhub/wharf/adapters/session/docfeed"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
@@ -64,7 +64,7 @@ const shutdownGrace = 2 * time.Second
 // error means a clean stop. Main returns without waiting for its read of
 // stdin to end: a process exits anyway, and an in-process caller closes
 // the reader. It knows no coding agents (Options{}); a program serving
-// real workspaces runs daemon.RunSession.
+// real workspaces runs daemon.RunChild.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return Run(ctx, args, stdin, stdout, stderr, Options{})
 }

@@ -1,7 +1,7 @@
 // Command perf measures the dashboard in a headless Chromium against a
 // Hub on loopback, and prints the figures as Markdown:
 //
-//	go run ./adapters/web/perf
+//	go run ./bench/web
 //
 // It measures the first load with 50 workspaces (the bytes the page's
 // requests transferred, gzip and headers included and the live stream
@@ -36,7 +36,7 @@ import (
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 	"github.com/wharfhub/wharf/fakes"
 )
 

@@ -1,4 +1,4 @@
-package session_test
+package child_test
 
 import (
 	"encoding/json"

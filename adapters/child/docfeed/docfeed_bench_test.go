@@ -14,7 +14,7 @@ import (
 // Benchmarks of the document feed on a generated repository, for the
 // project's bench to report:
 //
-//	go test -run '^$' -bench . -benchtime 20x ./adapters/session/docfeed/
+//	go test -run '^$' -bench . -benchtime 20x ./adapters/child/docfeed/
 //
 // Targets: the first complete snapshot of 50,000 files within 3 s, and a
 // save reaching subscribers as a patch within 300 ms at the 99th

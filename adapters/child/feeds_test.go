@@ -1,4 +1,4 @@
-package session_test
+package child_test
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
-	"github.com/wharfhub/wharf/adapters/session"
 )
 
 // feedWait bounds every wait of the feed tests.
@@ -135,7 +135,7 @@ func serve(t *testing.T, h http.Handler, base context.Context) *http.Client {
 
 func TestFeeds(t *testing.T) {
 	t.Parallel()
-	c := serve(t, session.NewHandler("alpha", session.HandlerOptions{KeepAlive: time.Millisecond}), context.Background())
+	c := serve(t, child.NewHandler("alpha", child.HandlerOptions{KeepAlive: time.Millisecond}), context.Background())
 
 	for _, tc := range []struct {
 		name, path, event, data string
@@ -197,7 +197,7 @@ func TestFeedsEndWithTheServersBaseContext(t *testing.T) {
 	is := is.New(t)
 	base, stopServer := context.WithCancel(context.Background())
 	defer stopServer()
-	c := serve(t, session.NewHandler("alpha", session.HandlerOptions{}), base)
+	c := serve(t, child.NewHandler("alpha", child.HandlerOptions{}), base)
 	var streams []*sseStream
 	for _, path := range []string{childproto.ActivityFeedPath, childproto.InventoryFeedPath} {
 		s := readStream(open(t.Context(), t, c, path).Body)
@@ -212,7 +212,7 @@ func TestFeedsEndWithTheServersBaseContext(t *testing.T) {
 
 // stream opens a feed of the in-process child over its socket; the
 // request ends with the test.
-func (c *child) stream(t *testing.T, path string) *http.Response {
+func (c *inProcess) stream(t *testing.T, path string) *http.Response {
 	t.Helper()
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return new(net.Dialer).DialContext(ctx, "unix", c.socket)

@@ -1,4 +1,4 @@
-package session
+package child
 
 import (
 	"encoding/json"

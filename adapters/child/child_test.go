@@ -1,4 +1,4 @@
-package session_test
+package child_test
 
 import (
 	"bufio"
@@ -19,13 +19,13 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
-	"github.com/wharfhub/wharf/adapters/session"
 )
 
 func TestHandler(t *testing.T) {
 	t.Parallel()
-	h := session.NewHandler("alpha", session.HandlerOptions{})
+	h := child.NewHandler("alpha", child.HandlerOptions{})
 	for _, tc := range []struct {
 		name, method, path string
 		status             int
@@ -52,8 +52,8 @@ func TestHandler(t *testing.T) {
 	}
 }
 
-// child is Main running in-process on a workspace folder and a socket.
-type child struct {
+// inProcess is Main running in-process on a workspace folder and a socket.
+type inProcess struct {
 	socket string
 	stdin  *io.PipeWriter
 	stderr *strings.Builder
@@ -63,18 +63,18 @@ type child struct {
 
 // startChild runs Main and waits for its readiness line. Main changes the
 // working directory, so the test restores it (and cannot be parallel).
-func startChild(t *testing.T, id string) *child {
+func startChild(t *testing.T, id string) *inProcess {
 	t.Helper()
 	dir := t.TempDir()
 	t.Chdir(dir)
 	ctx, cancel := context.WithCancel(t.Context())
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
-	c := &child{socket: filepath.Join(dir, "s.sock"), stdin: stdinW, stderr: new(strings.Builder),
+	c := &inProcess{socket: filepath.Join(dir, "s.sock"), stdin: stdinW, stderr: new(strings.Builder),
 		done: make(chan error, 1), cancel: cancel}
 	args := []string{"--workspace-id", id, "--path", dir, "--socket", c.socket}
 	go func() {
-		c.done <- session.Main(ctx, args, stdinR, stdoutW, c.stderr)
+		c.done <- child.Main(ctx, args, stdinR, stdoutW, c.stderr)
 		stdoutW.Close()
 	}()
 	t.Cleanup(func() {
@@ -100,7 +100,7 @@ func startChild(t *testing.T, id string) *child {
 }
 
 // wait returns Main's result, failing the test when it takes too long.
-func (c *child) wait(t *testing.T) error {
+func (c *inProcess) wait(t *testing.T) error {
 	t.Helper()
 	select {
 	case err := <-c.done:
@@ -113,7 +113,7 @@ func (c *child) wait(t *testing.T) error {
 }
 
 // get calls the child over its socket and decodes the JSON answer.
-func (c *child) get(t *testing.T, path string, v any) int {
+func (c *inProcess) get(t *testing.T, path string, v any) int {
 	t.Helper()
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return new(net.Dialer).DialContext(ctx, "unix", c.socket)
@@ -136,10 +136,10 @@ func (c *child) get(t *testing.T, path string, v any) int {
 func TestMainServesAndStops(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		stop func(c *child)
+		stop func(c *inProcess)
 	}{
-		{"terminated", func(c *child) { c.cancel() }},
-		{"stdin closed", func(c *child) { c.stdin.Close() }},
+		{"terminated", func(c *inProcess) { c.cancel() }},
+		{"stdin closed", func(c *inProcess) { c.stdin.Close() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -155,7 +155,7 @@ func TestMainServesAndStops(t *testing.T) {
 			is.Equal(c.get(t, childproto.FactsPath, &facts), 200)  // facts answer
 			is.Equal(facts.WorkspaceAPIRevision, 24)               // at revision 24
 			is.True(facts.Shells != nil && len(facts.Shells) == 0) // with an empty shell list
-			var info session.Info
+			var info child.Info
 			is.Equal(c.get(t, "/s/alpha/api/session", &info), 200) // the forwarded endpoint answers
 			is.Equal(info.WorkspaceID, "alpha")                    // for its workspace
 
@@ -185,7 +185,7 @@ func TestMainReplacesStaleSocket(t *testing.T) {
 	stdoutR, stdoutW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- session.Main(ctx, []string{"--workspace-id", "a", "--path", dir, "--socket", sock}, nil, stdoutW, io.Discard)
+		done <- child.Main(ctx, []string{"--workspace-id", "a", "--path", dir, "--socket", sock}, nil, stdoutW, io.Discard)
 	}()
 	line := make(chan string, 1)
 	go func() {
@@ -232,17 +232,17 @@ func TestMainFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			var stdout strings.Builder
-			err := session.Main(t.Context(), tc.args, nil, &stdout, io.Discard)
-			is.True(err != nil)                                  // refused
-			is.Equal(errors.Is(err, session.ErrUsage), tc.usage) // usage errors are marked
-			is.True(strings.Contains(err.Error(), tc.want))      // saying why
-			is.Equal(stdout.String(), "")                        // never ready
+			err := child.Main(t.Context(), tc.args, nil, &stdout, io.Discard)
+			is.True(err != nil)                                // refused
+			is.Equal(errors.Is(err, child.ErrUsage), tc.usage) // usage errors are marked
+			is.True(strings.Contains(err.Error(), tc.want))    // saying why
+			is.Equal(stdout.String(), "")                      // never ready
 		})
 	}
 
 	t.Run("help", func(t *testing.T) {
 		is := is.New(t)
-		err := session.Main(t.Context(), []string{"-h"}, nil, io.Discard, io.Discard)
+		err := child.Main(t.Context(), []string{"-h"}, nil, io.Discard, io.Discard)
 		is.True(errors.Is(err, flag.ErrHelp)) // help is not a usage error
 	})
 }
@@ -254,7 +254,7 @@ func TestMainKeepsOtherFiles(t *testing.T) {
 	t.Chdir(dir)
 	file := filepath.Join(dir, "file")
 	is.NoErr(os.WriteFile(file, []byte("x"), 0o600))
-	err := session.Main(t.Context(), []string{"--workspace-id", "a", "--path", dir, "--socket", file}, nil, io.Discard, io.Discard)
+	err := child.Main(t.Context(), []string{"--workspace-id", "a", "--path", dir, "--socket", file}, nil, io.Discard, io.Discard)
 	is.True(err != nil && strings.Contains(err.Error(), "not a socket")) // a file in the socket's place is refused
 	b, err := os.ReadFile(file)
 	is.NoErr(err)

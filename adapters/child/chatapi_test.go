@@ -1,4 +1,4 @@
-package session_test
+package child_test
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
-	"github.com/wharfhub/wharf/adapters/session"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/agentscript"
 	"github.com/wharfhub/wharf/hub"
@@ -34,7 +34,7 @@ func chatServer(t *testing.T) (*httptest.Server, *chat.Manager) {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	srv := httptest.NewServer(session.NewHandler("ws", session.HandlerOptions{Chat: m, KeepAlive: time.Hour}))
+	srv := httptest.NewServer(child.NewHandler("ws", child.HandlerOptions{Chat: m, KeepAlive: time.Hour}))
 	t.Cleanup(srv.Close)
 	return srv, m
 }

@@ -1,4 +1,4 @@
-package session
+package child
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/wharfhub/wharf/adapters/child/docfeed"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
-	"github.com/wharfhub/wharf/adapters/session/docfeed"
 )
 
 // documents serves the document feed of the workspace folder and runs it

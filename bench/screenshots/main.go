@@ -5,7 +5,7 @@
 // and captures the main pages at desktop and phone widths, in light and
 // dark, as PNG files beside this program.
 //
-//	go run ./adapters/web/screenshots
+//	go run ./bench/screenshots
 //
 // It needs Chromium (chromium on PATH, or WHARF_CHROMIUM) and git. It is
 // never run by the test suite.
@@ -23,11 +23,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wharfhub/wharf/adapters/web/internal/browsertest"
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
 func main() {
-	out := flag.String("out", "", "folder for the PNG files (default: this program's folder, adapters/web/screenshots)")
+	out := flag.String("out", "", "folder for the PNG files (default: this program's folder, bench/screenshots)")
 	flag.Parse()
 	if err := run(*out); err != nil {
 		log.Fatal(err)
@@ -42,7 +42,7 @@ func run(out string) error {
 		if err != nil {
 			return err
 		}
-		out = filepath.Join(filepath.Dir(strings.TrimSpace(string(gomod))), "adapters", "web", "screenshots")
+		out = filepath.Join(filepath.Dir(strings.TrimSpace(string(gomod))), "bench", "screenshots")
 	}
 	chromium, ok := browsertest.Chromium()
 	if !ok {
