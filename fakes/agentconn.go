@@ -7,15 +7,16 @@ import (
 	"sync"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
-var _ hub.AgentConnection = (*AgentConn)(nil)
+var _ chat.AgentConnection = (*AgentConn)(nil)
 
 // AgentConn is one started fake agent.
 type AgentConn struct {
 	r     *AgentRuntime
-	agent hub.AgentDescriptor
-	sink  hub.AgentSink
+	agent chat.AgentDescriptor
+	sink  chat.AgentSink
 	// images is what the agent said of images at its start: an agent's
 	// capabilities are fixed for a connection.
 	images bool
@@ -39,7 +40,7 @@ type pendingRequest struct {
 }
 
 // emit hands u to the sink, one call at a time.
-func (c *AgentConn) emit(sid string, u hub.AgentUpdate) {
+func (c *AgentConn) emit(sid string, u chat.AgentUpdate) {
 	c.sinkMu.Lock()
 	defer c.sinkMu.Unlock()
 	c.sink(sid, u)
@@ -49,7 +50,7 @@ func (c *AgentConn) emit(sid string, u hub.AgentUpdate) {
 type AgentTurn struct {
 	Conn      *AgentConn
 	SessionID string
-	Prompt    hub.AgentPrompt
+	Prompt    chat.AgentPrompt
 	ctx       context.Context
 	end       chan turnEnd
 	once      sync.Once
@@ -58,7 +59,7 @@ type AgentTurn struct {
 }
 
 type turnEnd struct {
-	res hub.AgentTurnResult
+	res chat.AgentTurnResult
 	err error
 }
 
@@ -66,18 +67,18 @@ type turnEnd struct {
 func (t *AgentTurn) Context() context.Context { return t.ctx }
 
 // Send reports u about the turn's session, as the agent would.
-func (t *AgentTurn) Send(u hub.AgentUpdate) { t.Conn.send(t.SessionID, u) }
+func (t *AgentTurn) Send(u chat.AgentUpdate) { t.Conn.send(t.SessionID, u) }
 
 // End ends the turn: Prompt returns res and err. Later calls do nothing.
-func (t *AgentTurn) End(res hub.AgentTurnResult, err error) {
+func (t *AgentTurn) End(res chat.AgentTurnResult, err error) {
 	t.once.Do(func() { t.end <- turnEnd{res, err} })
 }
 
 // Ask sends a permission request (or a question, for a
-// hub.AgentQuestionRequest) and returns where its answer arrives: the
-// option id (string) or the hub.AgentAnswer, or nil once it is settled
+// chat.AgentQuestionRequest) and returns where its answer arrives: the
+// option id (string) or the chat.AgentAnswer, or nil once it is settled
 // without one. The request id is filled in and returned.
-func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
+func (t *AgentTurn) Ask(req chat.AgentUpdate) (string, <-chan any) {
 	c := t.Conn
 	c.mu.Lock()
 	c.nextReq++
@@ -89,10 +90,10 @@ func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
 	t.asked = append(t.asked, id)
 	t.mu.Unlock()
 	switch r := req.(type) {
-	case hub.AgentPermissionRequest:
+	case chat.AgentPermissionRequest:
 		r.RequestID = id
 		req = r
-	case hub.AgentQuestionRequest:
+	case chat.AgentQuestionRequest:
 		r.RequestID = id
 		req = r
 	}
@@ -104,13 +105,13 @@ func (t *AgentTurn) Ask(req hub.AgentUpdate) (string, <-chan any) {
 // gives up on it.
 func (t *AgentTurn) Withdraw(requestID string) {
 	if t.Conn.settle(requestID) {
-		t.Conn.emit(t.SessionID, hub.AgentRequestSettled{RequestID: requestID, Reason: "withdrawn"})
+		t.Conn.emit(t.SessionID, chat.AgentRequestSettled{RequestID: requestID, Reason: "withdrawn"})
 	}
 }
 
 // send delivers u through the sink and records it in the session's
 // history (requests excepted), so LoadSession replays it.
-func (c *AgentConn) send(sid string, u hub.AgentUpdate) {
+func (c *AgentConn) send(sid string, u chat.AgentUpdate) {
 	c.r.mu.Lock()
 	if s := c.r.sessions[sid]; s != nil {
 		s.history = append(s.history, u)
@@ -153,15 +154,15 @@ func (c *AgentConn) end(err error) {
 	c.mu.Unlock()
 	for id, p := range pending {
 		p.answer <- nil
-		c.emit(p.sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+		c.emit(p.sid, chat.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
 	}
 }
 
 // Info reports what the agent supports.
-func (c *AgentConn) Info() hub.AgentInfo {
+func (c *AgentConn) Info() chat.AgentInfo {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return hub.AgentInfo{Name: c.agent.Name, Version: "fake", LoadSession: !c.r.noLoad, ListSessions: true, Images: c.images}
+	return chat.AgentInfo{Name: c.agent.Name, Version: "fake", LoadSession: !c.r.noLoad, ListSessions: true, Images: c.images}
 }
 
 func (c *AgentConn) alive() error {
@@ -174,14 +175,14 @@ func (c *AgentConn) alive() error {
 }
 
 // NewSession opens a session (or fails as FailSessions said).
-func (c *AgentConn) NewSession(ctx context.Context, dir string) (hub.AgentSessionState, error) {
+func (c *AgentConn) NewSession(ctx context.Context, dir string) (chat.AgentSessionState, error) {
 	if err := c.alive(); err != nil {
-		return hub.AgentSessionState{}, err
+		return chat.AgentSessionState{}, err
 	}
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	if err := c.r.sessionErr[c.agent.ID]; err != nil {
-		return hub.AgentSessionState{}, err
+		return chat.AgentSessionState{}, err
 	}
 	id := c.r.newSessionID()
 	s := &fakeSession{agent: c.agent.ID, dir: dir, model: "fast", mode: "ask"}
@@ -190,9 +191,9 @@ func (c *AgentConn) NewSession(ctx context.Context, dir string) (hub.AgentSessio
 }
 
 // LoadSession replays the session's history through the sink.
-func (c *AgentConn) LoadSession(ctx context.Context, sid, dir string) (hub.AgentSessionState, error) {
+func (c *AgentConn) LoadSession(ctx context.Context, sid, dir string) (chat.AgentSessionState, error) {
 	if err := c.alive(); err != nil {
-		return hub.AgentSessionState{}, err
+		return chat.AgentSessionState{}, err
 	}
 	c.r.mu.Lock()
 	c.r.loads++
@@ -202,22 +203,22 @@ func (c *AgentConn) LoadSession(ctx context.Context, sid, dir string) (hub.Agent
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return hub.AgentSessionState{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the load was abandoned")
+			return chat.AgentSessionState{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the load was abandoned")
 		}
 	}
 	c.r.mu.Lock()
 	s := c.r.sessions[sid]
 	noLoad := c.r.noLoad
-	var history []hub.AgentUpdate
+	var history []chat.AgentUpdate
 	if s != nil {
 		history = append(history, s.history...)
 	}
 	c.r.mu.Unlock()
 	switch {
 	case noLoad:
-		return hub.AgentSessionState{}, hub.Errorf(hub.Conflict, "the agent cannot load sessions")
+		return chat.AgentSessionState{}, hub.Errorf(hub.Conflict, "the agent cannot load sessions")
 	case s == nil || s.agent != c.agent.ID:
-		return hub.AgentSessionState{}, hub.Errorf(hub.NotFound, "unknown session")
+		return chat.AgentSessionState{}, hub.Errorf(hub.NotFound, "unknown session")
 	}
 	for _, u := range history {
 		c.emit(sid, u)
@@ -226,35 +227,35 @@ func (c *AgentConn) LoadSession(ctx context.Context, sid, dir string) (hub.Agent
 }
 
 // ListSessions lists the agent's sessions in dir.
-func (c *AgentConn) ListSessions(ctx context.Context, dir string) ([]hub.AgentSessionSummary, error) {
+func (c *AgentConn) ListSessions(ctx context.Context, dir string) ([]chat.AgentSessionSummary, error) {
 	if err := c.alive(); err != nil {
 		return nil, err
 	}
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	var out []hub.AgentSessionSummary
+	var out []chat.AgentSessionSummary
 	for id, s := range c.r.sessions {
 		if s.agent == c.agent.ID && s.dir == dir {
-			out = append(out, hub.AgentSessionSummary{SessionID: id})
+			out = append(out, chat.AgentSessionSummary{SessionID: id})
 		}
 	}
 	return out, nil
 }
 
 // Prompt runs a turn: autoplayed, or handed to the test on Turns.
-func (c *AgentConn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (hub.AgentTurnResult, error) {
+func (c *AgentConn) Prompt(ctx context.Context, sid string, p chat.AgentPrompt) (chat.AgentTurnResult, error) {
 	if err := c.alive(); err != nil {
-		return hub.AgentTurnResult{}, err
+		return chat.AgentTurnResult{}, err
 	}
 	c.r.mu.Lock()
 	s := c.r.sessions[sid]
 	auto := c.r.autoplay
 	c.r.mu.Unlock()
 	if s == nil {
-		return hub.AgentTurnResult{}, hub.Errorf(hub.NotFound, "unknown session")
+		return chat.AgentTurnResult{}, hub.Errorf(hub.NotFound, "unknown session")
 	}
 	c.r.mu.Lock() // the user's message is recorded for a replay, not sent now
-	s.history = append(s.history, hub.AgentMessageChunk{Role: "user", Text: p.Text})
+	s.history = append(s.history, chat.AgentMessageChunk{Role: "user", Text: p.Text})
 	c.r.mu.Unlock()
 	t := &AgentTurn{Conn: c, SessionID: sid, Prompt: p, ctx: ctx, end: make(chan turnEnd, 1)}
 	c.mu.Lock()
@@ -269,7 +270,7 @@ func (c *AgentConn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (
 		t.mu.Unlock()
 		for _, id := range asked { // a turn that ends leaves nothing waiting
 			if c.settle(id) {
-				c.emit(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+				c.emit(sid, chat.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
 			}
 		}
 	}()
@@ -279,18 +280,18 @@ func (c *AgentConn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (
 		select {
 		case c.r.Turns <- t:
 		case <-ctx.Done():
-			return hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the turn was abandoned")
+			return chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the turn was abandoned")
 		case <-c.done:
-			return hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, c.err, "the agent has exited")
+			return chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, c.err, "the agent has exited")
 		}
 	}
 	select {
 	case e := <-t.end:
 		return e.res, e.err
 	case <-ctx.Done():
-		return hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the turn was abandoned")
+		return chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the turn was abandoned")
 	case <-c.done:
-		return hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, c.err, "the agent has exited")
+		return chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, c.err, "the agent has exited")
 	}
 }
 
@@ -318,11 +319,11 @@ func (c *AgentConn) Cancel(ctx context.Context, sid string) error {
 	c.mu.Unlock()
 	for _, id := range ids {
 		if c.settle(id) {
-			c.emit(sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+			c.emit(sid, chat.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
 		}
 	}
 	if t != nil {
-		t.End(hub.AgentTurnResult{StopReason: hub.AgentStopCancelled}, nil)
+		t.End(chat.AgentTurnResult{StopReason: chat.AgentStopCancelled}, nil)
 	}
 	return nil
 }
@@ -346,7 +347,7 @@ func (c *AgentConn) AnswerPermission(requestID, optionID string) error {
 }
 
 // AnswerQuestion answers a pending question.
-func (c *AgentConn) AnswerQuestion(requestID string, a hub.AgentAnswer) error {
+func (c *AgentConn) AnswerQuestion(requestID string, a chat.AgentAnswer) error {
 	return c.answer(requestID, a)
 }
 

@@ -5,51 +5,51 @@ import (
 	"strings"
 
 	"github.com/wharfhub/wharf/fakes/agentscript"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // play plays the script t's prompt names (package agentscript), as the
 // scripted ACP agent does; an unknown script answers like echo.
 func play(t *AgentTurn) {
-	done := func() { t.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil) }
-	say := func(s string) { t.Send(hub.AgentMessageChunk{Role: "assistant", Text: s}) }
+	done := func() { t.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil) }
+	say := func(s string) { t.Send(chat.AgentMessageChunk{Role: "assistant", Text: s}) }
 	str := func(s string) *string { return &s }
 	switch agentscript.Of(t.Prompt.Text) {
 	case agentscript.Stream:
-		t.Send(hub.AgentMessageChunk{Role: "reasoning", Text: agentscript.Thought})
+		t.Send(chat.AgentMessageChunk{Role: "reasoning", Text: agentscript.Thought})
 		for _, s := range agentscript.Answer {
 			say(s)
 		}
 		in, out := int64(agentscript.InputTokens), int64(agentscript.OutputTokens)
-		t.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn, Usage: &hub.AgentTokenUsage{Input: &in, Output: &out}}, nil)
+		t.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn, Usage: &chat.AgentTokenUsage{Input: &in, Output: &out}}, nil)
 	case agentscript.Tool:
-		t.Send(hub.AgentToolCall{ID: "edit-1", New: true, Title: str(agentscript.ToolTitle), Kind: str("edit"), Status: str("pending")})
+		t.Send(chat.AgentToolCall{ID: "edit-1", New: true, Title: str(agentscript.ToolTitle), Kind: str("edit"), Status: str("pending")})
 		old := agentscript.DiffOld
-		t.Send(hub.AgentToolCall{ID: "edit-1", Status: str("completed"), Content: []hub.AgentToolContent{
+		t.Send(chat.AgentToolCall{ID: "edit-1", Status: str("completed"), Content: []chat.AgentToolContent{
 			{Type: "diff", Path: agentscript.DiffPath, OldText: &old, NewText: agentscript.DiffNew}}})
 		done()
 	case agentscript.Permission:
-		tool := hub.AgentToolCall{ID: "run-1", New: true, Title: str(agentscript.CommandLine), Kind: str("execute"),
+		tool := chat.AgentToolCall{ID: "run-1", New: true, Title: str(agentscript.CommandLine), Kind: str("execute"),
 			Status: str("pending"), RawInput: []byte(`{"command":"` + agentscript.CommandLine + `"}`)}
 		t.Send(tool)
-		_, ch := t.Ask(hub.AgentPermissionRequest{Tool: tool, Options: []hub.AgentPermissionOption{
+		_, ch := t.Ask(chat.AgentPermissionRequest{Tool: tool, Options: []chat.AgentPermissionOption{
 			{ID: "allow", Name: "Allow", Kind: "allow_once"}, {ID: "deny", Name: "Deny", Kind: "reject_once"}}})
 		answer := <-ch
 		if answer == nil { // settled: the turn was cancelled
 			return
 		}
 		if answer == "allow" {
-			t.Send(hub.AgentToolCall{ID: "run-1", Status: str("completed")})
+			t.Send(chat.AgentToolCall{ID: "run-1", Status: str("completed")})
 			say(agentscript.Allowed)
 		} else {
-			t.Send(hub.AgentToolCall{ID: "run-1", Status: str("failed")})
+			t.Send(chat.AgentToolCall{ID: "run-1", Status: str("failed")})
 			say(agentscript.Denied)
 		}
 		done()
 	case agentscript.Question:
-		_, ch := t.Ask(hub.AgentQuestionRequest{Message: "What is your name?",
+		_, ch := t.Ask(chat.AgentQuestionRequest{Message: "What is your name?",
 			Schema: []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
-		answer, _ := (<-ch).(hub.AgentAnswer)
+		answer, _ := (<-ch).(chat.AgentAnswer)
 		if name, ok := answer.Content["name"].(string); ok && answer.Action == "accept" {
 			say(agentscript.Greeting + name)
 		} else {
@@ -57,25 +57,25 @@ func play(t *AgentTurn) {
 		}
 		done()
 	case agentscript.Plan:
-		var entries []hub.AgentPlanEntry
+		var entries []chat.AgentPlanEntry
 		for _, s := range agentscript.PlanSteps {
-			entries = append(entries, hub.AgentPlanEntry{Content: s, Priority: "medium", Status: "pending"})
+			entries = append(entries, chat.AgentPlanEntry{Content: s, Priority: "medium", Status: "pending"})
 		}
-		t.Send(hub.AgentPlan{Entries: entries})
+		t.Send(chat.AgentPlan{Entries: entries})
 		done()
 	case agentscript.Usage:
 		cost := agentscript.CostUSD
-		t.Send(hub.AgentContextUsage{Used: agentscript.UsedTokens, Size: agentscript.WindowTokens, CostUSD: &cost})
+		t.Send(chat.AgentContextUsage{Used: agentscript.UsedTokens, Size: agentscript.WindowTokens, CostUSD: &cost})
 		done()
 	case agentscript.Compaction:
-		t.Send(hub.AgentCompaction{ID: "c1", Status: "in_progress"})
-		t.Send(hub.AgentCompaction{ID: "c1", Status: "completed", Summary: agentscript.Summary})
+		t.Send(chat.AgentCompaction{ID: "c1", Status: "in_progress"})
+		t.Send(chat.AgentCompaction{ID: "c1", Status: "completed", Summary: agentscript.Summary})
 		done()
 	case agentscript.Notice:
-		t.Send(hub.AgentNotice{Level: "warning", Message: agentscript.NoticeText})
+		t.Send(chat.AgentNotice{Level: "warning", Message: agentscript.NoticeText})
 		done()
 	case agentscript.Auth:
-		t.End(hub.AgentTurnResult{}, LoginRequired(t.Conn.agent.Name))
+		t.End(chat.AgentTurnResult{}, LoginRequired(t.Conn.agent.Name))
 	case agentscript.Crash:
 		say(agentscript.Partial)
 		t.Conn.Crash(errCrashed)
@@ -100,12 +100,12 @@ func play(t *AgentTurn) {
 		count, size := agentscript.SizeArgs(t.Prompt.Text, agentscript.ToolCalls, agentscript.ToolBytes)
 		out := strings.Repeat("o", size)
 		for i := 1; i <= count; i++ {
-			t.Send(hub.AgentToolCall{ID: "tool-" + strconv.Itoa(i), New: true, Title: str("Read part " + strconv.Itoa(i)),
-				Kind: str("read"), Status: str("completed"), Content: []hub.AgentToolContent{{Type: "text", Text: out}}})
+			t.Send(chat.AgentToolCall{ID: "tool-" + strconv.Itoa(i), New: true, Title: str("Read part " + strconv.Itoa(i)),
+				Kind: str("read"), Status: str("completed"), Content: []chat.AgentToolContent{{Type: "text", Text: out}}})
 		}
 		done()
 	case agentscript.Garbage:
-		t.Send(hub.AgentNotice{Level: "warning", Message: "the agent wrote output that is not ACP; it was skipped"})
+		t.Send(chat.AgentNotice{Level: "warning", Message: "the agent wrote output that is not ACP; it was skipped"})
 		say(agentscript.AfterGarbage)
 		done()
 	default:

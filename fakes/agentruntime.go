@@ -8,11 +8,12 @@ import (
 
 	"github.com/wharfhub/wharf/fakes/agentscript"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
-var _ hub.AgentRuntime = (*AgentRuntime)(nil)
+var _ chat.AgentRuntime = (*AgentRuntime)(nil)
 
-// AgentRuntime is a hub.AgentRuntime whose agents live in memory. A test
+// AgentRuntime is a chat.AgentRuntime whose agents live in memory. A test
 // either drives each turn by hand (every Prompt arrives on Turns as an
 // AgentTurn to answer) or, with Autoplay, lets every turn play the script
 // its prompt names (package agentscript), as the scripted ACP agent does.
@@ -23,7 +24,7 @@ type AgentRuntime struct {
 	Turns chan *AgentTurn
 
 	mu         sync.Mutex
-	agents     []hub.AgentDescriptor
+	agents     []chat.AgentDescriptor
 	autoplay   bool
 	noLoad     bool
 	deaf       bool // Cancel is ignored
@@ -39,7 +40,7 @@ type AgentRuntime struct {
 
 // NewAgentRuntime returns a runtime knowing agents (all available unless
 // they say otherwise).
-func NewAgentRuntime(agents ...hub.AgentDescriptor) *AgentRuntime {
+func NewAgentRuntime(agents ...chat.AgentDescriptor) *AgentRuntime {
 	return &AgentRuntime{Turns: make(chan *AgentTurn), agents: slices.Clone(agents), startErr: map[string]error{},
 		sessionErr: map[string]error{}, conns: map[string][]*AgentConn{}, sessions: map[string]*fakeSession{}}
 }
@@ -58,7 +59,7 @@ func (r *AgentRuntime) SetImages(on bool) { r.mu.Lock(); r.noImages = !on; r.mu.
 func (r *AgentRuntime) SetIgnoreCancel(on bool) { r.mu.Lock(); r.deaf = on; r.mu.Unlock() }
 
 // SetAvailability changes whether agent id is installed.
-func (r *AgentRuntime) SetAvailability(id string, a hub.AgentAvailability) {
+func (r *AgentRuntime) SetAvailability(id string, a chat.AgentAvailability) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.agents {
@@ -99,7 +100,7 @@ func (r *AgentRuntime) FailSessions(id string, err error) {
 
 // LoginRequired is the error a real runtime returns for ACP's -32000.
 func LoginRequired(name string) error {
-	return hub.Wrap(hub.Conflict, hub.ErrAgentLoginRequired, name+" needs a login")
+	return hub.Wrap(hub.Conflict, chat.ErrAgentLoginRequired, name+" needs a login")
 }
 
 // Connections returns the connections started for agent id, oldest first.
@@ -110,7 +111,7 @@ func (r *AgentRuntime) Connections(id string) []*AgentConn {
 }
 
 // Agents lists the agents.
-func (r *AgentRuntime) Agents() []hub.AgentDescriptor {
+func (r *AgentRuntime) Agents() []chat.AgentDescriptor {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.agents)
@@ -118,18 +119,18 @@ func (r *AgentRuntime) Agents() []hub.AgentDescriptor {
 
 // Start starts agent id as the contract says: NotFound, a Conflict for
 // one not installed, the injected failure, or a new connection.
-func (r *AgentRuntime) Start(ctx context.Context, id, dir string, sink hub.AgentSink) (hub.AgentConnection, error) {
+func (r *AgentRuntime) Start(ctx context.Context, id, dir string, sink chat.AgentSink) (chat.AgentConnection, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err, "the agent did not start")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	i := slices.IndexFunc(r.agents, func(d hub.AgentDescriptor) bool { return d.ID == id })
+	i := slices.IndexFunc(r.agents, func(d chat.AgentDescriptor) bool { return d.ID == id })
 	switch {
 	case i < 0:
 		return nil, hub.Errorf(hub.NotFound, "unknown agent %q", id)
-	case r.agents[i].Availability == hub.AgentNotInstalled:
-		return nil, hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, r.agents[i].Name+" is not installed")
+	case r.agents[i].Availability == chat.AgentNotInstalled:
+		return nil, hub.Wrap(hub.Conflict, chat.ErrAgentNotInstalled, r.agents[i].Name+" is not installed")
 	case r.startErr[id] != nil:
 		return nil, r.startErr[id]
 	}
@@ -144,18 +145,18 @@ func (r *AgentRuntime) Start(ctx context.Context, id, dir string, sink hub.Agent
 type fakeSession struct {
 	agent       string
 	dir         string
-	history     []hub.AgentUpdate
+	history     []chat.AgentUpdate
 	model, mode string
 }
 
 // state is the session's AgentSessionState.
-func (s *fakeSession) state(id string) hub.AgentSessionState {
-	st := hub.AgentSessionState{SessionID: id, Model: s.model, Mode: s.mode}
+func (s *fakeSession) state(id string) chat.AgentSessionState {
+	st := chat.AgentSessionState{SessionID: id, Model: s.model, Mode: s.mode}
 	for _, m := range agentscript.Models {
-		st.Models = append(st.Models, hub.AgentChoice{ID: m[0], Name: m[1]})
+		st.Models = append(st.Models, chat.AgentChoice{ID: m[0], Name: m[1]})
 	}
 	for _, m := range agentscript.Modes {
-		st.Modes = append(st.Modes, hub.AgentChoice{ID: m[0], Name: m[1]})
+		st.Modes = append(st.Modes, chat.AgentChoice{ID: m[0], Name: m[1]})
 	}
 	return st
 }

@@ -5,12 +5,12 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 func TestAgentRuntimeConformance(t *testing.T) {
 	porttest.AgentRuntime(t, func(t *testing.T) porttest.AgentHarness {
-		rt := fakes.NewAgentRuntime(hub.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: hub.AgentAvailable})
+		rt := fakes.NewAgentRuntime(chat.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: chat.AgentAvailable})
 		rt.SetAutoplay(true)
 		return porttest.AgentHarness{Runtime: rt, AgentID: "scripted", Dir: t.TempDir()}
 	})

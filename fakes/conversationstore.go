@@ -4,29 +4,29 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
-var _ hub.ConversationStore = (*ConversationStore)(nil)
+var _ chat.ConversationStore = (*ConversationStore)(nil)
 
-// ConversationStore is a hub.ConversationStore in memory. Fail makes the
+// ConversationStore is a chat.ConversationStore in memory. Fail makes the
 // next saves fail.
 type ConversationStore struct {
 	mu      sync.Mutex
-	records []hub.ConversationRecord
+	records []chat.ConversationRecord
 	saves   int
 	fail    error
 }
 
 // LoadConversations returns what was saved last.
-func (s *ConversationStore) LoadConversations() ([]hub.ConversationRecord, error) {
+func (s *ConversationStore) LoadConversations() ([]chat.ConversationRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.records), nil
 }
 
 // SaveConversations replaces the records, unless Fail set an error.
-func (s *ConversationStore) SaveConversations(records []hub.ConversationRecord) error {
+func (s *ConversationStore) SaveConversations(records []chat.ConversationRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {

@@ -5,12 +5,12 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 func TestConversationStoreConformance(t *testing.T) {
-	porttest.ConversationStore(t, func(*testing.T) func() hub.ConversationStore {
+	porttest.ConversationStore(t, func(*testing.T) func() chat.ConversationStore {
 		s := &fakes.ConversationStore{} // the same memory for every reopen
-		return func() hub.ConversationStore { return s }
+		return func() chat.ConversationStore { return s }
 	})
 }

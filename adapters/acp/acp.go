@@ -1,4 +1,4 @@
-// Package acp is the hub.AgentRuntime of the Agent Client Protocol: the
+// Package acp is the chat.AgentRuntime of the Agent Client Protocol: the
 // coding agents the workspace session child talks to (Claude Code, Codex,
 // Gemini CLI, OpenCode, or any command configured as an agent), each a
 // process speaking JSON-RPC over its stdin and stdout, driven with
@@ -51,9 +51,10 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
-var _ hub.AgentRuntime = (*Runtime)(nil)
+var _ chat.AgentRuntime = (*Runtime)(nil)
 
 // Agent is one agent the runtime knows: its id (no ':'), its name for
 // people and the command that starts it speaking ACP on stdio.
@@ -105,7 +106,7 @@ type Options struct {
 // 1.5 s for the agents measured.
 const DefaultStartTimeout = 30 * time.Second
 
-// Runtime is the ACP hub.AgentRuntime. It is safe for concurrent use.
+// Runtime is the ACP chat.AgentRuntime. It is safe for concurrent use.
 type Runtime struct {
 	opts   Options
 	agents []Agent
@@ -145,20 +146,20 @@ func New(opts Options) *Runtime {
 
 // ForChild is New as the workspace child wires it (child.Options):
 // the child's environment and the Hub's agent commands.
-func ForChild(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
+func ForChild(env []string, commands map[string][]string, log *slog.Logger) chat.AgentRuntime {
 	return New(Options{Env: env, Commands: commands, Logger: log})
 }
 
 // Agents lists the agents; one is available when its command is found on
 // the environment's PATH (or, given as a path, exists and is executable).
-func (r *Runtime) Agents() []hub.AgentDescriptor {
-	out := make([]hub.AgentDescriptor, 0, len(r.agents))
+func (r *Runtime) Agents() []chat.AgentDescriptor {
+	out := make([]chat.AgentDescriptor, 0, len(r.agents))
 	for _, a := range r.agents {
-		av := hub.AgentNotInstalled
+		av := chat.AgentNotInstalled
 		if _, err := r.lookPath(a.Command[0]); err == nil {
-			av = hub.AgentAvailable
+			av = chat.AgentAvailable
 		}
-		out = append(out, hub.AgentDescriptor{ID: a.ID, Name: a.Name, Availability: av})
+		out = append(out, chat.AgentDescriptor{ID: a.ID, Name: a.Name, Availability: av})
 	}
 	return out
 }
@@ -195,15 +196,15 @@ func (r *Runtime) agent(id string) (Agent, bool) {
 	return r.agents[i], true
 }
 
-// Start starts agent id in dir and initializes it (see hub.AgentRuntime).
-func (r *Runtime) Start(ctx context.Context, id, dir string, sink hub.AgentSink) (hub.AgentConnection, error) {
+// Start starts agent id in dir and initializes it (see chat.AgentRuntime).
+func (r *Runtime) Start(ctx context.Context, id, dir string, sink chat.AgentSink) (chat.AgentConnection, error) {
 	a, ok := r.agent(id)
 	if !ok {
 		return nil, hub.Errorf(hub.NotFound, "unknown agent %q", id)
 	}
 	path, err := r.lookPath(a.Command[0])
 	if err != nil {
-		return nil, hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, a.Name+" is not installed on the Hub's machine")
+		return nil, hub.Wrap(hub.Conflict, chat.ErrAgentNotInstalled, a.Name+" is not installed on the Hub's machine")
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.StartTimeout)
 	defer cancel()

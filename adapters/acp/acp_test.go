@@ -13,7 +13,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/acp"
 	"github.com/wharfhub/wharf/fakes/porttest"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // scriptedAgent builds fakes/acpagent once per test binary.
@@ -92,7 +92,7 @@ exec sleep 1000`
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	stuck := make(chan struct{}, 1)
-	conn, err := rt.Start(ctx, "stuck", t.TempDir(), func(string, hub.AgentUpdate) {
+	conn, err := rt.Start(ctx, "stuck", t.TempDir(), func(string, chat.AgentUpdate) {
 		select {
 		case stuck <- struct{}{}:
 		default:
@@ -101,7 +101,7 @@ exec sleep 1000`
 	is.NoErr(err) // it answers initialize
 	prompted := make(chan error, 1)
 	go func() {
-		_, err := conn.Prompt(ctx, "s", hub.AgentPrompt{Images: []hub.AgentImage{{MimeType: "image/png", Data: make([]byte, 4<<20)}}})
+		_, err := conn.Prompt(ctx, "s", chat.AgentPrompt{Images: []chat.AgentImage{{MimeType: "image/png", Data: make([]byte, 4<<20)}}})
 		prompted <- err
 	}()
 	select {

@@ -9,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // KeyMethod is an authentication method an agent advertises that takes
@@ -97,7 +98,7 @@ func (c *conn) authenticate(ctx context.Context, methods []acpsdk.AuthMethod) er
 	var re *acpsdk.RequestError
 	if errors.As(err, &re) && ctx.Err() == nil {
 		c.log.Info("the agent refused its key", "method", method, "code", re.Code)
-		return hub.Wrap(hub.Conflict, hub.ErrAgentLoginRequired, c.agent.Name+" refused the key it was given ("+method+")")
+		return hub.Wrap(hub.Conflict, chat.ErrAgentLoginRequired, c.agent.Name+" refused the key it was given ("+method+")")
 	}
 	return c.failure(err, "could not authenticate")
 }

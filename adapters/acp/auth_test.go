@@ -12,7 +12,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/acp"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // TestAgentKey: an agent advertising a login with a key in its
@@ -27,11 +27,11 @@ func TestAgentKey(t *testing.T) {
 		startErr error // of Start
 		newErr   error // of NewSession, once started
 	}{
-		{"no key", nil, nil, hub.ErrAgentLoginRequired},
+		{"no key", nil, nil, chat.ErrAgentLoginRequired},
 		{"key", map[string][]string{"scripted": {"FAKE_KEY=" + secret}}, nil, nil},
-		{"key of another agent", map[string][]string{"other": {"FAKE_KEY=" + secret}}, nil, hub.ErrAgentLoginRequired},
-		{"empty key", map[string][]string{"scripted": {"FAKE_KEY="}}, nil, hub.ErrAgentLoginRequired},
-		{"refused key", map[string][]string{"scripted": {"FAKE_KEY=refused"}}, hub.ErrAgentLoginRequired, nil},
+		{"key of another agent", map[string][]string{"other": {"FAKE_KEY=" + secret}}, nil, chat.ErrAgentLoginRequired},
+		{"empty key", map[string][]string{"scripted": {"FAKE_KEY="}}, nil, chat.ErrAgentLoginRequired},
+		{"refused key", map[string][]string{"scripted": {"FAKE_KEY=refused"}}, chat.ErrAgentLoginRequired, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -44,7 +44,7 @@ func TestAgentKey(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			dir := t.TempDir()
-			conn, err := rt.Start(ctx, "scripted", dir, func(string, hub.AgentUpdate) {})
+			conn, err := rt.Start(ctx, "scripted", dir, func(string, chat.AgentUpdate) {})
 			if tc.startErr != nil {
 				is.True(errors.Is(err, tc.startErr))            // Start says why
 				is.True(strings.Contains(err.Error(), "(key)")) // naming the method

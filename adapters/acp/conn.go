@@ -14,21 +14,22 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
-var _ hub.AgentConnection = (*conn)(nil)
+var _ chat.AgentConnection = (*conn)(nil)
 
-// conn is one running agent: a hub.AgentConnection.
+// conn is one running agent: a chat.AgentConnection.
 type conn struct {
 	r       *Runtime
 	agent   Agent
 	dir     string
-	sink    hub.AgentSink
+	sink    chat.AgentSink
 	log     *slog.Logger
 	cmd     *exec.Cmd
 	out     *lockedWriter
 	sdk     *acpsdk.ClientSideConnection
-	info    hub.AgentInfo
+	info    chat.AgentInfo
 	terms   *terminals
 	procs   sync.WaitGroup // the goroutines that read and reap the agent
 	drained chan struct{}  // closed once the agent's stdout is read out
@@ -60,7 +61,7 @@ type promptTurn struct {
 	complained bool
 }
 
-func newConn(r *Runtime, a Agent, dir string, sink hub.AgentSink, cmd *exec.Cmd, stdin interface {
+func newConn(r *Runtime, a Agent, dir string, sink chat.AgentSink, cmd *exec.Cmd, stdin interface {
 	Write([]byte) (int, error)
 	Close() error
 }) *conn {
@@ -74,7 +75,7 @@ func newConn(r *Runtime, a Agent, dir string, sink hub.AgentSink, cmd *exec.Cmd,
 }
 
 // emit hands an update to the sink, one at a time.
-func (c *conn) emit(sid string, u hub.AgentUpdate) {
+func (c *conn) emit(sid string, u chat.AgentUpdate) {
 	c.sinkMu.Lock()
 	defer c.sinkMu.Unlock()
 	c.sink(sid, u)
@@ -110,12 +111,12 @@ func (c *conn) takePendingLocked() map[string]*request {
 func (c *conn) cancelRequests(pending map[string]*request) {
 	for id, rq := range pending {
 		rq.settle(nil)
-		c.emit(rq.sid, hub.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
+		c.emit(rq.sid, chat.AgentRequestSettled{RequestID: id, Reason: "cancelled"})
 	}
 }
 
 // Info is what the agent said at initialize.
-func (c *conn) Info() hub.AgentInfo { return c.info }
+func (c *conn) Info() chat.AgentInfo { return c.info }
 
 // Done is closed once the agent is gone.
 func (c *conn) Done() <-chan struct{} { return c.done }
@@ -138,7 +139,7 @@ func (c *conn) failure(err error, what string) error {
 	if errors.As(err, &re) {
 		switch re.Code {
 		case -32000:
-			return hub.Wrap(hub.Conflict, hub.ErrAgentLoginRequired,
+			return hub.Wrap(hub.Conflict, chat.ErrAgentLoginRequired,
 				c.agent.Name+" needs a login on the Hub's machine (see the agent accounts)")
 		case -32601:
 			return hub.Wrap(hub.Conflict, err, c.agent.Name+" does not support this")
@@ -175,37 +176,37 @@ func (c *conn) exited() bool {
 }
 
 // NewSession opens a session in dir.
-func (c *conn) NewSession(ctx context.Context, dir string) (hub.AgentSessionState, error) {
+func (c *conn) NewSession(ctx context.Context, dir string) (chat.AgentSessionState, error) {
 	res, err := c.sdk.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
-		return hub.AgentSessionState{}, c.failure(err, "could not open a session")
+		return chat.AgentSessionState{}, c.failure(err, "could not open a session")
 	}
 	return c.state(string(res.SessionId), res.Modes, res.ConfigOptions), nil
 }
 
 // LoadSession reopens a session; the agent replays it before answering.
-func (c *conn) LoadSession(ctx context.Context, sid, dir string) (hub.AgentSessionState, error) {
+func (c *conn) LoadSession(ctx context.Context, sid, dir string) (chat.AgentSessionState, error) {
 	if !c.info.LoadSession {
-		return hub.AgentSessionState{}, hub.Errorf(hub.Conflict, "%s cannot reopen sessions", c.agent.Name)
+		return chat.AgentSessionState{}, hub.Errorf(hub.Conflict, "%s cannot reopen sessions", c.agent.Name)
 	}
 	res, err := c.sdk.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(sid), Cwd: dir,
 		McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		var re *acpsdk.RequestError
 		if errors.As(err, &re) && re.Code == -32002 { // resource not found
-			return hub.AgentSessionState{}, hub.Wrap(hub.NotFound, err, c.agent.Name+" no longer has this session")
+			return chat.AgentSessionState{}, hub.Wrap(hub.NotFound, err, c.agent.Name+" no longer has this session")
 		}
-		return hub.AgentSessionState{}, c.failure(err, "could not reopen the session")
+		return chat.AgentSessionState{}, c.failure(err, "could not reopen the session")
 	}
 	return c.state(sid, res.Modes, res.ConfigOptions), nil
 }
 
 // ListSessions lists the agent's sessions in dir.
-func (c *conn) ListSessions(ctx context.Context, dir string) ([]hub.AgentSessionSummary, error) {
+func (c *conn) ListSessions(ctx context.Context, dir string) ([]chat.AgentSessionSummary, error) {
 	if !c.info.ListSessions {
 		return nil, hub.Errorf(hub.Conflict, "%s cannot list sessions", c.agent.Name)
 	}
-	var out []hub.AgentSessionSummary
+	var out []chat.AgentSessionSummary
 	var cursor *string
 	for range 100 { // pages; a bound against an agent that never ends
 		res, err := c.sdk.ListSessions(ctx, acpsdk.ListSessionsRequest{Cwd: &dir, Cursor: cursor})
@@ -213,7 +214,7 @@ func (c *conn) ListSessions(ctx context.Context, dir string) ([]hub.AgentSession
 			return nil, c.failure(err, "could not list sessions")
 		}
 		for _, s := range res.Sessions {
-			sum := hub.AgentSessionSummary{SessionID: string(s.SessionId)}
+			sum := chat.AgentSessionSummary{SessionID: string(s.SessionId)}
 			if s.Title != nil {
 				sum.Title = *s.Title
 			}
@@ -231,7 +232,7 @@ func (c *conn) ListSessions(ctx context.Context, dir string) ([]hub.AgentSession
 }
 
 // Prompt runs one turn.
-func (c *conn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (hub.AgentTurnResult, error) {
+func (c *conn) Prompt(ctx context.Context, sid string, p chat.AgentPrompt) (chat.AgentTurnResult, error) {
 	blocks := []acpsdk.ContentBlock{}
 	if p.Text != "" {
 		blocks = append(blocks, acpsdk.ContentBlock{Text: &acpsdk.ContentBlockText{Type: "text", Text: p.Text}})
@@ -252,14 +253,14 @@ func (c *conn) Prompt(ctx context.Context, sid string, p hub.AgentPrompt) (hub.A
 	res, err := c.sdk.Prompt(ctx, acpsdk.PromptRequest{SessionId: acpsdk.SessionId(sid), Prompt: blocks})
 	if err != nil {
 		if ctx.Err() != nil {
-			return hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the turn was abandoned")
+			return chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, ctx.Err(), "the turn was abandoned")
 		}
-		return hub.AgentTurnResult{}, c.failure(err, "the turn failed")
+		return chat.AgentTurnResult{}, c.failure(err, "the turn failed")
 	}
-	out := hub.AgentTurnResult{StopReason: hub.AgentStopReason(res.StopReason)}
+	out := chat.AgentTurnResult{StopReason: chat.AgentStopReason(res.StopReason)}
 	if u := res.Usage; u != nil {
 		in, outT := int64(u.InputTokens), int64(u.OutputTokens)
-		out.Usage = &hub.AgentTokenUsage{Input: &in, Output: &outT, CacheRead: i64(u.CachedReadTokens),
+		out.Usage = &chat.AgentTokenUsage{Input: &in, Output: &outT, CacheRead: i64(u.CachedReadTokens),
 			CacheWrite: i64(u.CachedWriteTokens), Reasoning: i64(u.ThoughtTokens)}
 	}
 	return out, nil
@@ -325,13 +326,13 @@ func (c *conn) setOption(ctx context.Context, sid, option, value string) error {
 
 // state is the port's view of a session's modes and config options, and
 // remembers which options set its model and mode.
-func (c *conn) state(sid string, modes *acpsdk.SessionModeState, options []acpsdk.SessionConfigOption) hub.AgentSessionState {
-	st := hub.AgentSessionState{SessionID: sid}
+func (c *conn) state(sid string, modes *acpsdk.SessionModeState, options []acpsdk.SessionConfigOption) chat.AgentSessionState {
+	st := chat.AgentSessionState{SessionID: sid}
 	opts := &sessionOptions{}
 	if modes != nil {
 		st.Mode = string(modes.CurrentModeId)
 		for _, m := range modes.AvailableModes {
-			st.Modes = append(st.Modes, hub.AgentChoice{ID: string(m.Id), Name: m.Name})
+			st.Modes = append(st.Modes, chat.AgentChoice{ID: string(m.Id), Name: m.Name})
 		}
 	}
 	raw, _ := json.Marshal(options)

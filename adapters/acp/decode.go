@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // The raw shapes of `session/update` decoded here rather than by the SDK,
@@ -31,7 +31,7 @@ type rawUpdate struct {
 	Locations  []struct{ Path string } `json:"locations"`
 	RawInput   json.RawMessage         `json:"rawInput"`
 	// plan
-	Entries []hub.AgentPlanEntry `json:"entries"`
+	Entries []chat.AgentPlanEntry `json:"entries"`
 	// usage
 	Used *int64 `json:"used"`
 	Size *int64 `json:"size"`
@@ -86,12 +86,12 @@ func (c *conn) update(params json.RawMessage) {
 
 // decode maps a raw update to the port's; nil for what the core does not
 // show (available commands, unknown variants).
-func (c *conn) decode(u rawUpdate) hub.AgentUpdate {
+func (c *conn) decode(u rawUpdate) chat.AgentUpdate {
 	switch u.Kind {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		role := map[string]string{"agent_message_chunk": "assistant", "agent_thought_chunk": "reasoning",
 			"user_message_chunk": "user"}[u.Kind]
-		out := hub.AgentMessageChunk{Role: role, MessageID: u.MessageID}
+		out := chat.AgentMessageChunk{Role: role, MessageID: u.MessageID}
 		var b contentBlock
 		_ = json.Unmarshal(u.Content, &b)
 		switch b.Type {
@@ -99,7 +99,7 @@ func (c *conn) decode(u rawUpdate) hub.AgentUpdate {
 			out.Text = b.Text
 		case "image":
 			if data, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
-				out.Images = []hub.AgentImage{{MimeType: b.MimeType, Data: data}}
+				out.Images = []chat.AgentImage{{MimeType: b.MimeType, Data: data}}
 			}
 		default:
 			return nil
@@ -108,9 +108,9 @@ func (c *conn) decode(u rawUpdate) hub.AgentUpdate {
 	case "tool_call", "tool_call_update":
 		return toolCall(u)
 	case "plan":
-		return hub.AgentPlan{Entries: u.Entries}
+		return chat.AgentPlan{Entries: u.Entries}
 	case "usage_update":
-		out := hub.AgentContextUsage{}
+		out := chat.AgentContextUsage{}
 		if u.Used != nil {
 			out.Used = *u.Used
 		}
@@ -123,7 +123,7 @@ func (c *conn) decode(u rawUpdate) hub.AgentUpdate {
 		}
 		return out
 	case "compaction_update":
-		return hub.AgentCompaction{ID: u.CompactionID, Status: u.statusOr("completed"), Summary: u.Summary}
+		return chat.AgentCompaction{ID: u.CompactionID, Status: u.statusOr("completed"), Summary: u.Summary}
 	case "notice":
 		level := u.Level
 		if level == "" {
@@ -140,13 +140,13 @@ func (c *conn) decode(u rawUpdate) hub.AgentUpdate {
 		}
 		return noticeUpdate(level, u.Code, msg)
 	case "current_mode_update":
-		return hub.AgentSessionInfo{Mode: u.CurrentModeID}
+		return chat.AgentSessionInfo{Mode: u.CurrentModeID}
 	case "config_option_update":
 		var opts []configOption
 		_ = json.Unmarshal(u.ConfigOptions, &opts)
-		var st hub.AgentSessionState
+		var st chat.AgentSessionState
 		applyOptions(&st, &sessionOptions{}, opts)
-		out := hub.AgentSessionInfo{Models: st.Models, Modes: st.Modes}
+		out := chat.AgentSessionInfo{Models: st.Models, Modes: st.Modes}
 		if st.Model != "" {
 			out.Model = &st.Model
 		}
@@ -155,7 +155,7 @@ func (c *conn) decode(u rawUpdate) hub.AgentUpdate {
 		}
 		return out
 	case "session_info_update":
-		return hub.AgentSessionInfo{Title: u.Title}
+		return chat.AgentSessionInfo{Title: u.Title}
 	}
 	return nil
 }
@@ -168,33 +168,33 @@ func (u rawUpdate) statusOr(def string) string {
 }
 
 // noticeUpdate is a notice with a known level.
-func noticeUpdate(level, code, msg string) hub.AgentNotice {
+func noticeUpdate(level, code, msg string) chat.AgentNotice {
 	switch level {
 	case "info", "warning", "error":
 	default:
 		level = "info"
 	}
-	return hub.AgentNotice{Level: level, Code: code, Message: msg}
+	return chat.AgentNotice{Level: level, Code: code, Message: msg}
 }
 
 // toolCall maps a tool_call or tool_call_update.
-func toolCall(u rawUpdate) hub.AgentToolCall {
-	out := hub.AgentToolCall{ID: agentToolCallID(u.ToolCallID), New: u.Kind == "tool_call", Title: u.Title, Kind: u.ToolKind, Status: u.Status}
+func toolCall(u rawUpdate) chat.AgentToolCall {
+	out := chat.AgentToolCall{ID: agentToolCallID(u.ToolCallID), New: u.Kind == "tool_call", Title: u.Title, Kind: u.ToolKind, Status: u.Status}
 	if u.Content != nil {
 		var cs []toolContent
 		_ = json.Unmarshal(u.Content, &cs)
-		out.Content = make([]hub.AgentToolContent, 0, len(cs))
+		out.Content = make([]chat.AgentToolContent, 0, len(cs))
 		for _, tc := range cs {
 			switch tc.Type {
 			case "content":
 				var b contentBlock
 				if json.Unmarshal(tc.Content, &b) == nil && b.Type == "text" {
-					out.Content = append(out.Content, hub.AgentToolContent{Type: "text", Text: b.Text})
+					out.Content = append(out.Content, chat.AgentToolContent{Type: "text", Text: b.Text})
 				}
 			case "diff":
-				out.Content = append(out.Content, hub.AgentToolContent{Type: "diff", Path: tc.Path, OldText: tc.OldText, NewText: tc.NewText})
+				out.Content = append(out.Content, chat.AgentToolContent{Type: "diff", Path: tc.Path, OldText: tc.OldText, NewText: tc.NewText})
 			case "terminal":
-				out.Content = append(out.Content, hub.AgentToolContent{Type: "terminal", TerminalID: tc.TerminalID})
+				out.Content = append(out.Content, chat.AgentToolContent{Type: "terminal", TerminalID: tc.TerminalID})
 			}
 		}
 	}
@@ -225,20 +225,20 @@ type selectOption struct {
 
 // applyOptions takes the model and mode options into st and remembers
 // their ids in opts.
-func applyOptions(st *hub.AgentSessionState, opts *sessionOptions, options []configOption) {
+func applyOptions(st *chat.AgentSessionState, opts *sessionOptions, options []configOption) {
 	for _, o := range options {
 		if o.Type != "" && o.Type != "select" {
 			continue
 		}
 		var raw []selectOption
 		_ = json.Unmarshal(o.Options, &raw)
-		var choices []hub.AgentChoice
+		var choices []chat.AgentChoice
 		for _, s := range raw {
 			if s.Value != "" {
-				choices = append(choices, hub.AgentChoice{ID: s.Value, Name: s.Name})
+				choices = append(choices, chat.AgentChoice{ID: s.Value, Name: s.Name})
 			}
 			for _, g := range s.Options {
-				choices = append(choices, hub.AgentChoice{ID: g.Value, Name: g.Name})
+				choices = append(choices, chat.AgentChoice{ID: g.Value, Name: g.Name})
 			}
 		}
 		switch o.Category {

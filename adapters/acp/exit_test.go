@@ -11,6 +11,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/acp"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // An agent that dies in the middle of a turn fails the turn as an exit,
@@ -28,10 +29,10 @@ exit 3`
 			rt := acp.New(acp.Options{Env: env(), Commands: map[string][]string{"dies": {"sh", "-c", script}}})
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			conn, err := rt.Start(ctx, "dies", t.TempDir(), func(string, hub.AgentUpdate) {})
+			conn, err := rt.Start(ctx, "dies", t.TempDir(), func(string, chat.AgentUpdate) {})
 			is.NoErr(err) // it answers initialize
 			defer conn.Close()
-			_, err = conn.Prompt(ctx, "s", hub.AgentPrompt{Text: "hello"})
+			_, err = conn.Prompt(ctx, "s", chat.AgentPrompt{Text: "hello"})
 			is.True(err != nil)                                     // the turn fails
 			is.Equal(hub.KindOf(err), hub.Unavailable)              // as the agent being unavailable
 			is.True(strings.Contains(hub.MessageOf(err), "exited")) // saying it exited

@@ -9,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // Gemini CLI (0.61.0) offers its models the way ACP did before session
@@ -92,7 +93,7 @@ func (c *conn) noteResult(id, result json.RawMessage, e *rpcError) (own bool) {
 // applyLegacyModels fills the models of a session that has no model
 // option from what its session/new or session/load result said; true
 // when it did, so SetModel uses session/set_model.
-func (c *conn) applyLegacyModels(st *hub.AgentSessionState) bool {
+func (c *conn) applyLegacyModels(st *chat.AgentSessionState) bool {
 	c.mu.Lock()
 	m := c.models[st.SessionID]
 	delete(c.models, st.SessionID)
@@ -105,7 +106,7 @@ func (c *conn) applyLegacyModels(st *hub.AgentSessionState) bool {
 		if name == "" {
 			name = a.ModelID
 		}
-		st.Models = append(st.Models, hub.AgentChoice{ID: a.ModelID, Name: name})
+		st.Models = append(st.Models, chat.AgentChoice{ID: a.ModelID, Name: name})
 	}
 	st.Model = m.Current
 	return len(st.Models) > 0

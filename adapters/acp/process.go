@@ -17,6 +17,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // killGrace is how long a closed agent may take to exit after SIGTERM
@@ -31,7 +32,7 @@ const (
 
 // start spawns agent a (its resolved command at path) in dir, wires its
 // pipes and initializes it within ctx.
-func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.AgentSink) (*conn, error) {
+func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink chat.AgentSink) (*conn, error) {
 	cmd := exec.Command(path, a.Command[1:]...)
 	cmd.Dir, cmd.Env = dir, r.agentEnv(a)
 	stdin, err := cmd.StdinPipe()
@@ -97,7 +98,7 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink hub.
 		c.Close()
 		return nil, err
 	}
-	c.info = hub.AgentInfo{Name: a.Name, LoadSession: res.AgentCapabilities.LoadSession,
+	c.info = chat.AgentInfo{Name: a.Name, LoadSession: res.AgentCapabilities.LoadSession,
 		ListSessions: res.AgentCapabilities.SessionCapabilities.List != nil,
 		Images:       res.AgentCapabilities.PromptCapabilities.Image}
 	if res.AgentInfo != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/acp"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // The real agents' commands (npm packages) the real-agent tests run;
@@ -43,7 +43,7 @@ func offlineEnv(t *testing.T) []string {
 }
 
 // closeAgent closes conn and waits for it to be gone, with its group.
-func closeAgent(ctx context.Context, t *testing.T, conn hub.AgentConnection) {
+func closeAgent(ctx context.Context, t *testing.T, conn chat.AgentConnection) {
 	t.Helper()
 	is := is.New(t)
 	is.NoErr(conn.Close()) // the agent goes
@@ -64,7 +64,7 @@ func TestRealOpenCode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	conn, err := rt.Start(ctx, "opencode", dir, func(string, hub.AgentUpdate) {})
+	conn, err := rt.Start(ctx, "opencode", dir, func(string, chat.AgentUpdate) {})
 	is.NoErr(err) // OpenCode starts and answers initialize
 	defer conn.Close()
 	is.Equal(conn.Info().Name, "OpenCode") // as the known agent
@@ -100,11 +100,11 @@ func TestRealKeyAgents(t *testing.T) {
 				is := is.New(t)
 				rt := acp.New(acp.Options{Env: offlineEnv(t), Commands: command})
 				dir := t.TempDir()
-				conn, err := rt.Start(ctx, tc.id, dir, func(string, hub.AgentUpdate) {})
+				conn, err := rt.Start(ctx, tc.id, dir, func(string, chat.AgentUpdate) {})
 				is.NoErr(err) // the agent starts without a login
 				defer conn.Close()
 				_, err = conn.NewSession(ctx, dir)
-				is.True(errors.Is(err, hub.ErrAgentLoginRequired)) // and asks for one, never a crash
+				is.True(errors.Is(err, chat.ErrAgentLoginRequired)) // and asks for one, never a crash
 				closeAgent(ctx, t, conn)
 			})
 			t.Run("key", func(t *testing.T) {
@@ -112,7 +112,7 @@ func TestRealKeyAgents(t *testing.T) {
 				rt := acp.New(acp.Options{Env: offlineEnv(t), Commands: command,
 					AgentEnv: map[string][]string{tc.id: {tc.key}}})
 				dir := t.TempDir()
-				conn, err := rt.Start(ctx, tc.id, dir, func(string, hub.AgentUpdate) {})
+				conn, err := rt.Start(ctx, tc.id, dir, func(string, chat.AgentUpdate) {})
 				is.NoErr(err) // the agent takes the key
 				defer conn.Close()
 				st, err := conn.NewSession(ctx, dir)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // request is an agent's request awaiting the user: a permission or a
@@ -23,13 +24,13 @@ type request struct {
 }
 
 // settle answers the agent: answer is the option id (permission) or the
-// hub.AgentAnswer (question); nil answers "cancelled".
+// chat.AgentAnswer (question); nil answers "cancelled".
 func (rq *request) settle(answer any) {
 	rq.once.Do(func() {
 		if rq.question {
-			a, ok := answer.(hub.AgentAnswer)
+			a, ok := answer.(chat.AgentAnswer)
 			if !ok {
-				a = hub.AgentAnswer{Action: "cancel"}
+				a = chat.AgentAnswer{Action: "cancel"}
 			}
 			result := map[string]any{"action": a.Action}
 			if a.Action == "accept" {
@@ -81,10 +82,10 @@ func (c *conn) permission(rpcID, params json.RawMessage) {
 	_ = json.Unmarshal(p.ToolCall, &tool)
 	tool.Kind = "tool_call_update"
 	rq := &request{c: c, sid: p.SessionID, rpcID: rpcID}
-	out := hub.AgentPermissionRequest{Tool: toolCall(tool)}
+	out := chat.AgentPermissionRequest{Tool: toolCall(tool)}
 	for _, o := range p.Options {
 		rq.options = append(rq.options, o.OptionID)
-		out.Options = append(out.Options, hub.AgentPermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
+		out.Options = append(out.Options, chat.AgentPermissionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
 	}
 	id, ok := c.hold(rq)
 	if !ok {
@@ -107,7 +108,7 @@ func (c *conn) elicitation(rpcID, params json.RawMessage) {
 	}
 	rq := &request{c: c, rpcID: rpcID, question: true}
 	if json.Unmarshal(params, &p) != nil {
-		rq.settle(hub.AgentAnswer{Action: "decline"})
+		rq.settle(chat.AgentAnswer{Action: "decline"})
 		return
 	}
 	if p.SessionID == "" {
@@ -122,7 +123,7 @@ func (c *conn) elicitation(rpcID, params json.RawMessage) {
 		c.mu.Unlock()
 	}
 	if p.SessionID == "" {
-		rq.settle(hub.AgentAnswer{Action: "decline"})
+		rq.settle(chat.AgentAnswer{Action: "decline"})
 		return
 	}
 	rq.sid = p.SessionID
@@ -131,7 +132,7 @@ func (c *conn) elicitation(rpcID, params json.RawMessage) {
 		rq.settle(nil)
 		return
 	}
-	c.emit(p.SessionID, hub.AgentQuestionRequest{RequestID: id, Message: p.Message, Schema: p.Schema, URL: p.URL})
+	c.emit(p.SessionID, chat.AgentQuestionRequest{RequestID: id, Message: p.Message, Schema: p.Schema, URL: p.URL})
 }
 
 // withdraw handles the agent's $/cancel_request of a request awaiting the
@@ -158,7 +159,7 @@ func (c *conn) withdraw(params json.RawMessage) bool {
 		return false
 	}
 	rq.once.Do(func() { c.reply(rq.rpcID, nil, &rpcError{Code: -32800, Message: "request cancelled"}) })
-	c.emit(rq.sid, hub.AgentRequestSettled{RequestID: id, Reason: "withdrawn"})
+	c.emit(rq.sid, chat.AgentRequestSettled{RequestID: id, Reason: "withdrawn"})
 	return true
 }
 
@@ -191,7 +192,7 @@ func (c *conn) AnswerPermission(id, optionID string) error {
 }
 
 // AnswerQuestion answers a pending question.
-func (c *conn) AnswerQuestion(id string, a hub.AgentAnswer) error {
+func (c *conn) AnswerQuestion(id string, a chat.AgentAnswer) error {
 	rq, err := c.take(id, true)
 	if err != nil {
 		return err
@@ -214,6 +215,6 @@ func (c *conn) settleSession(sid string) {
 	c.mu.Unlock()
 	for i, rq := range rqs {
 		rq.settle(nil)
-		c.emit(sid, hub.AgentRequestSettled{RequestID: ids[i], Reason: "cancelled"})
+		c.emit(sid, chat.AgentRequestSettled{RequestID: ids[i], Reason: "cancelled"})
 	}
 }

@@ -11,14 +11,14 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // testConn is a connection of rt without an agent process, in dir, whose
 // updates go to sink; its terminals are closed when the test ends.
-func testConn(t testing.TB, rt *Runtime, dir string, sink hub.AgentSink) *conn {
+func testConn(t testing.TB, rt *Runtime, dir string, sink chat.AgentSink) *conn {
 	if sink == nil {
-		sink = func(string, hub.AgentUpdate) {}
+		sink = func(string, chat.AgentUpdate) {}
 	}
 	c := &conn{r: rt, dir: dir, sink: sink, log: slog.New(slog.DiscardHandler),
 		pending: map[string]*request{}, done: make(chan struct{})}

@@ -9,27 +9,27 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // nextToolCall waits for the next tool call the sink received.
-func nextToolCall(t *testing.T, got <-chan hub.AgentToolCall) hub.AgentToolCall {
+func nextToolCall(t *testing.T, got <-chan chat.AgentToolCall) chat.AgentToolCall {
 	t.Helper()
 	select {
 	case u := <-got:
 		return u
 	case <-time.After(10 * time.Second):
 		t.Fatal("no tool call reached the conversation")
-		return hub.AgentToolCall{}
+		return chat.AgentToolCall{}
 	}
 }
 
 func TestEveryTerminalLeavesATraceInItsConversation(t *testing.T) {
 	is := is.New(t)
-	got := make(chan hub.AgentToolCall, 16)
+	got := make(chan chat.AgentToolCall, 16)
 	sessions := make(chan string, 16)
-	c := testConn(t, testRuntime(), t.TempDir(), func(sid string, u hub.AgentUpdate) {
-		if tc, ok := u.(hub.AgentToolCall); ok {
+	c := testConn(t, testRuntime(), t.TempDir(), func(sid string, u chat.AgentUpdate) {
+		if tc, ok := u.(chat.AgentToolCall); ok {
 			sessions <- sid
 			got <- tc
 		}

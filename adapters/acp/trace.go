@@ -10,7 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // Bounds of a terminal's trace in its conversation.
@@ -85,14 +85,14 @@ func newTerminalTrace(sid, terminalID string, p acpsdk.CreateTerminalRequest, cw
 }
 
 // started is the trace's first update.
-func (tt terminalTrace) started() hub.AgentToolCall {
+func (tt terminalTrace) started() chat.AgentToolCall {
 	kind, status, title := "execute", "in_progress", tt.title
-	return hub.AgentToolCall{ID: tt.id, New: true, Title: &title, Kind: &kind, Status: &status, RawInput: tt.input}
+	return chat.AgentToolCall{ID: tt.id, New: true, Title: &title, Kind: &kind, Status: &status, RawInput: tt.input}
 }
 
 // finished is the trace's last update: completed on exit code 0, failed
 // otherwise, with how it ended and the tail of its output.
-func (tt terminalTrace) finished(exit acpsdk.TerminalExitStatus, ended, tail string, cut bool) hub.AgentToolCall {
+func (tt terminalTrace) finished(exit acpsdk.TerminalExitStatus, ended, tail string, cut bool) chat.AgentToolCall {
 	status, how := "failed", "ended"
 	switch {
 	case exit.ExitCode != nil:
@@ -106,14 +106,14 @@ func (tt terminalTrace) finished(exit acpsdk.TerminalExitStatus, ended, tail str
 	if ended != "" {
 		how += " (" + ended + ")"
 	}
-	content := []hub.AgentToolContent{{Type: "text", Text: "The command ended: " + how + "."}}
+	content := []chat.AgentToolContent{{Type: "text", Text: "The command ended: " + how + "."}}
 	if tail != "" {
 		if cut {
 			tail = "…" + tail
 		}
-		content = append(content, hub.AgentToolContent{Type: "text", Text: tail})
+		content = append(content, chat.AgentToolContent{Type: "text", Text: tail})
 	}
-	return hub.AgentToolCall{ID: tt.id, Status: &status, Content: content}
+	return chat.AgentToolCall{ID: tt.id, Status: &status, Content: content}
 }
 
 // boundArgv keeps argv within maxTraceArgv bytes, cutting the argument

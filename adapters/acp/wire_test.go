@@ -11,19 +11,19 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/acp"
 	"github.com/wharfhub/wharf/fakes/agentscript"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // rawTurn runs one prompt against the plain writer started with args and
 // returns the answer's text.
-func rawTurn(t *testing.T, args ...string) (string, hub.AgentTurnResult, error) {
+func rawTurn(t *testing.T, args ...string) (string, chat.AgentTurnResult, error) {
 	t.Helper()
 	rt := acp.New(acp.Options{Env: env(), Commands: map[string][]string{"burst": append([]string{agentBin(t), "--raw"}, args...)}})
 	var mu sync.Mutex
 	var b strings.Builder
 	chunks := 0
-	sink := func(_ string, u hub.AgentUpdate) {
-		if c, ok := u.(hub.AgentMessageChunk); ok {
+	sink := func(_ string, u chat.AgentUpdate) {
+		if c, ok := u.(chat.AgentMessageChunk); ok {
 			mu.Lock()
 			b.WriteString(c.Text)
 			chunks++
@@ -41,7 +41,7 @@ func rawTurn(t *testing.T, args ...string) (string, hub.AgentTurnResult, error) 
 	if err != nil {
 		t.Fatalf("session: %v", err)
 	}
-	res, err := conn.Prompt(ctx, st.SessionID, hub.AgentPrompt{Text: "flood"})
+	res, err := conn.Prompt(ctx, st.SessionID, chat.AgentPrompt{Text: "flood"})
 	mu.Lock()
 	defer mu.Unlock()
 	return b.String(), res, err
@@ -54,7 +54,7 @@ func TestBurstFasterThanTheSDK(t *testing.T) {
 	is := is.New(t)
 	text, res, err := rawTurn(t)
 	is.NoErr(err)                                                // the connection survived the burst
-	is.Equal(res.StopReason, hub.AgentStopEndTurn)               // the turn ended in order
+	is.Equal(res.StopReason, chat.AgentStopEndTurn)              // the turn ended in order
 	is.Equal(text, strings.Repeat("x", agentscript.FloodChunks)) // with every chunk before it
 }
 
@@ -63,7 +63,7 @@ func TestBurstFasterThanTheSDK(t *testing.T) {
 func TestLineOverTenMiB(t *testing.T) {
 	is := is.New(t)
 	text, res, err := rawTurn(t, "--big", "12")
-	is.NoErr(err)                                  // the connection survived the line
-	is.Equal(res.StopReason, hub.AgentStopEndTurn) // the turn ended
-	is.Equal(len(text), 12<<20)                    // with the whole chunk
+	is.NoErr(err)                                   // the connection survived the line
+	is.Equal(res.StopReason, chat.AgentStopEndTurn) // the turn ended
+	is.Equal(len(text), 12<<20)                     // with the whole chunk
 }

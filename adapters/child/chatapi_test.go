@@ -19,7 +19,6 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/agentscript"
-	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -27,7 +26,7 @@ import (
 // fake runtime, whose agent plays the scripts.
 func chatServer(t *testing.T) (*httptest.Server, *chat.Manager) {
 	t.Helper()
-	rt := fakes.NewAgentRuntime(hub.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: hub.AgentAvailable})
+	rt := fakes.NewAgentRuntime(chat.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: chat.AgentAvailable})
 	rt.SetAutoplay(true)
 	m, err := chat.New(chat.Config{Runtime: rt, Store: &fakes.ConversationStore{}, Dir: t.TempDir()})
 	if err != nil {

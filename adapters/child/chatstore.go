@@ -12,7 +12,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // conversationsFile is the inventory's file in the workspace's data
@@ -27,7 +27,7 @@ const heldDir = "held"
 // a message may carry (10 MiB), so a larger file is not one of ours.
 const maxHeldImageFile = 16 << 20
 
-// fileStore is the hub.ConversationStore of a child: one JSON file in the
+// fileStore is the chat.ConversationStore of a child: one JSON file in the
 // workspace's private data directory (mode 0700, made by the Hub), written
 // whole to a temporary file, synced and renamed over the old one, so a
 // crash leaves the old inventory or the new one. Held images live beside
@@ -40,17 +40,17 @@ type fileStore struct {
 	log *slog.Logger // nil: discards
 
 	mu     sync.Mutex
-	memory []hub.ConversationRecord
+	memory []chat.ConversationRecord
 }
 
 // inventoryFile is the file's layout: versioned, so a later build can
 // read an earlier one.
 type inventoryFile struct {
-	Version       int                      `json:"version"`
-	Conversations []hub.ConversationRecord `json:"conversations"`
+	Version       int                       `json:"version"`
+	Conversations []chat.ConversationRecord `json:"conversations"`
 }
 
-func (s *fileStore) LoadConversations() ([]hub.ConversationRecord, error) {
+func (s *fileStore) LoadConversations() ([]chat.ConversationRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dir == "" {
@@ -75,7 +75,7 @@ func (s *fileStore) LoadConversations() ([]hub.ConversationRecord, error) {
 
 // readHeld reads the images of r's held messages; a message whose image
 // cannot be read back is left out, never delivered without it.
-func (s *fileStore) readHeld(r *hub.ConversationRecord) {
+func (s *fileStore) readHeld(r *chat.ConversationRecord) {
 	kept := r.Held[:0:0]
 	for _, h := range r.Held {
 		ok := true
@@ -115,7 +115,7 @@ func (s *fileStore) readImage(key string) ([]byte, error) {
 
 // writeImages writes the held images of records not yet on disk, synced,
 // and returns the keys of every image they hold.
-func (s *fileStore) writeImages(records []hub.ConversationRecord) (map[string]bool, error) {
+func (s *fileStore) writeImages(records []chat.ConversationRecord) (map[string]bool, error) {
 	keys := map[string]bool{}
 	dir := filepath.Join(s.dir, heldDir)
 	wrote := false
@@ -187,7 +187,7 @@ func (s *fileStore) logger() *slog.Logger {
 	return s.log
 }
 
-func (s *fileStore) SaveConversations(records []hub.ConversationRecord) error {
+func (s *fileStore) SaveConversations(records []chat.ConversationRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dir == "" {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
-	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -23,7 +22,7 @@ func TestFileStoreKeepsTheInventory(t *testing.T) {
 	is.NoErr(err)         // nothing stored yet is no error
 	is.Equal(len(got), 0) // and no conversation
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	recs := []hub.ConversationRecord{{ID: "a:1", AgentID: "a", SessionID: "1", Title: "one", CreatedAt: at, UpdatedAt: at, Model: "m"}}
+	recs := []chat.ConversationRecord{{ID: "a:1", AgentID: "a", SessionID: "1", Title: "one", CreatedAt: at, UpdatedAt: at, Model: "m"}}
 	is.NoErr(s.SaveConversations(recs))
 	got, err = (&fileStore{dir: dir}).LoadConversations() // as a new child reads it
 	is.NoErr(err)
@@ -47,9 +46,9 @@ func TestFileStoreKeepsTheInventory(t *testing.T) {
 }
 
 func TestFileStoreConformance(t *testing.T) {
-	porttest.ConversationStore(t, func(t *testing.T) func() hub.ConversationStore {
+	porttest.ConversationStore(t, func(t *testing.T) func() chat.ConversationStore {
 		dir := t.TempDir()
-		return func() hub.ConversationStore { return &fileStore{dir: dir} }
+		return func() chat.ConversationStore { return &fileStore{dir: dir} }
 	})
 }
 
@@ -63,12 +62,12 @@ func TestFileStoreKeepsHeldImagesApart(t *testing.T) {
 	s := &fileStore{dir: dir}
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	keyA, keyB := strings.Repeat("a", 32), strings.Repeat("0", 32)
-	rec := hub.ConversationRecord{ID: "a:1", AgentID: "a", SessionID: "1", CreatedAt: at, UpdatedAt: at, Held: []hub.HeldMessageRecord{
-		{ID: "message:1", Text: "one", QueuedAt: at, Images: []hub.HeldImage{{Key: keyA, MimeType: "image/png", Data: []byte("png")}}},
-		{ID: "message:2", Text: "two", QueuedAt: at, Images: []hub.HeldImage{{Key: keyB, MimeType: "image/png", Data: []byte("gif")}}},
+	rec := chat.ConversationRecord{ID: "a:1", AgentID: "a", SessionID: "1", CreatedAt: at, UpdatedAt: at, Held: []chat.HeldMessageRecord{
+		{ID: "message:1", Text: "one", QueuedAt: at, Images: []chat.HeldImage{{Key: keyA, MimeType: "image/png", Data: []byte("png")}}},
+		{ID: "message:2", Text: "two", QueuedAt: at, Images: []chat.HeldImage{{Key: keyB, MimeType: "image/png", Data: []byte("gif")}}},
 		{ID: "message:3", Text: "three", QueuedAt: at},
 	}}
-	is.NoErr(s.SaveConversations([]hub.ConversationRecord{rec}))
+	is.NoErr(s.SaveConversations([]chat.ConversationRecord{rec}))
 	fi, err := os.Stat(filepath.Join(dir, heldDir))
 	is.NoErr(err)
 	is.Equal(fi.Mode().Perm(), os.FileMode(0o700)) // a private directory
@@ -88,11 +87,11 @@ func TestFileStoreKeepsHeldImagesApart(t *testing.T) {
 	is.Equal(string(got[0].Held[0].Images[0].Data), "png")
 
 	bad := rec
-	bad.Held = []hub.HeldMessageRecord{{ID: "message:4", Text: "x", QueuedAt: at, Images: []hub.HeldImage{{Key: "../../etc/passwd", Data: []byte("x")}}}}
-	is.True(s.SaveConversations([]hub.ConversationRecord{bad}) != nil) // a key that is not ours is refused
+	bad.Held = []chat.HeldMessageRecord{{ID: "message:4", Text: "x", QueuedAt: at, Images: []chat.HeldImage{{Key: "../../etc/passwd", Data: []byte("x")}}}}
+	is.True(s.SaveConversations([]chat.ConversationRecord{bad}) != nil) // a key that is not ours is refused
 
 	rec.Held = nil
-	is.NoErr(s.SaveConversations([]hub.ConversationRecord{rec})) // every message delivered
+	is.NoErr(s.SaveConversations([]chat.ConversationRecord{rec})) // every message delivered
 	entries, err := os.ReadDir(filepath.Join(dir, heldDir))
 	is.NoErr(err)
 	is.Equal(len(entries), 0) // no image left behind
@@ -128,7 +127,7 @@ func copyDir(t *testing.T, src string) string {
 func TestAHeldMessageSurvivesACrashThroughTheDataDirectory(t *testing.T) {
 	is := is.New(t)
 	dir := t.TempDir()
-	rt := fakes.NewAgentRuntime(hub.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: hub.AgentAvailable})
+	rt := fakes.NewAgentRuntime(chat.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: chat.AgentAvailable})
 	start := func(dir string) *chat.Manager {
 		m, err := chat.New(chat.Config{Runtime: rt, Store: &fileStore{dir: dir}, Dir: t.TempDir()})
 		is.NoErr(err)
@@ -162,7 +161,7 @@ func TestAHeldMessageSurvivesACrashThroughTheDataDirectory(t *testing.T) {
 	is.Equal(got.Prompt.Text, "second")                      // the held message is delivered
 	is.Equal(len(got.Prompt.Images), 1)                      // with its image
 	is.Equal(string(got.Prompt.Images[0].Data), string(png)) // whole
-	got.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	got.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	snap, err := next.Snapshot(s.ID)
 	is.NoErr(err)
 	is.Equal(len(snap.Queued), 0) // once

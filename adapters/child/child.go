@@ -35,7 +35,7 @@ import (
 )
 
 // agents is the runtime opts make, or one that knows no agent.
-func agents(opts Options, commands map[string][]string, log *slog.Logger) hub.AgentRuntime {
+func agents(opts Options, commands map[string][]string, log *slog.Logger) chat.AgentRuntime {
 	if opts.Agents == nil {
 		return noAgents{}
 	}
@@ -45,9 +45,9 @@ func agents(opts Options, commands map[string][]string, log *slog.Logger) hub.Ag
 // noAgents is the runtime of a child given none.
 type noAgents struct{}
 
-func (noAgents) Agents() []hub.AgentDescriptor { return nil }
+func (noAgents) Agents() []chat.AgentDescriptor { return nil }
 
-func (noAgents) Start(context.Context, string, string, hub.AgentSink) (hub.AgentConnection, error) {
+func (noAgents) Start(context.Context, string, string, chat.AgentSink) (chat.AgentConnection, error) {
 	return nil, hub.Errorf(hub.NotFound, "unknown agent")
 }
 
@@ -75,7 +75,7 @@ type Options struct {
 	// Agents makes the runtime of the workspace's coding agents from the
 	// child's environment (already sanitized by the Hub) and the agent
 	// commands the Hub passed. nil: no agent is known.
-	Agents func(env []string, commands map[string][]string, log *slog.Logger) hub.AgentRuntime
+	Agents func(env []string, commands map[string][]string, log *slog.Logger) chat.AgentRuntime
 }
 
 // Run is Main with the child's adapters chosen by opts.

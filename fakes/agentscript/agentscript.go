@@ -2,7 +2,7 @@
 // scripted ACP agent (fakes/acpagent, a real program speaking ACP over
 // stdio), the burst writer it also contains, and the fake AgentRuntime's
 // autoplay (fakes.AgentRuntime). A turn plays the script its prompt's
-// first word names; the porttest suite of hub.AgentRuntime runs them all
+// first word names; the porttest suite of chat.AgentRuntime runs them all
 // against both and checks the same updates arrive.
 package agentscript
 

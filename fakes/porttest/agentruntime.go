@@ -12,6 +12,7 @@ import (
 
 	"github.com/wharfhub/wharf/fakes/agentscript"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // agentTimeout bounds every step of the AgentRuntime suite.
@@ -21,7 +22,7 @@ const agentTimeout = 60 * time.Second
 // whose agent AgentID plays the scripts of package agentscript, in the
 // existing folder Dir.
 type AgentHarness struct {
-	Runtime hub.AgentRuntime
+	Runtime chat.AgentRuntime
 	AgentID string
 	Dir     string
 }
@@ -29,31 +30,31 @@ type AgentHarness struct {
 // recorder is a sink keeping every update by session.
 type recorder struct {
 	mu      sync.Mutex
-	updates map[string][]hub.AgentUpdate
-	asked   chan hub.AgentUpdate // permission and question requests
-	spoke   chan struct{}        // closed at the first chunk of an answer
+	updates map[string][]chat.AgentUpdate
+	asked   chan chat.AgentUpdate // permission and question requests
+	spoke   chan struct{}         // closed at the first chunk of an answer
 	once    sync.Once
 }
 
 func newRecorder() *recorder {
-	return &recorder{updates: map[string][]hub.AgentUpdate{}, asked: make(chan hub.AgentUpdate, 16), spoke: make(chan struct{})}
+	return &recorder{updates: map[string][]chat.AgentUpdate{}, asked: make(chan chat.AgentUpdate, 16), spoke: make(chan struct{})}
 }
 
-func (r *recorder) sink(sid string, u hub.AgentUpdate) {
+func (r *recorder) sink(sid string, u chat.AgentUpdate) {
 	r.mu.Lock()
 	r.updates[sid] = append(r.updates[sid], u)
 	r.mu.Unlock()
 	switch u := u.(type) {
-	case hub.AgentPermissionRequest, hub.AgentQuestionRequest:
+	case chat.AgentPermissionRequest, chat.AgentQuestionRequest:
 		r.asked <- u
-	case hub.AgentMessageChunk:
+	case chat.AgentMessageChunk:
 		if u.Role == "assistant" {
 			r.once.Do(func() { close(r.spoke) })
 		}
 	}
 }
 
-func (r *recorder) take(sid string) []hub.AgentUpdate {
+func (r *recorder) take(sid string) []chat.AgentUpdate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	u := r.updates[sid]
@@ -62,20 +63,20 @@ func (r *recorder) take(sid string) []hub.AgentUpdate {
 }
 
 // text joins the chunks of role.
-func text(us []hub.AgentUpdate, role string) string {
+func text(us []chat.AgentUpdate, role string) string {
 	var b strings.Builder
 	for _, u := range us {
-		if c, ok := u.(hub.AgentMessageChunk); ok && c.Role == role {
+		if c, ok := u.(chat.AgentMessageChunk); ok && c.Role == role {
 			b.WriteString(c.Text)
 		}
 	}
 	return b.String()
 }
 
-// AgentRuntime runs the hub.AgentRuntime contract against the harnesses
+// AgentRuntime runs the chat.AgentRuntime contract against the harnesses
 // newHarness makes, one per subtest.
 func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
-	open := func(t *testing.T) (AgentHarness, hub.AgentConnection, *recorder, string) {
+	open := func(t *testing.T) (AgentHarness, chat.AgentConnection, *recorder, string) {
 		t.Helper()
 		h := newHarness(t)
 		rec := newRecorder()
@@ -92,11 +93,11 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		}
 		return h, conn, rec, st.SessionID
 	}
-	prompt := func(t *testing.T, conn hub.AgentConnection, sid, text string) (hub.AgentTurnResult, error) {
+	prompt := func(t *testing.T, conn chat.AgentConnection, sid, text string) (chat.AgentTurnResult, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), agentTimeout)
 		defer cancel()
-		return conn.Prompt(ctx, sid, hub.AgentPrompt{Text: text})
+		return conn.Prompt(ctx, sid, chat.AgentPrompt{Text: text})
 	}
 
 	t.Run("AgentsAndUnknownOnes", func(t *testing.T) {
@@ -107,7 +108,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 			is.True(!strings.Contains(d.ID, ":")) // ids never hold ':'
 			if d.ID == h.AgentID {
 				found = true
-				is.Equal(d.Availability, hub.AgentAvailable) // the scripted agent is available
+				is.Equal(d.Availability, chat.AgentAvailable) // the scripted agent is available
 			}
 		}
 		is.True(found) // and listed
@@ -136,7 +137,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		_, conn, rec, sid := open(t)
 		res, err := prompt(t, conn, sid, agentscript.Stream)
 		is.NoErr(err)                                                         // the turn ends
-		is.Equal(res.StopReason, hub.AgentStopEndTurn)                        // at the end of the turn
+		is.Equal(res.StopReason, chat.AgentStopEndTurn)                       // at the end of the turn
 		us := rec.take(sid)                                                   // every update arrived before Prompt returned
 		is.Equal(text(us, "assistant"), strings.Join(agentscript.Answer, "")) // the answer
 		is.Equal(text(us, "reasoning"), agentscript.Thought)                  // the thought
@@ -149,9 +150,9 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		_, conn, rec, sid := open(t)
 		_, err := prompt(t, conn, sid, agentscript.Tool)
 		is.NoErr(err)
-		var diff *hub.AgentToolContent
+		var diff *chat.AgentToolContent
 		for _, u := range rec.take(sid) {
-			if tc, ok := u.(hub.AgentToolCall); ok && tc.ID == "edit-1" {
+			if tc, ok := u.(chat.AgentToolCall); ok && tc.ID == "edit-1" {
 				for i := range tc.Content {
 					if tc.Content[i].Type == "diff" {
 						diff = &tc.Content[i]
@@ -171,10 +172,10 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 			_, conn, rec, sid := open(t)
 			done := make(chan error, 1)
 			go func() { _, err := prompt(t, conn, sid, agentscript.Permission); done <- err }()
-			var req hub.AgentPermissionRequest
+			var req chat.AgentPermissionRequest
 			select {
 			case u := <-rec.asked:
-				req = u.(hub.AgentPermissionRequest)
+				req = u.(chat.AgentPermissionRequest)
 			case <-time.After(agentTimeout):
 				t.Fatal("no permission request")
 			}
@@ -192,29 +193,29 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		_, conn, rec, sid := open(t)
 		done := make(chan error, 1)
 		go func() { _, err := prompt(t, conn, sid, agentscript.Question); done <- err }()
-		var q hub.AgentQuestionRequest
+		var q chat.AgentQuestionRequest
 		select {
 		case u := <-rec.asked:
-			q = u.(hub.AgentQuestionRequest)
+			q = u.(chat.AgentQuestionRequest)
 		case <-time.After(agentTimeout):
 			t.Fatal("no question")
 		}
 		is.True(len(q.Schema) > 0) // a form
-		is.NoErr(conn.AnswerQuestion(q.RequestID, hub.AgentAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}}))
+		is.NoErr(conn.AnswerQuestion(q.RequestID, chat.AgentAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}}))
 		is.NoErr(<-done)
 		is.Equal(text(rec.take(sid), "assistant"), agentscript.Greeting+"Ada") // the answer reached the agent
 	})
 
 	// waitAsked returns the next permission request the agent sends.
-	waitAsked := func(t *testing.T, rec *recorder) hub.AgentPermissionRequest {
+	waitAsked := func(t *testing.T, rec *recorder) chat.AgentPermissionRequest {
 		t.Helper()
 		select {
 		case u := <-rec.asked:
-			return u.(hub.AgentPermissionRequest)
+			return u.(chat.AgentPermissionRequest)
 		case <-time.After(agentTimeout):
 			t.Fatal("no permission request")
 		}
-		return hub.AgentPermissionRequest{}
+		return chat.AgentPermissionRequest{}
 	}
 	// settled reports whether the updates of sid settle request id for
 	// reason.
@@ -222,7 +223,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		for _, u := range rec.updates[sid] {
-			if s, ok := u.(hub.AgentRequestSettled); ok && s.RequestID == id && s.Reason == reason {
+			if s, ok := u.(chat.AgentRequestSettled); ok && s.RequestID == id && s.Reason == reason {
 				return true
 			}
 		}
@@ -287,14 +288,14 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		var plan, usage, compacted, notice bool
 		for _, u := range rec.take(sid) {
 			switch u := u.(type) {
-			case hub.AgentPlan:
+			case chat.AgentPlan:
 				plan = len(u.Entries) == len(agentscript.PlanSteps)
-			case hub.AgentContextUsage:
+			case chat.AgentContextUsage:
 				usage = u.Used == agentscript.UsedTokens && u.Size == agentscript.WindowTokens &&
 					u.CostUSD != nil && *u.CostUSD == agentscript.CostUSD
-			case hub.AgentCompaction:
+			case chat.AgentCompaction:
 				compacted = compacted || (u.Status == "completed" && u.Summary == agentscript.Summary)
-			case hub.AgentNotice:
+			case chat.AgentNotice:
 				notice = u.Message == agentscript.NoticeText && u.Level == "warning"
 			}
 		}
@@ -308,7 +309,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		is := is.New(t)
 		_, conn, _, sid := open(t)
 		_, err := prompt(t, conn, sid, agentscript.Auth)
-		is.True(errors.Is(err, hub.ErrAgentLoginRequired)) // -32000 is a login required
+		is.True(errors.Is(err, chat.ErrAgentLoginRequired)) // -32000 is a login required
 		_, err = prompt(t, conn, sid, "echo still usable")
 		is.NoErr(err) // and the connection lives on
 	})
@@ -330,7 +331,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 	t.Run("Cancel", func(t *testing.T) {
 		is := is.New(t)
 		_, conn, rec, sid := open(t)
-		done := make(chan hub.AgentTurnResult, 1)
+		done := make(chan chat.AgentTurnResult, 1)
 		go func() { res, _ := prompt(t, conn, sid, agentscript.Cancel); done <- res }()
 		select { // wait for the agent to work
 		case <-rec.spoke:
@@ -340,7 +341,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		is.NoErr(conn.Cancel(t.Context(), sid)) // cancelled
 		select {
 		case res := <-done:
-			is.Equal(res.StopReason, hub.AgentStopCancelled) // the turn ends cancelled
+			is.Equal(res.StopReason, chat.AgentStopCancelled) // the turn ends cancelled
 		case <-time.After(agentTimeout):
 			t.Fatal("the turn did not end")
 		}
@@ -371,7 +372,7 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		is.Equal(text(us, "assistant"), strings.Repeat("t", 10000)) // every byte
 		chunks := 0
 		for _, u := range us {
-			if c, ok := u.(hub.AgentMessageChunk); ok && c.Role == "assistant" {
+			if c, ok := u.(chat.AgentMessageChunk); ok && c.Role == "assistant" {
 				chunks++
 			}
 		}
@@ -383,9 +384,9 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		_, conn, rec, sid := open(t)
 		_, err := prompt(t, conn, sid, agentscript.Tools+" 3 5000")
 		is.NoErr(err)
-		var calls []hub.AgentToolCall
+		var calls []chat.AgentToolCall
 		for _, u := range rec.take(sid) {
-			if c, ok := u.(hub.AgentToolCall); ok {
+			if c, ok := u.(chat.AgentToolCall); ok {
 				calls = append(calls, c)
 			}
 		}
@@ -399,12 +400,12 @@ func AgentRuntime(t *testing.T, newHarness func(t *testing.T) AgentHarness) {
 		is := is.New(t)
 		_, conn, rec, sid := open(t)
 		res, err := prompt(t, conn, sid, agentscript.Garbage)
-		is.NoErr(err)                                  // the turn goes on
-		is.Equal(res.StopReason, hub.AgentStopEndTurn) // to its end
+		is.NoErr(err)                                   // the turn goes on
+		is.Equal(res.StopReason, chat.AgentStopEndTurn) // to its end
 		us := rec.take(sid)
 		noticed := false
 		for _, u := range us {
-			_, ok := u.(hub.AgentNotice)
+			_, ok := u.(chat.AgentNotice)
 			noticed = noticed || ok
 		}
 		is.True(noticed)                                          // a notice tells of the skipped output

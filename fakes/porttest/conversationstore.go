@@ -8,17 +8,17 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
-// ConversationStore runs the hub.ConversationStore contract. open returns
+// ConversationStore runs the chat.ConversationStore contract. open returns
 // a store over the same place each time it is called within a subtest,
 // as a restarted child opens it: what one saved, the next loads.
-func ConversationStore(t *testing.T, open func(t *testing.T) func() hub.ConversationStore) {
+func ConversationStore(t *testing.T, open func(t *testing.T) func() chat.ConversationStore) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	one := hub.ConversationRecord{ID: "a:1", AgentID: "a", SessionID: "1", Title: "one",
+	one := chat.ConversationRecord{ID: "a:1", AgentID: "a", SessionID: "1", Title: "one",
 		CreatedAt: at, UpdatedAt: at.Add(time.Minute), Model: "fast", Mode: "ask"}
-	two := hub.ConversationRecord{ID: "b:2", AgentID: "b", SessionID: "2", Title: "two", CreatedAt: at, UpdatedAt: at}
+	two := chat.ConversationRecord{ID: "b:2", AgentID: "b", SessionID: "2", Title: "two", CreatedAt: at, UpdatedAt: at}
 
 	t.Run("EmptyAtFirst", func(t *testing.T) {
 		is := is.New(t)
@@ -30,7 +30,7 @@ func ConversationStore(t *testing.T, open func(t *testing.T) func() hub.Conversa
 	t.Run("SaveThenLoad", func(t *testing.T) {
 		is := is.New(t)
 		reopen := open(t)
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{one, two}))
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{one, two}))
 		got, err := reopen().LoadConversations()
 		is.NoErr(err)                                  // read back
 		is.Equal(len(got), 2)                          // every record
@@ -45,8 +45,8 @@ func ConversationStore(t *testing.T, open func(t *testing.T) func() hub.Conversa
 	t.Run("SaveReplaces", func(t *testing.T) {
 		is := is.New(t)
 		reopen := open(t)
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{one, two}))
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{two}))
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{one, two}))
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{two}))
 		got, err := reopen().LoadConversations()
 		is.NoErr(err)
 		is.Equal(len(got), 1)       // the last save is the inventory
@@ -61,18 +61,18 @@ func ConversationStore(t *testing.T, open func(t *testing.T) func() hub.Conversa
 	jpeg := append([]byte("\xff\xd8\xff"), bytes.Repeat([]byte{9}, 5000)...)
 	keyA, keyB := strings.Repeat("a", 32), strings.Repeat("b", 32)
 	held := one
-	held.Held = []hub.HeldMessageRecord{
-		{ID: "message:1", Text: "look", QueuedAt: at, RequestID: "req-1", Images: []hub.HeldImage{
+	held.Held = []chat.HeldMessageRecord{
+		{ID: "message:1", Text: "look", QueuedAt: at, RequestID: "req-1", Images: []chat.HeldImage{
 			{Key: keyA, MimeType: "image/png", Name: "shot.png", Data: png}, {Key: keyB, MimeType: "image/jpeg", Data: jpeg}}},
 		{ID: "message:2", Text: "then this", QueuedAt: at.Add(time.Second)},
 	}
-	held.Delivering = &hub.HeldMessageRecord{ID: "message:0", Text: "first", QueuedAt: at}
-	held.Sent = []hub.SentRecord{{RequestID: "req-1", MessageID: "message:1", Held: true}}
+	held.Delivering = &chat.HeldMessageRecord{ID: "message:0", Text: "first", QueuedAt: at}
+	held.Sent = []chat.SentRecord{{RequestID: "req-1", MessageID: "message:1", Held: true}}
 
 	t.Run("HeldMessagesAreKept", func(t *testing.T) {
 		is := is.New(t)
 		reopen := open(t)
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{held, two}))
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{held, two}))
 		got, err := reopen().LoadConversations()
 		is.NoErr(err)
 		is.Equal(len(got), 2)
@@ -98,15 +98,15 @@ func ConversationStore(t *testing.T, open func(t *testing.T) func() hub.Conversa
 	t.Run("HeldImagesFollowTheInventory", func(t *testing.T) {
 		is := is.New(t)
 		reopen := open(t)
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{held}))
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{held})) // the same images again
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{held}))
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{held})) // the same images again
 		delivered := held
 		delivered.Held = held.Held[1:]
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{delivered})) // their message delivered
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{delivered})) // their message delivered
 		again := held
-		again.Held = []hub.HeldMessageRecord{{ID: "message:3", Text: "again", QueuedAt: at, Images: []hub.HeldImage{
+		again.Held = []chat.HeldMessageRecord{{ID: "message:3", Text: "again", QueuedAt: at, Images: []chat.HeldImage{
 			{Key: keyB, MimeType: "image/jpeg", Data: jpeg}}}}
-		is.NoErr(reopen().SaveConversations([]hub.ConversationRecord{again})) // an image held anew
+		is.NoErr(reopen().SaveConversations([]chat.ConversationRecord{again})) // an image held anew
 		got, err := reopen().LoadConversations()
 		is.NoErr(err)
 		is.Equal(len(got[0].Held), 1)

@@ -16,12 +16,12 @@ import (
 // Manager.mu.
 type agentState struct {
 	id       string
-	conn     hub.AgentConnection
+	conn     AgentConnection
 	starting chan struct{} // closed when the Start in flight ends
 	sessions map[string]*conversation
 	login    bool // the agent asked for a login, and nothing worked since
-	models   []hub.AgentChoice
-	modes    []hub.AgentChoice
+	models   []AgentChoice
+	modes    []AgentChoice
 }
 
 // AgentEntry is one agent as the chat API lists it (ChatAgent).
@@ -54,13 +54,13 @@ func (m *Manager) Agents() []AgentEntry {
 }
 
 // agentEntriesLocked is the agent list over the runtime's descs. m.mu held.
-func (m *Manager) agentEntriesLocked(descs []hub.AgentDescriptor) []AgentEntry {
+func (m *Manager) agentEntriesLocked(descs []AgentDescriptor) []AgentEntry {
 	out := make([]AgentEntry, 0, len(descs))
 	for _, d := range descs {
 		e := AgentEntry{ID: d.ID, Name: d.Name, Availability: string(d.Availability),
 			Models: []AgentChoice{}, Modes: []AgentChoice{}, Capabilities: []string{"conversation-rename"}}
 		if a := m.agents[d.ID]; a != nil {
-			if a.login && d.Availability == hub.AgentAvailable {
+			if a.login && d.Availability == AgentAvailable {
 				e.Availability = "login-required"
 			}
 			e.Models, e.Modes = choices(a.models), choices(a.modes)
@@ -73,7 +73,7 @@ func (m *Manager) agentEntriesLocked(descs []hub.AgentDescriptor) []AgentEntry {
 	return out
 }
 
-func choices(cs []hub.AgentChoice) []AgentChoice {
+func choices(cs []AgentChoice) []AgentChoice {
 	out := make([]AgentChoice, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, AgentChoice{ID: c.ID, Name: c.Name})
@@ -95,13 +95,13 @@ func (m *Manager) agentName(id string) string {
 // checkAgent refuses an agent that is unknown among descs, the runtime's
 // descriptors (NotFound), or not installed (Conflict). Callers read descs
 // before taking m.mu: the runtime may look at the disk.
-func checkAgent(descs []hub.AgentDescriptor, id string) error {
-	i := slices.IndexFunc(descs, func(d hub.AgentDescriptor) bool { return d.ID == id })
+func checkAgent(descs []AgentDescriptor, id string) error {
+	i := slices.IndexFunc(descs, func(d AgentDescriptor) bool { return d.ID == id })
 	switch {
 	case i < 0:
 		return hub.Errorf(hub.NotFound, "unknown agent %q", id)
-	case descs[i].Availability == hub.AgentNotInstalled:
-		return hub.Wrap(hub.Conflict, hub.ErrAgentNotInstalled, descs[i].Name+" is not installed on the Hub's machine")
+	case descs[i].Availability == AgentNotInstalled:
+		return hub.Wrap(hub.Conflict, ErrAgentNotInstalled, descs[i].Name+" is not installed on the Hub's machine")
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func (m *Manager) agent(id string) *agentState {
 
 // connection returns the running connection of agent id, starting the
 // agent when none runs; concurrent callers share one start.
-func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnection, error) {
+func (m *Manager) connection(ctx context.Context, id string) (AgentConnection, error) {
 	for {
 		m.mu.Lock()
 		if m.closed {
@@ -150,7 +150,7 @@ func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnectio
 		m.mu.Unlock()
 
 		src := &source{agentID: id}
-		conn, err := m.cfg.Runtime.Start(ctx, id, m.cfg.Dir, func(sid string, u hub.AgentUpdate) { m.apply(src, sid, u) })
+		conn, err := m.cfg.Runtime.Start(ctx, id, m.cfg.Dir, func(sid string, u AgentUpdate) { m.apply(src, sid, u) })
 		m.mu.Lock()
 		a.starting = nil
 		close(ch)
@@ -171,7 +171,7 @@ func (m *Manager) connection(ctx context.Context, id string) (hub.AgentConnectio
 
 // watch forgets conn once it ends: its sessions must be reopened, and
 // the requests it left waiting are settled.
-func (m *Manager) watch(a *agentState, conn hub.AgentConnection) {
+func (m *Manager) watch(a *agentState, conn AgentConnection) {
 	defer m.work.Done()
 	select {
 	case <-conn.Done():
@@ -198,7 +198,7 @@ func (m *Manager) watch(a *agentState, conn hub.AgentConnection) {
 
 // learn records what a session state says of the agent's catalog and of
 // c's configuration. m.mu held.
-func (m *Manager) learn(a *agentState, c *conversation, st hub.AgentSessionState) {
+func (m *Manager) learn(a *agentState, c *conversation, st AgentSessionState) {
 	changed := false
 	if st.Models != nil && !sameChoices(a.models, st.Models) {
 		a.models, changed = st.Models, true
@@ -235,7 +235,7 @@ func (m *Manager) configure(c *conversation, cfg Configuration) {
 	m.version++
 }
 
-func sameChoices(a, b []hub.AgentChoice) bool {
+func sameChoices(a, b []AgentChoice) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -249,7 +249,7 @@ func sameChoices(a, b []hub.AgentChoice) bool {
 
 // loginFailed records that agent id asked for a login.
 func (m *Manager) loginFailed(id string, err error) {
-	if errors.Is(err, hub.ErrAgentLoginRequired) {
+	if errors.Is(err, ErrAgentLoginRequired) {
 		if a := m.agent(id); !a.login {
 			a.login = true
 			m.inv.fire()

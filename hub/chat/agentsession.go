@@ -44,7 +44,7 @@ func (m *Manager) touchLocked(c *conversation) {
 // none in this generation, and is dropped when it has), otherwise, when
 // allowNew, a new session that continues the conversation without the
 // agent remembering it (a notice says so).
-func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew bool) (hub.AgentConnection, string, error) {
+func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew bool) (AgentConnection, string, error) {
 	conn, err := m.connection(ctx, c.agentID)
 	if err != nil {
 		return nil, "", err
@@ -86,7 +86,7 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 	m.mu.Unlock()
 
 	err = hub.Errorf(hub.Conflict, "the agent cannot reopen sessions")
-	var st hub.AgentSessionState
+	var st AgentSessionState
 	if conn.Info().LoadSession && sid != "" {
 		st, err = conn.LoadSession(ctx, sid, m.cfg.Dir)
 	}
@@ -151,7 +151,7 @@ func publicMessage(err error) string {
 // loginCode is the notice code of err: login-failed when the agent asked
 // for a login.
 func loginCode(err error) string {
-	if errors.Is(err, hub.ErrAgentLoginRequired) {
+	if errors.Is(err, ErrAgentLoginRequired) {
 		return "login-failed"
 	}
 	return ""

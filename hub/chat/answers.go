@@ -57,7 +57,7 @@ func (m *Manager) AnswerQuestion(id, requestID string, a Answer) error {
 	}
 	c.take(requestID)
 	m.mu.Unlock()
-	err = r.src.conn.AnswerQuestion(r.agentID, hub.AgentAnswer{Action: a.Action, Content: a.Content})
+	err = r.src.conn.AnswerQuestion(r.agentID, AgentAnswer{Action: a.Action, Content: a.Content})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.answered(c, r.item, err, func() { r.item.Action = a.Action })
@@ -130,8 +130,8 @@ func (m *Manager) SetConfiguration(ctx context.Context, id string, cfg Configura
 	}
 	m.mu.Lock()
 	a := m.agent(c.agentID)
-	offered := func(cs []hub.AgentChoice, v string) bool {
-		return slices.ContainsFunc(cs, func(ch hub.AgentChoice) bool { return ch.ID == v })
+	offered := func(cs []AgentChoice, v string) bool {
+		return slices.ContainsFunc(cs, func(ch AgentChoice) bool { return ch.ID == v })
 	}
 	switch {
 	case cfg.Model != "" && !offered(a.models, cfg.Model):

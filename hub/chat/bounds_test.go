@@ -12,7 +12,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/fakes"
-	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -62,10 +61,10 @@ func TestAStreamedAnswerIsCutAtItsBoundWithANotice(t *testing.T) {
 	chunk := strings.Repeat("é", 1<<10) + "a" // 2 KiB and one: characters straddle the bound
 	sent := 0
 	for sent < small.MessageItemBytes+64<<10 {
-		turn.Send(hub.AgentMessageChunk{Role: "assistant", Text: chunk})
+		turn.Send(chat.AgentMessageChunk{Role: "assistant", Text: chunk})
 		sent += len(chunk)
 	}
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.activity(chat.Activity{}) // the turn ended (a reader would have fallen out of the replay log)
 	its, _ := r.snapshotItems(id)
 	md := ofKind(its, chat.KindAssistantMessage)[0]["markdown"].(string)
@@ -87,10 +86,10 @@ func TestAToolCallsOutputIsCutAtItsBoundWithANotice(t *testing.T) {
 	long := strings.Repeat("x", 2*small.ItemBytes)
 	newText := strings.Repeat("n", small.ItemBytes)
 	callID := strings.Repeat("c", 4096) // an id past any sense
-	turn.Send(hub.AgentToolCall{ID: callID, New: true, Title: str("Read big.log"), Kind: str("read"), Status: str("completed"),
-		Content: []hub.AgentToolContent{{Type: "text", Text: long}, {Type: "diff", Path: "big.txt", NewText: newText}}})
-	turn.Send(hub.AgentToolCall{ID: callID, Status: str("completed")}) // the same call again
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.Send(chat.AgentToolCall{ID: callID, New: true, Title: str("Read big.log"), Kind: str("read"), Status: str("completed"),
+		Content: []chat.AgentToolContent{{Type: "text", Text: long}, {Type: "diff", Path: "big.txt", NewText: newText}}})
+	turn.Send(chat.AgentToolCall{ID: callID, Status: str("completed")}) // the same call again
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.activity(chat.Activity{}) // the turn ended (a reader would have fallen out of the replay log)
 	its, _ := r.snapshotItems(id)
 	tools := ofKind(its, chat.KindTool)
@@ -117,10 +116,10 @@ func TestAConversationIsTrimmedToItsBound(t *testing.T) {
 	out := strings.Repeat("o", small.ItemBytes-4<<10)
 	calls := 2 * small.ConversationBytes / small.ItemBytes // twice the bound
 	for i := range calls {
-		turn.Send(hub.AgentToolCall{ID: "call-" + strconv.Itoa(i), New: true, Title: str("Run " + strconv.Itoa(i)),
-			Kind: str("execute"), Status: str("completed"), Content: []hub.AgentToolContent{{Type: "text", Text: out}}})
+		turn.Send(chat.AgentToolCall{ID: "call-" + strconv.Itoa(i), New: true, Title: str("Run " + strconv.Itoa(i)),
+			Kind: str("execute"), Status: str("completed"), Content: []chat.AgentToolContent{{Type: "text", Text: out}}})
 	}
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.activity(chat.Activity{}) // the turn ended (a reader would have fallen out of the replay log)
 	its, size := r.snapshotItems(id)
 	is.True(size <= small.ConversationBytes+small.ItemBytes) // the snapshot within the bound
@@ -143,9 +142,9 @@ func TestAFloodOfSmallItemsRemovesTheOldest(t *testing.T) {
 	msg := strings.Repeat("n", 1<<10)
 	n := 2 * small.ConversationBytes / (len(msg) + 256)
 	for i := range n {
-		turn.Send(hub.AgentNotice{Level: "info", Message: strconv.Itoa(i) + msg})
+		turn.Send(chat.AgentNotice{Level: "info", Message: strconv.Itoa(i) + msg})
 	}
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.activity(chat.Activity{}) // the turn ended (a reader would have fallen out of the replay log)
 	its, size := r.snapshotItems(id)
 	is.True(size <= small.ConversationBytes+small.ItemBytes) // within the bound
@@ -171,10 +170,10 @@ func TestStreamedTextGrowsInLinearTime(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range total / len(chunk) {
-		turn.Send(hub.AgentMessageChunk{Role: "assistant", Text: chunk})
+		turn.Send(chat.AgentMessageChunk{Role: "assistant", Text: chunk})
 	}
 	runtime.ReadMemStats(&after)
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.activity(chat.Activity{}) // the turn ended (a reader would have fallen out of the replay log)
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d MiB allocated for %d MiB of text", allocated>>20, total>>20)
@@ -190,7 +189,7 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 	is := is.New(t)
 	r := newRig(t)
 	id, rd, turn := r.running()
-	ask := hub.AgentPermissionRequest{Options: []hub.AgentPermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"},
+	ask := chat.AgentPermissionRequest{Options: []chat.AgentPermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"},
 		{ID: "no", Name: "No", Kind: "reject_once"}}}
 	for range chat.MaxPendingRequests {
 		turn.Ask(ask)
@@ -207,5 +206,5 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 	})
 	its, _ := r.snapshotItems(id)
 	is.Equal(len(ofKind(its, chat.KindPermission)), chat.MaxPendingRequests) // the others shown
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 }

@@ -30,10 +30,10 @@ type conversation struct {
 	trimming bool // trim runs: its notice must not trim again
 
 	queue       heldQueue
-	delivering  *QueuedMessage         // the message whose turn runs, until it ends (held.go)
-	interrupted *hub.HeldMessageRecord // the message whose turn a crash interrupted, until a notice says so
-	sent        map[string]SendResult  // by request id, for retried sends
-	sentList    []string               // the request ids in sent, oldest first
+	delivering  *QueuedMessage        // the message whose turn runs, until it ends (held.go)
+	interrupted *HeldMessageRecord    // the message whose turn a crash interrupted, until a notice says so
+	sent        map[string]SendResult // by request id, for retried sends
+	sentList    []string              // the request ids in sent, oldest first
 
 	pending         map[string]*request // permission requests and questions awaiting an answer, by our id
 	asked           map[askKey]string   // our ids of the pending requests, by the connection's own
@@ -42,12 +42,12 @@ type conversation struct {
 	turn            *turn               // the turn running, if any
 	failure         *turnFailure        // the last turn's failure, while its agent's exit may still explain it
 
-	conn      hub.AgentConnection // the connection the session is open on; nil: to reopen
-	loading   bool                // the session is being reopened in the background (touchLocked)
-	opening   chan struct{}       // closed when the reopen in flight ends (openSession)
-	suppress  bool                // drop the agent's updates: a replay of what the items already hold
-	replaying bool                // the agent replays the session's history into the items
-	noticed   bool                // the failure to reopen was told once this generation
+	conn      AgentConnection // the connection the session is open on; nil: to reopen
+	loading   bool            // the session is being reopened in the background (touchLocked)
+	opening   chan struct{}   // closed when the reopen in flight ends (openSession)
+	suppress  bool            // drop the agent's updates: a replay of what the items already hold
+	replaying bool            // the agent replays the session's history into the items
+	noticed   bool            // the failure to reopen was told once this generation
 	closed    bool
 	turnCount int
 }
@@ -210,9 +210,9 @@ func (m *Manager) persist() error {
 	defer m.saveMu.Unlock()
 	m.mu.Lock()
 	version := m.version
-	records := make([]hub.ConversationRecord, 0, len(m.convs))
+	records := make([]ConversationRecord, 0, len(m.convs))
 	for _, c := range m.convs {
-		r := hub.ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
+		r := ConversationRecord{ID: c.id, AgentID: c.agentID, SessionID: c.sessionID,
 			Title: c.title, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt, Model: c.config.Model, Mode: c.config.Mode}
 		c.heldRecords(&r)
 		records = append(records, r)

@@ -1,16 +1,16 @@
-// Package chat is the conversation core the workspace session child runs:
+// Package chat is the conversation core the workspace child runs:
 // conversations with coding agents, their items, the ChatEvents that
 // describe every change, statuses and their transitions, the held message
 // queue, and the per-conversation replay log with {generation, sequence}
 // cursors (workspace revision 24, the contract's "Forwarded workspace
 // payloads").
 //
-// It is pure: agents are reached through the hub.AgentRuntime port, the
-// inventory is kept through the hub.ConversationStore port and time comes
-// from a hub.Clock; it never imports net/http, os/exec or a database, so
-// it runs the same in the child (adapters/child over adapters/acp) and
-// in tests (over fakes.AgentRuntime and fakes.Clock). Package hub never
-// imports it.
+// It is pure: agents are reached through its own AgentRuntime port, the
+// inventory is kept through its ConversationStore port (ports_agent.go;
+// the values they carry are in agent.go), and time comes from a
+// hub.Clock; it never imports net/http, os/exec or a database, so it runs
+// the same in the child (adapters/child over adapters/acp) and in tests
+// (over fakes.AgentRuntime and fakes.Clock). Package hub never imports it.
 //
 // # Shape
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// Held messages persist with the conversation list (hub.ConversationStore)
+// Held messages persist with the conversation list (chat.ConversationStore)
 // so that a crash of the child loses none and sends none twice:
 //
 //   - a held message is saved before its send is answered: a client told
@@ -36,7 +36,7 @@ type heldQueue struct {
 // being delivered.
 type heldMessage struct {
 	QueuedMessage
-	images []hub.AgentImage
+	images []AgentImage
 	keys   []string // the store's names of images' bytes (hub.HeldImage.Key)
 }
 
@@ -141,10 +141,10 @@ func (m *Manager) restoreHeld(c *conversation, hm *heldMessage) {
 }
 
 // heldFromRecord is the held message a record kept.
-func heldFromRecord(r hub.HeldMessageRecord) *heldMessage {
+func heldFromRecord(r HeldMessageRecord) *heldMessage {
 	hm := &heldMessage{QueuedMessage: QueuedMessage{ID: r.ID, Text: r.Text, QueuedAt: ms(r.QueuedAt), RequestID: r.RequestID}}
 	for _, img := range r.Images {
-		hm.images = append(hm.images, hub.AgentImage{MimeType: img.MimeType, Data: img.Data})
+		hm.images = append(hm.images, AgentImage{MimeType: img.MimeType, Data: img.Data})
 		hm.keys = append(hm.keys, img.Key)
 		hm.Attachments = append(hm.Attachments, AttachmentInfo{MimeType: img.MimeType, Size: len(img.Data), Name: img.Name})
 	}
@@ -153,11 +153,11 @@ func heldFromRecord(r hub.HeldMessageRecord) *heldMessage {
 
 // record is what the store keeps of a held message; withImages false
 // leaves the images out (a message being delivered).
-func (q QueuedMessage) record(hm *heldMessage, withImages bool) hub.HeldMessageRecord {
-	r := hub.HeldMessageRecord{ID: q.ID, Text: q.Text, QueuedAt: time.UnixMilli(q.QueuedAt).UTC(), RequestID: q.RequestID}
+func (q QueuedMessage) record(hm *heldMessage, withImages bool) HeldMessageRecord {
+	r := HeldMessageRecord{ID: q.ID, Text: q.Text, QueuedAt: time.UnixMilli(q.QueuedAt).UTC(), RequestID: q.RequestID}
 	if withImages && hm != nil {
 		for i, img := range hm.images {
-			r.Images = append(r.Images, hub.HeldImage{Key: hm.keys[i], MimeType: img.MimeType, Name: q.Attachments[i].Name,
+			r.Images = append(r.Images, HeldImage{Key: hm.keys[i], MimeType: img.MimeType, Name: q.Attachments[i].Name,
 				Data: img.Data})
 		}
 	}
@@ -166,7 +166,7 @@ func (q QueuedMessage) record(hm *heldMessage, withImages bool) hub.HeldMessageR
 
 // heldRecords is what the store keeps of c's queue, its delivery and its
 // remembered sends. m.mu held.
-func (c *conversation) heldRecords(r *hub.ConversationRecord) {
+func (c *conversation) heldRecords(r *ConversationRecord) {
 	for _, hm := range c.queue.msgs {
 		r.Held = append(r.Held, hm.QueuedMessage.record(hm, true))
 	}
@@ -180,12 +180,12 @@ func (c *conversation) heldRecords(r *hub.ConversationRecord) {
 	}
 	for _, id := range c.sentList {
 		res := c.sent[id]
-		r.Sent = append(r.Sent, hub.SentRecord{RequestID: id, MessageID: res.MessageID, Held: res.Held})
+		r.Sent = append(r.Sent, SentRecord{RequestID: id, MessageID: res.MessageID, Held: res.Held})
 	}
 }
 
 // restore takes back what a record kept of c's queue. m.mu held.
-func (m *Manager) restore(c *conversation, r hub.ConversationRecord) {
+func (m *Manager) restore(c *conversation, r ConversationRecord) {
 	for _, h := range r.Held {
 		m.restoreHeld(c, heldFromRecord(h))
 	}

@@ -58,10 +58,10 @@ func TestHeldMessagesSurviveACrashAndAreDeliveredOnce(t *testing.T) {
 	is.Equal(turn.Prompt.Text, "second")                  // the first held goes out: "first" is not sent again
 	is.True(bytes.Equal(turn.Prompt.Images[0].Data, png)) // with its image
 	rd := r.follow(id)
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	turn = r.turn()
 	is.Equal(turn.Prompt.Text, "third") // then the next, in order
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	rd.until("the queue empty", func(ev event) bool { return ev.Type == chat.EventQueue && len(ev.Queued) == 0 })
 
 	again, err := r.m.Send(context.Background(), id, chat.Message{Text: "third", RequestID: "req-3"})
@@ -86,7 +86,7 @@ func TestAHeldMessageIsSavedBeforeItsSendIsAnswered(t *testing.T) {
 	id := r.create()
 	r.send(id, "first")
 	turn := r.turn()
-	defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	defer turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.send(id, "second")
 	recs, err := r.store.LoadConversations()
 	is.NoErr(err)

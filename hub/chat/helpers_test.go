@@ -38,8 +38,8 @@ func newRig(t *testing.T) *rig {
 func newBoundedRig(t *testing.T, b chat.Bounds) *rig {
 	t.Helper()
 	rt := fakes.NewAgentRuntime(
-		hub.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: hub.AgentAvailable},
-		hub.AgentDescriptor{ID: "absent", Name: "Absent", Availability: hub.AgentNotInstalled})
+		chat.AgentDescriptor{ID: "scripted", Name: "Scripted", Availability: chat.AgentAvailable},
+		chat.AgentDescriptor{ID: "absent", Name: "Absent", Availability: chat.AgentNotInstalled})
 	r := &rig{t: t, rt: rt, store: &fakes.ConversationStore{}, clock: fakes.NewClock(epoch), bounds: b}
 	r.m = r.manager()
 	return r

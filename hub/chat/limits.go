@@ -68,7 +68,7 @@ func imageType(b []byte) string {
 // checkMessage validates m against the attachment rules and returns its
 // images with the types their bytes show: at most 8, each a PNG, JPEG,
 // GIF or WebP of at most 10 MiB. A message needs text or an image.
-func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
+func checkMessage(m Message) ([]AgentImage, []AttachmentInfo, error) {
 	if strings.TrimSpace(m.Text) == "" && len(m.Attachments) == 0 {
 		return nil, nil, hub.Errorf(hub.Invalid, "message is empty")
 	}
@@ -81,7 +81,7 @@ func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
 	if len(m.Attachments) > MaxAttachments {
 		return nil, nil, hub.Errorf(hub.Invalid, "at most %d images per message", MaxAttachments)
 	}
-	var images []hub.AgentImage
+	var images []AgentImage
 	var infos []AttachmentInfo
 	for i, a := range m.Attachments {
 		if len(a.Data) > MaxAttachmentBytes {
@@ -91,7 +91,7 @@ func checkMessage(m Message) ([]hub.AgentImage, []AttachmentInfo, error) {
 		if t == "" {
 			return nil, nil, hub.Errorf(hub.Invalid, "attachment %d is not a PNG, JPEG, GIF or WebP image", i+1)
 		}
-		images = append(images, hub.AgentImage{MimeType: t, Data: a.Data})
+		images = append(images, AgentImage{MimeType: t, Data: a.Data})
 		infos = append(infos, AttachmentInfo{MimeType: t, Size: len(a.Data), Name: a.Name})
 	}
 	return images, infos, nil

@@ -18,9 +18,9 @@ import (
 // required.
 type Config struct {
 	// Runtime starts the agents.
-	Runtime hub.AgentRuntime
+	Runtime AgentRuntime
 	// Store keeps the inventory across restarts of the child.
-	Store hub.ConversationStore
+	Store ConversationStore
 	// Dir is the workspace folder, absolute: where every session runs.
 	Dir string
 	// Clock is the only source of time; default hub.SystemClock.
@@ -127,7 +127,7 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	m.stop()
-	var conns []hub.AgentConnection
+	var conns []AgentConnection
 	for _, a := range m.agents {
 		if a.conn != nil {
 			conns = append(conns, a.conn)

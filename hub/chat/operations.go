@@ -219,9 +219,9 @@ func (m *Manager) forget(c *conversation, requestID string) {
 }
 
 // checkImages refuses images for conversation id when its agent takes
-// none (hub.AgentInfo.Images, from the agent's promptCapabilities),
+// none (chat.AgentInfo.Images, from the agent's promptCapabilities),
 // starting the agent if it does not run yet.
-func (m *Manager) checkImages(ctx context.Context, descs []hub.AgentDescriptor, id string) error {
+func (m *Manager) checkImages(ctx context.Context, descs []AgentDescriptor, id string) error {
 	m.mu.Lock()
 	c, err := m.conv(id)
 	m.mu.Unlock()

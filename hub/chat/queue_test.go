@@ -53,11 +53,11 @@ func TestHeldQueue(t *testing.T) {
 	is.Equal(ev.Change["messageId"], held[0]) // naming the message
 
 	// The turn ends: held messages are delivered one turn each, in order.
-	first.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	first.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	for i := 1; i < len(held); i++ {
 		turn := r.turn()
 		is.Equal(turn.Prompt.Text, "held "+strconv.Itoa(i)) // in the order they were sent
-		turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+		turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	}
 	rd.until("the last delivery", func(ev event) bool {
 		return ev.Type == chat.EventQueue && ev.Change["kind"] == "delivered" && len(ev.Queued) == 0
@@ -75,7 +75,7 @@ func TestHeldTextBound(t *testing.T) {
 	id := r.create()
 	r.send(id, "first")
 	turn := r.turn()
-	defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	defer turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	big := strings.Repeat("a", chat.MaxHeldTextBytes/2)
 	r.send(id, big)
 	r.send(id, big) // exactly 256 KiB held
@@ -93,7 +93,7 @@ func TestHeldImageBound(t *testing.T) {
 	id := r.create()
 	r.send(id, "first")
 	turn := r.turn()
-	defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	defer turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, chat.MaxAttachmentBytes-8)...) // 10 MiB
 	eight := make([]chat.Attachment, chat.MaxAttachments)
 	for i := range eight {
@@ -127,7 +127,7 @@ func TestHeldMessagesAreBoundedPerWorkspace(t *testing.T) {
 		id := r.create()
 		r.send(id, "first")
 		turn := r.turn()
-		defer turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+		defer turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 		ids = append(ids, id)
 	}
 	a, err := r.m.Send(context.Background(), ids[0], chat.Message{Attachments: images(6)})
@@ -155,7 +155,7 @@ func TestSendIsIdempotentByRequestID(t *testing.T) {
 	b, err := r.m.Send(context.Background(), id, chat.Message{Text: "once", RequestID: "req-1"})
 	is.NoErr(err)                      // the retry answers
 	is.Equal(a.MessageID, b.MessageID) // with the first result
-	r.turn().End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	r.turn().End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	rd := r.follow(id)
 	rd.drain()
 	s, _ := r.m.Snapshot(id)
@@ -195,7 +195,7 @@ func TestAttachmentRules(t *testing.T) {
 				is.NoErr(err) // accepted
 				turn := r.turn()
 				is.Equal(len(turn.Prompt.Images), len(tc.msg.Attachments)) // the images reach the agent
-				turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+				turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 				return
 			}
 			isKind(is, err, tc.kind) // refused with its status
@@ -253,12 +253,12 @@ func TestMissingAgent(t *testing.T) {
 	isKind(is, err, hub.NotFound) // an unknown agent is not found
 
 	id := r.create()
-	r.rt.SetAvailability("scripted", hub.AgentNotInstalled)
+	r.rt.SetAvailability("scripted", chat.AgentNotInstalled)
 	_, err = r.m.Send(context.Background(), id, chat.Message{Text: "hello"})
 	isKind(is, err, hub.Conflict) // a prompt to a conversation of a missing agent
-	r.rt.SetAvailability("scripted", hub.AgentAvailable)
+	r.rt.SetAvailability("scripted", chat.AgentAvailable)
 	r.send(id, "hello") // usable again once the agent is back
-	r.turn().End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	r.turn().End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 }
 
 // A rename the inventory cannot save answers Internal rather than a
@@ -292,14 +292,14 @@ func TestDerivedTitlesDropInvisibleCharacters(t *testing.T) {
 	r.send(id, "\u202Erun\u200B me\u2069\nsecond line")
 	turn := r.turn()
 	title := "\u2067agent\u200C title"
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	rd.status(chat.StatusCompleted)
 	is.Equal(r.m.List()[0].Title, "run me") // the first line, cleaned
 
 	r.send(id, "again")
 	turn = r.turn()
-	turn.Send(hub.AgentSessionInfo{Title: &title})
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.Send(chat.AgentSessionInfo{Title: &title})
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	rd.status(chat.StatusCompleted)
 	is.Equal(r.m.List()[0].Title, "agent title") // the agent's title, cleaned
 }

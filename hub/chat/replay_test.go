@@ -10,7 +10,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -40,7 +39,7 @@ func TestResumeFromCursor(t *testing.T) {
 	r.send(id, "go")
 	turn := r.turn()
 	for range 3 {
-		turn.Send(hub.AgentMessageChunk{Role: "assistant", Text: "chunk"})
+		turn.Send(chat.AgentMessageChunk{Role: "assistant", Text: "chunk"})
 	}
 	rd.until("the third chunk", func(ev event) bool { return ev.Type == chat.EventTextDelta && len(rd.seen) > 5 })
 	mid := rd.seen[2].cursor
@@ -75,7 +74,7 @@ func TestResumeFromCursor(t *testing.T) {
 		is.Equal(ev.Generation, gen)                            // at the head's generation
 		is.Equal(ev.Sequence, rd.seen[len(rd.seen)-1].Sequence) // and sequence
 	}
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 }
 
 func TestReplayLogIsBounded(t *testing.T) {
@@ -87,9 +86,9 @@ func TestReplayLogIsBounded(t *testing.T) {
 	turn := r.turn()
 	chunk := strings.Repeat("y", 1000)
 	for range 400 { // 400 KB of deltas: more than 256 KiB
-		turn.Send(hub.AgentMessageChunk{Role: "assistant", Text: chunk})
+		turn.Send(chat.AgentMessageChunk{Role: "assistant", Text: chunk})
 	}
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	r.activity(chat.Activity{}) // the turn ended
 	b, err := r.m.Events(id, start)
 	is.NoErr(err)

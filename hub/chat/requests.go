@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/wharfhub/wharf/hub"
 )
 
 // Requests an agent makes of the user (permission requests and
@@ -29,7 +27,7 @@ const MaxPendingRequests = 32
 // Start returns, under Manager.mu.
 type source struct {
 	agentID string
-	conn    hub.AgentConnection
+	conn    AgentConnection
 }
 
 // request is a permission request or question awaiting the user.
@@ -58,7 +56,7 @@ func (m *Manager) newRequestID(c *conversation, kind string) string {
 // admitRequest reports whether c may show one more request; past
 // MaxPendingRequests the request is refused as one nobody sees, and a
 // notice says so once until the requests drain. m.mu held.
-func (m *Manager) admitRequest(c *conversation, src *source, u hub.AgentUpdate) bool {
+func (m *Manager) admitRequest(c *conversation, src *source, u AgentUpdate) bool {
 	if len(c.pending) < MaxPendingRequests {
 		return true
 	}
@@ -86,7 +84,7 @@ func (m *Manager) ask(c *conversation, src *source, agentRequestID string, it *I
 }
 
 // permission makes the item of a permission request. m.mu held.
-func (m *Manager) permission(c *conversation, src *source, u hub.AgentPermissionRequest) {
+func (m *Manager) permission(c *conversation, src *source, u AgentPermissionRequest) {
 	m.closeText(c)
 	it := m.newItem(c, KindPermission, KindPermission+":"+m.newRequestID(c, KindPermission))
 	it.ConversationID, it.State = c.id, "pending"
@@ -109,7 +107,7 @@ func (m *Manager) permission(c *conversation, src *source, u hub.AgentPermission
 }
 
 // question makes the item of a question. m.mu held.
-func (m *Manager) question(c *conversation, src *source, u hub.AgentQuestionRequest) {
+func (m *Manager) question(c *conversation, src *source, u AgentQuestionRequest) {
 	m.closeText(c)
 	it := m.newItem(c, KindQuestion, KindQuestion+":"+m.newRequestID(c, KindQuestion))
 	it.ConversationID, it.State, it.Source = c.id, "pending", "elicitation"
@@ -165,7 +163,7 @@ func (m *Manager) settleAll(c *conversation, state string) {
 
 // settleFrom settles the requests of c that conn asked: it has ended,
 // and nobody can answer them any more. m.mu held.
-func (m *Manager) settleFrom(c *conversation, conn hub.AgentConnection) {
+func (m *Manager) settleFrom(c *conversation, conn AgentConnection) {
 	for id, r := range c.pending {
 		if r.src.conn == conn {
 			m.settle(c, id, "cancelled")
@@ -177,20 +175,20 @@ func (m *Manager) settleFrom(c *conversation, conn hub.AgentConnection) {
 // does not follow, or one whose replay is dropped) on the connection that
 // asked: a permission is rejected when it offers a way to, a question
 // cancelled. m.mu held.
-func (m *Manager) refuseLocked(src *source, u hub.AgentUpdate) {
+func (m *Manager) refuseLocked(src *source, u AgentUpdate) {
 	conn := src.conn
 	if conn == nil {
 		return // still starting: no session can have asked yet
 	}
 	switch u := u.(type) {
-	case hub.AgentPermissionRequest:
+	case AgentPermissionRequest:
 		for _, o := range u.Options {
 			if strings.HasPrefix(o.Kind, "reject") {
 				go conn.AnswerPermission(u.RequestID, o.ID)
 				return
 			}
 		}
-	case hub.AgentQuestionRequest:
-		go conn.AnswerQuestion(u.RequestID, hub.AgentAnswer{Action: "cancel"})
+	case AgentQuestionRequest:
+		go conn.AnswerQuestion(u.RequestID, AgentAnswer{Action: "cancel"})
 	}
 }

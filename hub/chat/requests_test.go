@@ -79,7 +79,7 @@ func TestWithdrawnRequest(t *testing.T) {
 	rd := r.follow(id)
 	r.send(id, "go")
 	turn := r.turn()
-	agentReq, _ := turn.Ask(hub.AgentPermissionRequest{Options: []hub.AgentPermissionOption{{ID: "ok", Name: "OK", Kind: "allow_once"}}})
+	agentReq, _ := turn.Ask(chat.AgentPermissionRequest{Options: []chat.AgentPermissionOption{{ID: "ok", Name: "OK", Kind: "allow_once"}}})
 	asked := rd.until("the request", func(ev event) bool { return ev.Item["kind"] == chat.KindPermission })
 	r.activity(chat.Activity{Working: true, Awaiting: true})
 	turn.Withdraw(agentReq)
@@ -88,9 +88,9 @@ func TestWithdrawnRequest(t *testing.T) {
 	})
 	is.Equal(ev.Item["id"], asked.Item["id"]) // the request settled
 	req := strings.TrimPrefix(ev.Item["id"].(string), "permission:")
-	isKind(is, r.m.AnswerPermission(id, req, "ok"), hub.Conflict)        // and cannot be answered
-	r.activity(chat.Activity{Working: true})                             // nothing awaits
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil) // the turn goes on
+	isKind(is, r.m.AnswerPermission(id, req, "ok"), hub.Conflict)          // and cannot be answered
+	r.activity(chat.Activity{Working: true})                               // nothing awaits
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil) // the turn goes on
 }
 
 func TestCancel(t *testing.T) {
@@ -118,8 +118,8 @@ func TestCancelledTurnEndingInOrderIsInterrupted(t *testing.T) {
 	r.send(id, "go")
 	turn := r.turn()
 	is.NoErr(r.m.Cancel(context.Background(), id))
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil) // as OpenCode answers a cancel
-	rd.status(chat.StatusInterrupted)                                    // the user cancelled it
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil) // as OpenCode answers a cancel
+	rd.status(chat.StatusInterrupted)                                      // the user cancelled it
 }
 
 func TestCancelOfAnAgentThatIgnoresIt(t *testing.T) {
@@ -194,7 +194,7 @@ func TestCloseConversation(t *testing.T) {
 	id := r.create()
 	r.send(id, "go")
 	turn := r.turn()
-	_, ch := turn.Ask(hub.AgentPermissionRequest{Options: []hub.AgentPermissionOption{{ID: "no", Name: "No", Kind: "reject_once"}}})
+	_, ch := turn.Ask(chat.AgentPermissionRequest{Options: []chat.AgentPermissionOption{{ID: "no", Name: "No", Kind: "reject_once"}}})
 	r.activity(chat.Activity{Working: true, Awaiting: true})
 	is.NoErr(r.m.CloseConversation(id)) // closed
 	r.activity(chat.Activity{})         // nothing works or awaits any more
@@ -211,15 +211,15 @@ func TestCloseConversation(t *testing.T) {
 // again; a late or replayed answer to the earlier "r1" (a stale tab, a
 // retried POST) must be refused, never approve the new request.
 func TestAnAnswerMeantForAnEarlierRequestNeverReachesALaterOne(t *testing.T) {
-	permission := func(title string) hub.AgentUpdate {
-		return hub.AgentPermissionRequest{Tool: hub.AgentToolCall{ID: title, New: true, Title: &title},
-			Options: []hub.AgentPermissionOption{{ID: "allow", Name: "Allow", Kind: "allow_once"}, {ID: "deny", Name: "Deny", Kind: "reject_once"}}}
+	permission := func(title string) chat.AgentUpdate {
+		return chat.AgentPermissionRequest{Tool: chat.AgentToolCall{ID: title, New: true, Title: &title},
+			Options: []chat.AgentPermissionOption{{ID: "allow", Name: "Allow", Kind: "allow_once"}, {ID: "deny", Name: "Deny", Kind: "reject_once"}}}
 	}
-	question := func(title string) hub.AgentUpdate { return hub.AgentQuestionRequest{Message: title} }
+	question := func(title string) chat.AgentUpdate { return chat.AgentQuestionRequest{Message: title} }
 	for _, tc := range []struct {
 		name    string
 		kind    string
-		ask     func(title string) hub.AgentUpdate
+		ask     func(title string) chat.AgentUpdate
 		restart func(r *rig)
 		refused hub.Kind // the stale answer's refusal
 	}{
@@ -256,7 +256,7 @@ func TestAnAnswerMeantForAnEarlierRequestNeverReachesALaterOne(t *testing.T) {
 			old := pendingItem(rd, "Read README.md")
 			is.NoErr(answer(old)) // the first request is answered
 			is.True(<-firstAnswer != nil)
-			first.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+			first.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 			rd.status(chat.StatusCompleted)
 
 			tc.restart(r)
@@ -283,7 +283,7 @@ func TestAnAnswerMeantForAnEarlierRequestNeverReachesALaterOne(t *testing.T) {
 			}
 			is.NoErr(answer(fresh))        // the new request is answered under its own id
 			is.True(<-secondAnswer != nil) // and gets it
-			second.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+			second.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 		})
 	}
 }

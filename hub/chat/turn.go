@@ -35,7 +35,7 @@ func (m *Manager) deliverLocked(c *conversation, hm *heldMessage) {
 	m.touched(c)
 	m.activityChangedLocked()
 	m.work.Add(1)
-	go m.runTurn(ctx, c, t, hub.AgentPrompt{Text: hm.Text, Images: hm.images})
+	go m.runTurn(ctx, c, t, AgentPrompt{Text: hm.Text, Images: hm.images})
 }
 
 // deliverNextLocked delivers the first held message when nothing runs.
@@ -53,10 +53,10 @@ func (m *Manager) deliverNextLocked(c *conversation) {
 
 // runTurn opens the session if needed, prompts the agent and ends the
 // turn with what it answered.
-func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p hub.AgentPrompt) {
+func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p AgentPrompt) {
 	defer m.work.Done()
-	var res hub.AgentTurnResult
-	var conn hub.AgentConnection
+	var res AgentTurnResult
+	var conn AgentConnection
 	var sid string
 	// Saved before the agent has it: a crash then never sends it twice.
 	err := m.persist()
@@ -83,7 +83,7 @@ func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p hub.A
 // status says how (see outcome), a usage carrier item keeps the turn's
 // tokens, requests still waiting are settled, and the next held message
 // is delivered. m.mu held.
-func (m *Manager) finishTurn(c *conversation, t *turn, conn hub.AgentConnection, res hub.AgentTurnResult, err error) {
+func (m *Manager) finishTurn(c *conversation, t *turn, conn AgentConnection, res AgentTurnResult, err error) {
 	t.cancel()
 	if t.grace != nil {
 		t.grace.Stop()
@@ -117,25 +117,25 @@ func (m *Manager) finishTurn(c *conversation, t *turn, conn hub.AgentConnection,
 
 // outcome maps how a turn ended to a status and its message, adding a
 // notice item for a failure.
-func (m *Manager) outcome(c *conversation, t *turn, conn hub.AgentConnection, res hub.AgentTurnResult, err error) (Status, string) {
+func (m *Manager) outcome(c *conversation, t *turn, conn AgentConnection, res AgentTurnResult, err error) (Status, string) {
 	switch {
-	case t.cancelled && (err != nil || res.StopReason != hub.AgentStopRefusal):
+	case t.cancelled && (err != nil || res.StopReason != AgentStopRefusal):
 		// The user cancelled: however the agent put its end (OpenCode
 		// answers end_turn), the turn was interrupted.
 		return StatusInterrupted, ""
 	case err == nil:
 		switch res.StopReason {
-		case hub.AgentStopCancelled:
+		case AgentStopCancelled:
 			return StatusInterrupted, ""
-		case hub.AgentStopRefusal:
+		case AgentStopRefusal:
 			return StatusFailed, "the agent refused to go on"
-		case hub.AgentStopMaxTokens:
+		case AgentStopMaxTokens:
 			return StatusCompleted, "the agent reached its token limit"
-		case hub.AgentStopMaxTurnRequests:
+		case AgentStopMaxTurnRequests:
 			return StatusCompleted, "the agent reached its limit of requests in one turn"
 		}
 		return StatusCompleted, ""
-	case errors.Is(err, hub.ErrAgentLoginRequired):
+	case errors.Is(err, ErrAgentLoginRequired):
 		m.loginFailed(c.agentID, err)
 		m.notice(c, "error", "login-failed", publicMessage(err))
 		return StatusFailed, publicMessage(err)
@@ -162,13 +162,13 @@ const ExitWindow = 5 * time.Second
 // turnFailure is the last failed turn of a conversation, until its
 // agent's exit is known not to be the cause.
 type turnFailure struct {
-	conn   hub.AgentConnection
+	conn   AgentConnection
 	notice *Item
 	at     time.Time
 }
 
 // ended reports whether conn has ended.
-func ended(conn hub.AgentConnection) bool {
+func ended(conn AgentConnection) bool {
 	select {
 	case <-conn.Done():
 		return true
@@ -180,7 +180,7 @@ func ended(conn hub.AgentConnection) bool {
 // exited says that c's turn failed because its agent exited: the notice
 // (a new one, or the failure's own, rewritten) names the exit, which is
 // the cause logged. m.mu held.
-func (m *Manager) exited(c *conversation, conn hub.AgentConnection, it *Item) (Status, string) {
+func (m *Manager) exited(c *conversation, conn AgentConnection, it *Item) (Status, string) {
 	name := m.agentName(c.agentID)
 	err := hub.Wrap(hub.Unavailable, conn.Err(), name+" exited during the turn")
 	m.log.Warn("the agent exited during a turn", "agent", c.agentID, "err", err)
@@ -196,7 +196,7 @@ func (m *Manager) exited(c *conversation, conn hub.AgentConnection, it *Item) (S
 
 // exitedAfterFailure takes conn's end as the cause of c's last failed
 // turn when it ran on conn and failed within ExitWindow. m.mu held.
-func (m *Manager) exitedAfterFailure(c *conversation, conn hub.AgentConnection) {
+func (m *Manager) exitedAfterFailure(c *conversation, conn AgentConnection) {
 	f := c.failure
 	if f == nil || f.conn != conn || c.closed {
 		return

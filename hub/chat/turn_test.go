@@ -124,8 +124,8 @@ func TestEchoedUserChunksAreNotShownTwice(t *testing.T) {
 	rd := r.follow(id)
 	r.send(id, "hello")
 	turn := r.turn()
-	turn.Send(hub.AgentMessageChunk{Role: "user", Text: "hello"}) // some agents echo the prompt
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.Send(chat.AgentMessageChunk{Role: "user", Text: "hello"}) // some agents echo the prompt
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	rd.status(chat.StatusCompleted)
 	s, _ := r.m.Snapshot(id)
 	is.Equal(len(ofKind(items(t, s), chat.KindUserMessage)), 1) // the message once
@@ -138,11 +138,11 @@ func TestCompactingReturnsToRunning(t *testing.T) {
 	rd := r.follow(id)
 	r.send(id, "go")
 	turn := r.turn()
-	turn.Send(hub.AgentCompaction{ID: "c", Status: "in_progress"})
+	turn.Send(chat.AgentCompaction{ID: "c", Status: "in_progress"})
 	rd.status(chat.StatusCompacting)
-	turn.Send(hub.AgentMessageChunk{Role: "assistant", Text: "back"})
+	turn.Send(chat.AgentMessageChunk{Role: "assistant", Text: "back"})
 	rd.status(chat.StatusRunning) // the turn resumed
-	turn.End(hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil)
+	turn.End(chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil)
 	rd.status(chat.StatusCompleted)
 	is.True(true) // reached
 }
@@ -150,17 +150,17 @@ func TestCompactingReturnsToRunning(t *testing.T) {
 func TestTurnOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		res    hub.AgentTurnResult
+		res    chat.AgentTurnResult
 		err    error
 		status chat.Status
 		notice string // the notice code expected, "-" for none
 	}{
-		{"end_turn", hub.AgentTurnResult{StopReason: hub.AgentStopEndTurn}, nil, chat.StatusCompleted, "-"},
-		{"max_tokens", hub.AgentTurnResult{StopReason: hub.AgentStopMaxTokens}, nil, chat.StatusCompleted, "-"},
-		{"refusal", hub.AgentTurnResult{StopReason: hub.AgentStopRefusal}, nil, chat.StatusFailed, "-"},
-		{"cancelled", hub.AgentTurnResult{StopReason: hub.AgentStopCancelled}, nil, chat.StatusInterrupted, "-"},
-		{"login", hub.AgentTurnResult{}, hub.Wrap(hub.Conflict, hub.ErrAgentLoginRequired, "Scripted needs a login"), chat.StatusFailed, "login-failed"},
-		{"broken", hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, errors.New("eof"), "the agent has exited"), chat.StatusFailed, ""},
+		{"end_turn", chat.AgentTurnResult{StopReason: chat.AgentStopEndTurn}, nil, chat.StatusCompleted, "-"},
+		{"max_tokens", chat.AgentTurnResult{StopReason: chat.AgentStopMaxTokens}, nil, chat.StatusCompleted, "-"},
+		{"refusal", chat.AgentTurnResult{StopReason: chat.AgentStopRefusal}, nil, chat.StatusFailed, "-"},
+		{"cancelled", chat.AgentTurnResult{StopReason: chat.AgentStopCancelled}, nil, chat.StatusInterrupted, "-"},
+		{"login", chat.AgentTurnResult{}, hub.Wrap(hub.Conflict, chat.ErrAgentLoginRequired, "Scripted needs a login"), chat.StatusFailed, "login-failed"},
+		{"broken", chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, errors.New("eof"), "the agent has exited"), chat.StatusFailed, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -198,9 +198,9 @@ func TestLoginRequiredShowsInTheAgentList(t *testing.T) {
 	is.Equal(as[0].Availability, "login-required") // the agent needs a login
 	is.Equal(as[1].Availability, "not-installed")  // the other is missing
 
-	r.rt.FailSessions("scripted", errors.Join(hub.ErrAgentLoginRequired))
+	r.rt.FailSessions("scripted", errors.Join(chat.ErrAgentLoginRequired))
 	_, err := r.m.Create(context.Background(), "scripted", "")
-	is.True(errors.Is(err, hub.ErrAgentLoginRequired)) // a new session refused until login
+	is.True(errors.Is(err, chat.ErrAgentLoginRequired)) // a new session refused until login
 }
 
 // An agent that dies mid-turn is said to have exited, whether the
@@ -216,7 +216,7 @@ func TestAnAgentExitMidTurnIsTheNoticesCause(t *testing.T) {
 			turn.Conn.Crash(errors.New("exit status 3"))
 		}},
 		{"the exit learnt after the turn failed", func(turn *fakes.AgentTurn) {
-			turn.End(hub.AgentTurnResult{}, hub.Wrap(hub.Unavailable, errors.New("peer disconnected before response"),
+			turn.End(chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, errors.New("peer disconnected before response"),
 				"Scripted: the turn failed (error -32603)"))
 			turn.Conn.Crash(errors.New("exit status 3"))
 		}},

@@ -13,7 +13,7 @@ import (
 // task_progress, usage to context_window, compaction and notices to their
 // items, permission and elicitation requests to permission and question
 // items). It is the runtime's sink, so it only changes memory.
-func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
+func (m *Manager) apply(src *source, sid string, u AgentUpdate) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var c *conversation
@@ -25,14 +25,14 @@ func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
 		return
 	}
 	switch u := u.(type) {
-	case hub.AgentMessageChunk:
+	case AgentMessageChunk:
 		m.resume(c)
 		m.chunk(c, u)
-	case hub.AgentToolCall:
+	case AgentToolCall:
 		m.resume(c)
 		m.closeText(c)
 		m.upsert(c, m.tool(c, u))
-	case hub.AgentPlan:
+	case AgentPlan:
 		m.closeText(c)
 		it := c.byID[KindTaskProgress]
 		if it == nil {
@@ -43,7 +43,7 @@ func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
 			it.Entries = append(it.Entries, PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
 		}
 		m.upsert(c, it)
-	case hub.AgentContextUsage:
+	case AgentContextUsage:
 		it := c.byID[KindContextWindow]
 		if it == nil {
 			it = m.newItem(c, KindContextWindow, KindContextWindow)
@@ -51,21 +51,21 @@ func (m *Manager) apply(src *source, sid string, u hub.AgentUpdate) {
 		used, size := u.Used, u.Size
 		it.Used, it.Size, it.CostUSD = &used, &size, u.CostUSD
 		m.upsert(c, it)
-	case hub.AgentCompaction:
+	case AgentCompaction:
 		m.compaction(c, u)
-	case hub.AgentNotice:
+	case AgentNotice:
 		m.notice(c, u.Level, u.Code, u.Message)
-	case hub.AgentSessionInfo:
+	case AgentSessionInfo:
 		m.sessionInfo(c, u)
-	case hub.AgentPermissionRequest:
+	case AgentPermissionRequest:
 		if m.admitRequest(c, src, u) {
 			m.permission(c, src, u)
 		}
-	case hub.AgentQuestionRequest:
+	case AgentQuestionRequest:
 		if m.admitRequest(c, src, u) {
 			m.question(c, src, u)
 		}
-	case hub.AgentRequestSettled:
+	case AgentRequestSettled:
 		m.settledByAgent(c, src, u.RequestID)
 	}
 }
@@ -79,7 +79,7 @@ func (m *Manager) resume(c *conversation) {
 
 // chunk extends the message being streamed when the chunk continues it,
 // or starts a new item.
-func (m *Manager) chunk(c *conversation, u hub.AgentMessageChunk) {
+func (m *Manager) chunk(c *conversation, u AgentMessageChunk) {
 	if u.Text == "" && len(u.Images) == 0 {
 		return
 	}
@@ -139,7 +139,7 @@ func (m *Manager) toldCut(c *conversation, t *openText) {
 }
 
 // tool creates or updates the tool (or command) item of a tool call.
-func (m *Manager) tool(c *conversation, u hub.AgentToolCall) *Item {
+func (m *Manager) tool(c *conversation, u AgentToolCall) *Item {
 	id := "tool:" + agentID(u.ID)
 	it := c.byID[id]
 	if it == nil {
@@ -210,7 +210,7 @@ func commandOf(raw []byte) string {
 
 // compaction records a compaction item and moves a running turn to
 // compacting while it lasts.
-func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
+func (m *Manager) compaction(c *conversation, u AgentCompaction) {
 	m.closeText(c)
 	id := ""
 	if u.ID != "" {
@@ -236,14 +236,14 @@ func (m *Manager) compaction(c *conversation, u hub.AgentCompaction) {
 // sessionInfo takes the agent's title (unless the user named the
 // conversation; without the characters a title refuses), configuration
 // and catalog.
-func (m *Manager) sessionInfo(c *conversation, u hub.AgentSessionInfo) {
+func (m *Manager) sessionInfo(c *conversation, u AgentSessionInfo) {
 	if u.Title != nil && !c.titleSet {
 		if t, err := checkTitle(hub.RemoveInvisible(*u.Title)); err == nil && t != c.title {
 			c.title = t
 			m.updated(c)
 		}
 	}
-	st := hub.AgentSessionState{Models: u.Models, Modes: u.Modes}
+	st := AgentSessionState{Models: u.Models, Modes: u.Modes}
 	if u.Model != nil {
 		st.Model = *u.Model
 	}

@@ -1,10 +1,10 @@
-package hub
+package chat
 
 import (
 	"time"
 )
 
-// The values the AgentRuntime and AgentConnection ports (ports.go) carry:
+// The values the AgentRuntime and AgentConnection ports (ports_agent.go) carry:
 // what an agent says of itself and its sessions, a prompt and a turn's
 // result, and the updates an agent reports through its AgentSink.
 
@@ -23,11 +23,6 @@ type AgentSessionState struct {
 	Model     string        // the current model, "" when unknown
 	Modes     []AgentChoice // what SetMode takes
 	Mode      string
-}
-
-// AgentChoice is one model or mode an agent offers.
-type AgentChoice struct {
-	ID, Name string
 }
 
 // AgentSessionSummary is one session ListSessions found.
