@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"strings"
 	"time"
@@ -103,56 +102,10 @@ func newLoginGate(l LoginLimits) loginGate {
 	}
 }
 
-// LoginRequest is one login attempt.
-type LoginRequest struct {
-	Name        string
-	Password    string
-	DeviceLabel string // optional; derived from UserAgent when blank
-	UserAgent   string
-	// ClientAddr is the client's address as the transport sees it (an IP
-	// address, possibly with a port); the limits key it by IPv4 address
-	// or IPv6 /64 prefix.
-	ClientAddr string
-	// DeviceToken is what an earlier login of this device returned as
-	// LoginResult.DeviceToken, if anything.
-	DeviceToken string
-}
-
-// LoginResult is a successful login: the new session and its secret id,
-// which the caller hands to the client once and never keeps.
-type LoginResult struct {
-	SessionID string
-	Session   DeviceSession
-	// DeviceToken makes this device known to Session.User at its next
-	// logins for DeviceTokenLifetime: the caller hands it to the client
-	// (a cookie) and passes it back with them. Empty when none could be
-	// issued.
-	DeviceToken string
-}
-
 var (
 	errTooManyAttempts    = Errorf(RateLimited, "too many attempts — wait a minute and try again")
 	errInvalidCredentials = Errorf(Unauthenticated, "invalid credentials")
 )
-
-// tooManyAttempts is the refusal of a login that may try again after
-// wait (zero: not known).
-func tooManyAttempts(wait time.Duration) error {
-	if wait <= 0 {
-		return errTooManyAttempts
-	}
-	return &Error{Kind: RateLimited, Message: errTooManyAttempts.Message, Details: &Details{RetryAfter: wait}}
-}
-
-// RetryAfter reports how long the client of a refusal should wait before
-// trying again (Details.RetryAfter), or zero when that is not known.
-func RetryAfter(err error) time.Duration {
-	var e *Error
-	if errors.As(err, &e) && e.Details != nil {
-		return e.Details.RetryAfter
-	}
-	return 0
-}
 
 // addressKey is the key of a client address in the login limits: an IPv4
 // address as it is, an IPv6 address by its /64 prefix, anything else
@@ -351,42 +304,17 @@ func validateLogin(req LoginRequest) (string, error) {
 	if strings.IndexFunc(label, func(r rune) bool { return unicode.In(r, unicode.Cc, unicode.Cf) }) >= 0 {
 		return "", Errorf(Invalid, "deviceLabel must not contain control or format characters")
 	}
-	if utf8.RuneCountInString(label) > maxDeviceLabelLen {
-		return "", Errorf(Invalid, "deviceLabel is longer than %d characters", maxDeviceLabelLen)
+	if utf8.RuneCountInString(label) > MaxDeviceLabelLen {
+		return "", Errorf(Invalid, "deviceLabel is longer than %d characters", MaxDeviceLabelLen)
 	}
 	return label, nil
 }
 
-// DeviceLabelFromUserAgent derives a readable device label such as
-// "Firefox on Linux" from a User-Agent header; a non-browser client is
-// named by its product token ("curl"), anything else "unknown device".
-func DeviceLabelFromUserAgent(ua string) string {
-	browser := ""
-	for _, b := range []struct{ token, name string }{
-		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"CriOS/", "Chrome"},
-		{"Chrome/", "Chrome"}, {"Safari/", "Safari"},
-	} {
-		if strings.Contains(ua, b.token) {
-			browser = b.name
-			break
-		}
+// tooManyAttempts is the refusal of a login that may try again after
+// wait (zero: not known).
+func tooManyAttempts(wait time.Duration) error {
+	if wait <= 0 {
+		return errTooManyAttempts
 	}
-	if browser != "" && strings.HasPrefix(ua, "Mozilla/") {
-		for _, o := range []struct{ token, name string }{
-			{"iPhone", "iPhone"}, {"iPad", "iPad"}, {"Android", "Android"}, {"CrOS", "ChromeOS"},
-			{"Mac OS X", "macOS"}, {"Windows", "Windows"}, {"Linux", "Linux"},
-		} {
-			if strings.Contains(ua, o.token) {
-				return browser + " on " + o.name
-			}
-		}
-		return browser
-	}
-	product, _, _ := strings.Cut(strings.TrimSpace(ua), " ")
-	product, _, _ = strings.Cut(product, "/")
-	if product == "" || product == "Mozilla" || len(product) > maxDeviceLabelLen ||
-		strings.IndexFunc(product, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		return "unknown device"
-	}
-	return product
+	return &Error{Kind: RateLimited, Message: errTooManyAttempts.Message, Details: &Details{RetryAfter: wait}}
 }

@@ -7,22 +7,6 @@ import (
 	"strings"
 )
 
-// BrowseResult lists the child directories of one directory.
-type BrowseResult struct {
-	Path   string // as requested, cleaned
-	Parent string // "" at the root
-	Dirs   []BrowseEntry
-}
-
-// BrowseEntry is one child directory.
-type BrowseEntry struct {
-	Name         string
-	Git          bool   // it holds a .git entry (a repository or a linked worktree)
-	RegisteredID string // the workspace registered exactly there, or ""
-	DisplayName  string // that workspace's display name, or ""
-	Running      bool
-}
-
 // Browse lists the child directories of dir; an empty dir means the
 // effective default parent (the Hub user's home unless configured). Hidden
 // entries (a leading dot), files and symbolic links are not listed.

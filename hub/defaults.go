@@ -10,19 +10,6 @@ import (
 // settingDefaultParent is the setting holding the default workspace parent.
 const settingDefaultParent = "workspace-defaults.parent"
 
-// WorkspaceDefaults is the Hub-wide preference for where new workspaces go.
-// It guides create, clone and browse locations and never restricts
-// registration.
-type WorkspaceDefaults struct {
-	// Configured is the canonical default parent, "" when none is set.
-	Configured string
-	// ConfiguredAvailable reports that Configured is still a directory and
-	// not a symbolic link.
-	ConfiguredAvailable bool
-	// Effective is Configured while available, else the Hub user's home.
-	Effective string
-}
-
 // WorkspaceDefaults returns the current preference.
 func (h *Hub) WorkspaceDefaults(ctx context.Context) (WorkspaceDefaults, error) {
 	_, configured, err := h.st.registry(ctx)

@@ -1,10 +1,7 @@
 package hub
 
 import (
-	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"time"
 )
 
@@ -34,112 +31,4 @@ type DeviceSessionEntry struct {
 	DeviceLabel string
 	IssuedAt    time.Time
 	Current     bool // the session making the request
-}
-
-const deviceSessionIDBytes = 32
-
-// deviceSessionIDLen is the length of a session id: 32 bytes in unpadded base64url.
-var deviceSessionIDLen = base64.RawURLEncoding.EncodedLen(deviceSessionIDBytes)
-
-// newDeviceSessionSecrets returns a fresh session id and an independent handle.
-func newDeviceSessionSecrets() (id, handle string, err error) {
-	raw := make([]byte, deviceSessionIDBytes+16)
-	if _, err := rand.Read(raw); err != nil {
-		return "", "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(raw[:deviceSessionIDBytes]),
-		base64.RawURLEncoding.EncodeToString(raw[deviceSessionIDBytes:]), nil
-}
-
-// digestOf returns the digest of a syntactically valid session id: 43
-// characters of the unpadded base64url alphabet, which is exactly what
-// decodes to 32 bytes. It checks the alphabet itself rather than decode,
-// so the check allocates nothing on the request path.
-func digestOf(id string) (DeviceSessionDigest, bool) {
-	if len(id) != deviceSessionIDLen {
-		return DeviceSessionDigest{}, false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return DeviceSessionDigest{}, false
-		}
-	}
-	return sha256.Sum256([]byte(id)), true
-}
-
-var errNoDeviceSession = Errorf(Unauthenticated, "authentication required")
-
-// Authenticate returns the active session whose id is id. Anything else (a
-// malformed, unknown, revoked or expired id, or one whose user was removed)
-// is an Unauthenticated error with one message, so callers learn nothing
-// about which it was.
-func (h *Hub) Authenticate(ctx context.Context, id string) (DeviceSession, error) {
-	d, ok := digestOf(id)
-	if !ok {
-		return DeviceSession{}, errNoDeviceSession
-	}
-	return h.activeDeviceSession(ctx, d)
-}
-
-// activeDeviceSession returns the active session with digest d,
-// errNoDeviceSession when there is none, or the store's error. It reads
-// memory, not the store (deviceAuth).
-func (h *Hub) activeDeviceSession(ctx context.Context, d DeviceSessionDigest) (DeviceSession, error) {
-	return h.auth.lookup(ctx, d)
-}
-
-// Logout revokes the session whose id is id. An id that does not name an
-// active session is Forbidden: there is nothing this caller may revoke.
-func (h *Hub) Logout(ctx context.Context, id string) error {
-	s, err := h.Authenticate(ctx, id)
-	if err != nil {
-		if KindOf(err) == Unauthenticated {
-			return Errorf(Forbidden, "logout requires an active bearer session")
-		}
-		return err
-	}
-	return h.commit(ctx, func(tx Tx) error { return tx.RevokeDeviceSession(s.Digest, h.clock.Now()) })
-}
-
-// DeviceSessions lists the active sessions of the caller's user, newest
-// first, marking the caller's own.
-func (h *Hub) DeviceSessions(ctx context.Context, caller DeviceSession) ([]DeviceSessionEntry, error) {
-	var all []DeviceSession
-	if err := h.store.View(ctx, func(tx Tx) error {
-		var err error
-		all, err = tx.DeviceSessionsOfUser(caller.User)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	now := h.clock.Now()
-	list := []DeviceSessionEntry{}
-	for _, s := range all {
-		if s.Active(now) {
-			list = append(list, DeviceSessionEntry{Handle: s.Handle, DeviceLabel: s.DeviceLabel, IssuedAt: s.IssuedAt, Current: s.Digest == caller.Digest})
-		}
-	}
-	return list, nil
-}
-
-// RevokeDeviceSession revokes the caller's own active session with this
-// handle and reports whether it was the caller's current session. A handle
-// of another user's session, an unknown handle and an inactive session all
-// answer the same NotFound.
-func (h *Hub) RevokeDeviceSession(ctx context.Context, caller DeviceSession, handle string) (current bool, err error) {
-	now := h.clock.Now()
-	err = h.commit(ctx, func(tx Tx) error {
-		all, err := tx.DeviceSessionsOfUser(caller.User)
-		if err != nil {
-			return err
-		}
-		for _, s := range all {
-			if s.Handle == handle && s.Active(now) {
-				current = s.Digest == caller.Digest
-				return tx.RevokeDeviceSession(s.Digest, now)
-			}
-		}
-		return Errorf(NotFound, "unknown session")
-	})
-	return current, err
 }

@@ -14,18 +14,6 @@ import (
 // journaled and runs under the locks of every affected workspace. All
 // folder mutations are serialized.
 
-// RenameResult is the outcome of RenameFolder.
-type RenameResult struct {
-	Path         string   // the new path
-	WorkspaceIDs []string // workspaces whose paths followed, in registration order
-}
-
-// RemoveResult is the outcome of RemoveFolder.
-type RemoveResult struct {
-	Path        string
-	WorkspaceID string // the workspace registered there and now forgotten, or ""
-}
-
 // stopConflict is the FolderStopConflict refusal.
 func stopConflict(ids []string) error {
 	ids = slices.Clone(ids)
@@ -50,7 +38,7 @@ func (h *Hub) CreateFolder(ctx context.Context, parent, name string) (string, er
 	if err != nil {
 		return "", err
 	}
-	if err := checkFolderName("name", name); err != nil {
+	if err := CheckFolderName("name", name); err != nil {
 		return "", err
 	}
 	if _, err := child(parent, name); err != nil {
@@ -153,7 +141,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (Rena
 	if _, err := absPath(p, "path must be an absolute path"); err != nil {
 		return RenameResult{}, err
 	}
-	if err := checkFolderName("name", name); err != nil {
+	if err := CheckFolderName("name", name); err != nil {
 		return RenameResult{}, err
 	}
 	h.folderMu.Lock()

@@ -7,34 +7,6 @@ import (
 	"sync/atomic"
 )
 
-// HubState is the Hub's summary for a client (GET /api/hub/state): one
-// immutable snapshot per revision, shared by every caller until something
-// it shows changes. Every Hub user sees every workspace: the contract has
-// no per-user registry.
-type HubState struct {
-	Version              string
-	HubAPIRevision       int
-	WorkspaceAPIRevision int
-	Workspaces           []WorkspaceView // shared and read-only
-	// WorkspacesRevision identifies this snapshot: equal revisions mean
-	// equal states, so what a client derives from one may be reused.
-	WorkspacesRevision uint64
-	// Defaults is nil when the preference cannot be resolved (the home
-	// directory is unknown); the state is still served.
-	Defaults *WorkspaceDefaults
-
-	encOnce sync.Once
-	enc     []byte
-}
-
-// Encoded returns encode(s), computed once per snapshot: a transport keeps
-// its encoding of the state with the state, so an unchanged state is
-// never encoded twice.
-func (s *HubState) Encoded(encode func(*HubState) []byte) []byte {
-	s.encOnce.Do(func() { s.enc = encode(s) })
-	return s.enc
-}
-
 // hubState is what the state answer is built from, in memory, and the
 // snapshot last built from it.
 //

@@ -14,19 +14,6 @@ type runningWorkspace struct {
 	stopping bool // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
 }
 
-// WorkspaceAction is the result of a lifecycle operation on one workspace.
-type WorkspaceAction struct {
-	ID      string
-	Running bool
-	// WasRunning is set by stop: whether the session was running.
-	WasRunning *bool
-	// Forgotten is set by forget.
-	Forgotten bool
-	// RecoveryRequired is set by the legacy registration when the
-	// registration committed but its journal could not be cleared.
-	RecoveryRequired string
-}
-
 // workspace loads a registered workspace, NotFound with the contract's
 // text when there is none.
 func (h *Hub) workspace(ctx context.Context, id string) (Workspace, error) {

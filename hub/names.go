@@ -10,10 +10,6 @@ import (
 // MaxDisplayName is the longest display name, in characters (code points).
 const MaxDisplayName = 64
 
-// maxIDBase bounds the folder-derived part of a workspace id, so ids stay
-// readable in URLs and socket names.
-const maxIDBase = 48
-
 // Bounds of names and paths on the Hub host: the longest file name and
 // path the host's file systems accept (NAME_MAX and PATH_MAX less the
 // terminating NUL on Linux and the BSDs). Longer input is invalid, not a
@@ -60,8 +56,8 @@ func validFolderName(name string) bool {
 	return visible
 }
 
-// checkFolderName validates a FolderName sent in the field called field.
-func checkFolderName(field, name string) error {
+// CheckFolderName validates a FolderName sent in the field called field.
+func CheckFolderName(field, name string) error {
 	if !validFolderName(name) {
 		return Errorf(Invalid, "%s must be one visible non-hidden path segment", field)
 	}
@@ -135,10 +131,10 @@ func visibleLen(s string) int {
 	return n
 }
 
-// defaultDisplayName derives a display name from a folder: its base name
+// DefaultDisplayName derives a display name from a folder: its base name
 // without control or format characters, trimmed, at most 64 characters;
 // "workspace" when nothing is left.
-func defaultDisplayName(dir string) string {
+func DefaultDisplayName(dir string) string {
 	name := RemoveInvisible(path.Base(dir))
 	if utf8.RuneCountInString(name) > MaxDisplayName {
 		name = strings.TrimFunc(string([]rune(name)[:MaxDisplayName]), isJSSpace)
@@ -147,31 +143,4 @@ func defaultDisplayName(dir string) string {
 		return "workspace"
 	}
 	return name
-}
-
-// idBase derives the readable base of a workspace id from a folder's base
-// name: lower case, every run of characters outside [a-z0-9] turned into
-// one '-', no '-' at either end, at most 48 characters; "workspace" when
-// nothing is left. mintID adds a numeric suffix when the base was used.
-func idBase(dir string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(path.Base(dir)) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			if b.Len() >= maxIDBase {
-				break
-			}
-			continue
-		}
-		dash = true
-	}
-	if b.Len() == 0 {
-		return "workspace"
-	}
-	return b.String()
 }

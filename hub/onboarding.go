@@ -6,54 +6,6 @@ import (
 	"log/slog"
 )
 
-// AuthenticationSelection picks a credential as the authentication default
-// for one Git host.
-type AuthenticationSelection struct {
-	CredentialID string
-	Host         string
-}
-
-// RegisterRequest is the legacy registration of an existing folder.
-type RegisterRequest struct {
-	Path  string
-	Init  bool // confirms `git init` of a folder that is not a repository
-	Start bool // the caller decides the default (the contract's is true)
-}
-
-// ConfigureRequest registers an existing folder with its display name and
-// credential selections.
-type ConfigureRequest struct {
-	Path           string
-	DisplayName    string
-	Authentication []AuthenticationSelection
-	Signing        string // a credential id, or ""
-	Init           bool
-	Start          bool
-}
-
-// CreateConfiguredRequest creates a new folder, initializes a repository in
-// it and registers it.
-type CreateConfiguredRequest struct {
-	Parent         string
-	FolderName     string
-	DisplayName    string
-	Authentication []AuthenticationSelection
-	Signing        string
-	Start          bool
-}
-
-// OnboardingResult is the outcome of configure and create.
-type OnboardingResult struct {
-	Workspace WorkspaceView
-	Started   bool
-	// StartError says why an explicitly requested start failed; "" when no
-	// start was requested or it succeeded.
-	StartError string
-	// RecoveryRequired is set when the registration committed but its
-	// journal could not be cleared; no start was attempted.
-	RecoveryRequired string
-}
-
 const recoveryRequiredText = "workspace onboarding committed but its journal could not be cleared; restart the Hub to reconcile"
 
 // checkSelections validates credential selections before anything is
@@ -158,7 +110,7 @@ func (h *Hub) register(ctx context.Context, req RegisterRequest) (Workspace, str
 	if init && !req.Init {
 		return Workspace{}, "", notRepository(dir)
 	}
-	return h.onboard(ctx, "register", dir, defaultDisplayName(dir), init, false)
+	return h.onboard(ctx, "register", dir, DefaultDisplayName(dir), init, false)
 }
 
 // Configure registers an existing folder with a display name and
@@ -221,7 +173,7 @@ func (h *Hub) createConfigured(ctx context.Context, req CreateConfiguredRequest)
 	if err != nil {
 		return Workspace{}, "", err
 	}
-	if err := checkFolderName("folderName", req.FolderName); err != nil {
+	if err := CheckFolderName("folderName", req.FolderName); err != nil {
 		return Workspace{}, "", err
 	}
 	name, err := NormalizeDisplayName(req.DisplayName)

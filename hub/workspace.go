@@ -3,34 +3,10 @@ package hub
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path"
 	"strconv"
+	"strings"
 )
-
-// WorkspaceView is a workspace as clients see it (HubWorkspace): the record
-// plus what is true of it now.
-type WorkspaceView struct {
-	Workspace
-	Running bool
-	// CredentialRestartRequired is true while running when assignment
-	// changes need a restart before the session's credentials are current.
-	CredentialRestartRequired bool
-	// Authentication and Signing hold the public names of the assigned
-	// credentials, deduplicated, in assignment order; never nil.
-	Authentication, Signing []string
-	// WorkspaceAPIRevision is the revision the session speaks: the running
-	// child's own, else the revision a child of this Hub would speak.
-	WorkspaceAPIRevision int
-	// Shells are the running session's terminals; nil when stopped or when
-	// the child did not answer in time.
-	Shells []Shell
-	// RepositoryID identifies the Git repository holding the folder (shared
-	// by a main checkout and its linked worktrees); Branch is its checked-out
-	// branch. Both are empty when the folder is in no repository or git
-	// could not tell.
-	RepositoryID, Branch string
-	// Missing is true when no directory is at Path any more.
-	Missing bool
-}
 
 // repositoryID derives a repository's public identity from its common Git
 // directory: stable while the repository stays where it is, and revealing
@@ -88,4 +64,35 @@ func workspaceAt(tx Tx, p string) (Workspace, bool, error) {
 		}
 	}
 	return Workspace{}, false, nil
+}
+
+// maxIDBase bounds the folder-derived part of a workspace id, so ids stay
+// readable in URLs and socket names.
+const maxIDBase = 48
+
+// idBase derives the readable base of a workspace id from a folder's base
+// name: lower case, every run of characters outside [a-z0-9] turned into
+// one '-', no '-' at either end, at most 48 characters; "workspace" when
+// nothing is left. mintID adds a numeric suffix when the base was used.
+func idBase(dir string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(path.Base(dir)) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= maxIDBase {
+				break
+			}
+			continue
+		}
+		dash = true
+	}
+	if b.Len() == 0 {
+		return "workspace"
+	}
+	return b.String()
 }
