@@ -101,13 +101,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer ln.remove()
-	var shadows string // git's view of the repository, kept with the workspace's data
-	if cfg.DataDir != "" {
-		shadows = filepath.Join(cfg.DataDir, "git")
-	}
 	docs := newDocuments(docfeed.New(cfg.Path, docfeed.Options{
 		WorkspaceAPIRevision: Revision,
-		GitShadowDir:         shadows,
 		KeepAlive:            childproto.DefaultKeepAlive,
 		Logger:               log.With("feed", "document"),
 	}), log)

@@ -149,7 +149,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d.git = gitexec.New(gitexec.Options{Logger: d.log, ShadowDir: d.dir.Path("git")})
+	d.git = gitexec.New(gitexec.Options{Logger: d.log})
 	ports := hub.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)

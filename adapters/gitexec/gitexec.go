@@ -50,11 +50,6 @@ type Options struct {
 	// reused (see memo.go); zero means DefaultMaxAge, negative never
 	// reuses one.
 	MaxAge time.Duration
-	// ShadowDir is a private directory of this Runner's own, where git's
-	// view of each repository's settings is kept (gitcmd.Options.ShadowDir);
-	// the daemon gives one inside the state directory. "" means a new
-	// directory in os.TempDir().
-	ShadowDir string
 }
 
 // Runner is a hub.GitRunner over os/exec. It is safe for concurrent use.
@@ -76,7 +71,7 @@ func New(opts Options) *Runner {
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
-	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: opts.Env, Timeout: r.timeout, ShadowDir: opts.ShadowDir})
+	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: opts.Env, Timeout: r.timeout})
 	if r.log == nil {
 		r.log = slog.Default()
 	}

@@ -48,7 +48,7 @@ var feedConfig = []gitcmd.Setting{
 func newGitRunner(o Options) *gitRunner {
 	return &gitRunner{
 		cmd: gitcmd.New(gitcmd.Options{Git: o.Git, Env: o.Env, Args: gitArgs, Config: feedConfig,
-			Timeout: o.GitTimeout, MaxStdout: gitOutputCap, ShadowDir: o.GitShadowDir}),
+			Timeout: o.GitTimeout, MaxStdout: gitOutputCap}),
 		log: o.Logger,
 	}
 }

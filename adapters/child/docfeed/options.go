@@ -39,10 +39,7 @@ type Options struct {
 	// GitTimeout bounds one git command; its process group is killed
 	// after it. Default 60 s.
 	GitTimeout time.Duration
-	// GitShadowDir is a private directory of the feed's own, where git's
-	// view of the repository's settings is kept (gitcmd.Options.ShadowDir).
-	// "" means a new directory in os.TempDir().
-	GitShadowDir string
+
 	// Logger receives diagnostics; never file contents. Default: discard.
 	Logger *slog.Logger
 	// Build is the snapshot's BuildSummary. Default: read from the

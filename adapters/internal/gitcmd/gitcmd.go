@@ -52,9 +52,10 @@ type Options struct {
 	// ShadowDir is a private directory (made 0700 when missing) where
 	// RunIn keeps its shadow directories (see shadows). The Runner owns
 	// the entries named wharf-git-* in it: those an earlier process left
-	// when it crashed are removed at the first RunIn. Give each Runner its
-	// own, inside the private state directory: a shadow's config may hold
-	// a remote's URL. Default: a new directory in os.TempDir().
+	// when it crashed are removed at the first RunIn. "" (what Wharf
+	// uses): a new private directory in os.TempDir() per Runner, so the
+	// state directory holds no links into repositories; a shadow's config
+	// holds no credential (remote URLs lose their user information).
 	ShadowDir string
 	// Timeout bounds each command. Default DefaultTimeout.
 	Timeout time.Duration

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,4 +236,34 @@ func TestAShadowDirLeftByACrashIsCleanedAtFirstUse(t *testing.T) {
 	is.Equal(len(names), 2)                  // its own shadows and the foreign file
 	is.True(slices.Contains(names, "other")) // what is not a shadow stays
 	is.NoErr(next.Close())
+}
+
+// A remote's URL may carry a token (https://user:token@host/…); the
+// shadow's config, a file a crash may leave in a temporary directory,
+// keeps the remote without it.
+func TestAShadowHoldsNoCredentialOfARemote(t *testing.T) {
+	t.Parallel()
+	git := fakeGit(t, `cat "$GIT_COMMON_DIR/config"`)
+	common := filepath.Join(t.TempDir(), "repo.git")
+	for _, tc := range []struct{ url, want string }{
+		{"https://ann:ghp_secret@example.com/ann/x.git", "https://example.com/ann/x.git"},
+		{"https://ghp_secret@example.com/ann/x.git", "https://example.com/ann/x.git"},
+		{"ssh://git@example.com/ann/x.git", "ssh://example.com/ann/x.git"},
+		{"git@example.com:ann/x.git", "git@example.com:ann/x.git"}, // scp-like: a user name, no secret
+		{"https://example.com/ann/x.git", "https://example.com/ann/x.git"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			is := is.New(t)
+			is.NoErr(os.MkdirAll(common, 0o755))
+			cfg := "[remote \"origin\"]\n\turl = " + tc.url + "\n\tpushurl = " + tc.url + "\n"
+			is.NoErr(os.WriteFile(filepath.Join(common, "config"), []byte(cfg), 0o600))
+			r := gitcmd.New(gitcmd.Options{Git: git, ShadowDir: t.TempDir()})
+			defer r.Close()
+			res, err := r.RunIn(testContext(t), gitcmd.Repo{Top: "/w", GitDir: common, CommonDir: common}, "", "status")
+			is.NoErr(err) // ran
+			out := string(res.Stdout)
+			is.True(!strings.Contains(out, "secret"))               // no credential reaches the shadow
+			is.Equal(strings.Count(out, strconv.Quote(tc.want)), 2) // the remote is kept, url and pushurl
+		})
+	}
 }

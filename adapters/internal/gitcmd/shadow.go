@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -236,10 +237,28 @@ func repoSettings(repo Repo) ([]byte, error) {
 	out := make([]configEntry, 0, len(all)+1)
 	for _, s := range all {
 		if keep(s) && s.key != "extensions.worktreeconfig" {
-			out = append(out, s)
+			out = append(out, withoutCredentials(s))
 		}
 	}
 	return writeConfig(out), nil
+}
+
+// withoutCredentials drops the user information of a remote's URL
+// (https://user:token@host/…): no command gitcmd runs needs it, and a
+// shadow, a file in a temporary directory that a crash leaves behind,
+// must hold no secret.
+func withoutCredentials(s configEntry) configEntry {
+	section, _, name, hasSub := s.parts()
+	if section != "remote" || !hasSub || (name != "url" && name != "pushurl") {
+		return s
+	}
+	u, err := url.Parse(s.value)
+	if err != nil || u.Scheme == "" || u.User == nil {
+		return s
+	}
+	u.User = nil
+	s.value = u.String()
+	return s
 }
 
 // readSettings parses the config file at path; a missing file has no
