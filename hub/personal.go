@@ -20,6 +20,18 @@ type Optional[T any] struct {
 	Value *T
 }
 
+// ApplyTo changes st as the patch says: each field given is set, or
+// cleared when given as null; the others stay.
+func (p PersonalStatePatch) ApplyTo(st *PersonalState) {
+	p.DocumentPath.apply(&st.DocumentPath)
+	p.Follow.apply(&st.Follow)
+	p.PreviewMode.apply(&st.PreviewMode)
+	p.CompareTarget.apply(&st.CompareTarget)
+	p.FilesFilter.apply(&st.FilesFilter)
+	p.LastPtyID.apply(&st.LastPtyID)
+}
+
+// apply sets *dst as o says, when o was given.
 func (o Optional[T]) apply(dst **T) {
 	if !o.Set {
 		return

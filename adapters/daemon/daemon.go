@@ -8,9 +8,9 @@
 // a new port is wired here once. An embedder swaps one adapter with
 // Config.Adapt, for instance:
 //
-//	daemon.Config{StateDir: dir, Adapt: func(p *hub.Ports) { p.Git = myGit{p.Git} }}
+//	daemon.Config{StateDir: dir, Adapt: func(p *service.Ports) { p.Git = myGit{p.Git} }}
 //
-// Tests of the core build hub.New over the fakes instead.
+// Tests of the core build service.New over the fakes instead.
 package daemon
 
 import (
@@ -34,6 +34,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/statedir"
 	"github.com/wharfhub/wharf/adapters/web"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // Config says how to build a Hub on this host. StateDir is required; every
@@ -46,7 +47,7 @@ type Config struct {
 	// inventory).
 	StateDir string
 	// Hub tunes the core. Its Logger defaults to Logger.
-	Hub hub.Config
+	Hub service.Config
 	// Logger receives the daemon's logs; default discards them. Warnings
 	// of one kind are let through at most five a minute, the next one
 	// saying how many were dropped.
@@ -73,7 +74,7 @@ type Config struct {
 	AgentCommands map[string][]string
 	// Adapt, when set, may replace or wrap any of the real ports before the
 	// Hub is built: the one place an embedder swaps an adapter.
-	Adapt func(*hub.Ports)
+	Adapt func(*service.Ports)
 	// Admin opens the state for administration beside a daemon that may
 	// be running (wharf user): the directory is not locked, no journal is
 	// recovered and no workspace is started.
@@ -110,7 +111,7 @@ type Daemon struct {
 	dir     *statedir.Dir
 	store   *sqlite.Store
 	git     *gitexec.Runner
-	hub     *hub.Hub
+	hub     *service.Hub
 	handler http.Handler
 }
 
@@ -150,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.git = gitexec.New(gitexec.Options{Logger: d.log})
-	ports := hub.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend}
+	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}
@@ -158,7 +159,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if hcfg.Logger == nil {
 		hcfg.Logger = d.log
 	}
-	if d.hub, err = hub.New(hcfg, ports); err != nil {
+	if d.hub, err = service.New(hcfg, ports); err != nil {
 		return nil, err
 	}
 	if !cfg.Admin {
@@ -196,7 +197,7 @@ func certificateNames(c *tls.Config) []string {
 }
 
 // Hub returns the running Hub.
-func (d *Daemon) Hub() *hub.Hub { return d.hub }
+func (d *Daemon) Hub() *service.Hub { return d.hub }
 
 // Root returns the canonical path of the state directory.
 func (d *Daemon) Root() string { return d.dir.Root() }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/statedir"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 func privateDir(t *testing.T) string {
@@ -51,7 +51,7 @@ func TestOneDaemonPerStateDir(t *testing.T) {
 func TestAdaptSwapsAPort(t *testing.T) {
 	is := is.New(t)
 	called := false
-	d, err := daemon.Open(t.Context(), daemon.Config{StateDir: privateDir(t), Adapt: func(p *hub.Ports) {
+	d, err := daemon.Open(t.Context(), daemon.Config{StateDir: privateDir(t), Adapt: func(p *service.Ports) {
 		called = true
 		is.True(p.Store != nil && p.Clock != nil && p.FS != nil && p.Git != nil && p.Backend != nil) // every real port is there
 		p.Backend = nil

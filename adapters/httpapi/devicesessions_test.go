@@ -9,7 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/httpapi"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 type deviceSession struct {
@@ -32,7 +32,7 @@ func (s *testServer) deviceSessions(t *testing.T, headers ...string) []deviceSes
 
 func TestLogout(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	id := s.login(t, "ann", annPassword)
 	cookie := []string{"Cookie", s.cookieName() + "=" + id}
 
@@ -65,7 +65,7 @@ func TestLogout(t *testing.T) {
 
 func TestDeviceSessions(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	first := s.login(t, "ann", annPassword)
 	s.clock.Advance(time.Minute)
 	second := s.login(t, "ann", annPassword, "User-Agent", "Mozilla/5.0 (iPhone) Safari/605.1.15")
@@ -109,7 +109,7 @@ func TestDeviceSessions(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{DeviceSessionLifetime: 2 * time.Hour}, nil)
+	s := newServer(t, service.Config{DeviceSessionLifetime: 2 * time.Hour}, nil)
 	id := s.login(t, "ann", annPassword)
 	s.clock.Advance(2*time.Hour - time.Second)
 	is.Equal(s.do(t, "GET", "/api/hub/state", "", bearer(id)...).status, http.StatusOK) // alive until the end
@@ -121,7 +121,7 @@ func TestSessionLifetime(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	id := s.login(t, "ann", annPassword)
 	revoked := s.login(t, "ann", annPassword)
 	s.do(t, "POST", "/logout", "", bearer(revoked)...)
@@ -162,7 +162,7 @@ func TestAuthentication(t *testing.T) {
 // default port, <service>_hub_<port> elsewhere; the device cookie
 // follows it.
 func TestCookieName(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil, httpapi.Options{AllowedHosts: []string{"hub.example"}})
+	s := newServer(t, service.Config{}, nil, httpapi.Options{AllowedHosts: []string{"hub.example"}})
 	for _, tc := range []struct {
 		host, proto, want string
 	}{
@@ -201,7 +201,7 @@ func TestCookieName(t *testing.T) {
 // TestSameOrigin is the truth table of the CSRF check on a cookie
 // request that changes state.
 func TestSameOrigin(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	self := "http://127.0.0.1:" + s.port
 	for _, tc := range []struct {
 		name    string
@@ -268,7 +268,7 @@ func TestRevocationReachesEveryConnection(t *testing.T) {
 	for _, how := range []string{"revoke", "logout", "passwd"} {
 		t.Run(how, func(t *testing.T) {
 			is := is.New(t)
-			s := newServer(t, hub.Config{}, nil)
+			s := newServer(t, service.Config{}, nil)
 			id := s.login(t, "ann", annPassword)
 			other := s.login(t, "ann", annPassword)
 			conns := make([]*http.Client, 3) // each its own keep-alive connection

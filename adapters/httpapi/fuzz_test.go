@@ -16,6 +16,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // bodyOps are the operations that read a JSON body, with a valid body
@@ -150,8 +151,8 @@ func fuzzServer(f *testing.F) (http.Handler, string) {
 	fsys.MkdirAll("/home/ann/src/lib")
 	ctx := context.Background()
 	git.Init(ctx, "/home/ann/src/app")
-	h, err := hub.New(hub.Config{Password: cheap, LoginLimits: hub.LoginLimits{PerAddress: 1 << 20, PerName: 1 << 20}},
-		hub.Ports{Store: fakes.NewStore(), Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
+	h, err := service.New(service.Config{Password: cheap, LoginLimits: service.LoginLimits{PerAddress: 1 << 20, PerName: 1 << 20}},
+		service.Ports{Store: fakes.NewStore(), Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 			FS: fsys, Git: git, Backend: fakes.NewBackend()})
 	if err != nil {
 		f.Fatal(err)

@@ -15,10 +15,11 @@ import (
 	apidoc "github.com/wharfhub/wharf/api"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 func TestMethods(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	id := s.login(t, "ann", annPassword)
 	for _, tc := range []struct {
 		method, path, allow string
@@ -50,7 +51,7 @@ func TestMethods(t *testing.T) {
 }
 
 func TestPaths(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	id := s.login(t, "ann", annPassword)
 	for _, path := range []string{
 		"/api/hub/nothing",
@@ -79,7 +80,7 @@ func TestPaths(t *testing.T) {
 }
 
 func TestRetiredStreams(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	for _, path := range []string{
 		"/s/ws/api/events",
 		"/s/ws/api/chat/conversations/events",
@@ -101,7 +102,7 @@ func TestRetiredStreams(t *testing.T) {
 
 func TestOpenAPIServed(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	r := s.do(t, "GET", "/api/openapi.yaml", "")
 	is.Equal(r.status, http.StatusOK)                               // served without a session
 	is.Equal(r.header.Get("Content-Type"), "application/yaml")      // as YAML
@@ -111,7 +112,7 @@ func TestOpenAPIServed(t *testing.T) {
 
 func TestState(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{Version: "v1.2.3"}, nil)
+	s := newServer(t, service.Config{Version: "v1.2.3"}, nil)
 	id := s.login(t, "ann", annPassword)
 	r := s.do(t, "GET", "/api/hub/state", "", bearer(id)...)
 	is.Equal(r.status, http.StatusOK) // state
@@ -147,7 +148,7 @@ func (p *panicStore) View(ctx context.Context, fn func(hub.Tx) error) error {
 func TestPanicAnswers500(t *testing.T) {
 	is := is.New(t)
 	store := &panicStore{Store: fakes.NewStore()}
-	s := newServer(t, hub.Config{}, store)
+	s := newServer(t, service.Config{}, store)
 	id := s.login(t, "ann", annPassword)
 	store.armed = true
 	r := s.do(t, "GET", "/api/hub/state", "", bearer(id)...)
@@ -169,7 +170,7 @@ func (failStore) View(context.Context, func(hub.Tx) error) error {
 
 func TestInternalErrorHidesItsCause(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, failStore{fakes.NewStore()})
+	s := newServer(t, service.Config{}, failStore{fakes.NewStore()})
 	r := s.do(t, "GET", "/api/hub/sessions", "", bearer(strings.Repeat("A", 43))...)
 	is.Equal(r.status, http.StatusInternalServerError)               // a store failure is a 500
 	is.Equal(r.errorText(t), "internal error")                       // with a generic message
@@ -179,7 +180,7 @@ func TestInternalErrorHidesItsCause(t *testing.T) {
 
 func TestRequestLog(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	id := s.login(t, "ann", annPassword)
 	r := s.do(t, "POST", "/api/hub/sessions/handle-42/revoke", "", bearer(id)...)
 	is.Equal(r.status, http.StatusNotFound) // an unknown handle
@@ -193,7 +194,7 @@ func TestRequestLog(t *testing.T) {
 // its own name as Host; the Hub answers only for IP addresses, localhost
 // and the names it is given, before it authenticates anything.
 func TestHostHeader(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil, httpapi.Options{AllowedHosts: []string{"Hub.Example.", "proxy.example:8443"}})
+	s := newServer(t, service.Config{}, nil, httpapi.Options{AllowedHosts: []string{"Hub.Example.", "proxy.example:8443"}})
 	for _, tc := range []struct {
 		host   string
 		status int
@@ -226,7 +227,7 @@ func TestHostHeader(t *testing.T) {
 // also carries HSTS.
 func TestSecurityHeaders(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	s.repo(t, "/home/ann/app")
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app","start":true}`, auth...)
@@ -256,7 +257,7 @@ func TestPages(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte("page " + r.URL.Path))
 	})
-	s := newServer(t, hub.Config{}, nil, httpapi.Options{Pages: pages})
+	s := newServer(t, service.Config{}, nil, httpapi.Options{Pages: pages})
 	for _, tc := range []struct {
 		method, path, host string
 		status             int

@@ -13,7 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // sseFrame is one frame of an event stream: a comment, or an event with
@@ -209,7 +209,7 @@ func subsQuery(ws, subs string) string {
 }
 
 func TestLiveStreamChecksBeforeTheFirstByte(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	s.repo(t, "/home/ann/app")
 	id := s.login(t, "ann", annPassword)
 	auth := bearer(id)
@@ -264,7 +264,7 @@ func TestLiveStreamChecksBeforeTheFirstByte(t *testing.T) {
 
 func TestLiveStreamOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	s.repo(t, "/home/ann/app")
 	id := s.login(t, "ann", annPassword)
 	auth := bearer(id)
@@ -324,7 +324,7 @@ func TestLiveStreamOverHTTP(t *testing.T) {
 
 func TestLiveKeepalive(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	s.repo(t, "/home/ann/app")
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)
@@ -333,7 +333,7 @@ func TestLiveKeepalive(t *testing.T) {
 	// the test cannot observe; moving the clock until one arrives, a
 	// bounded number of times, is the deterministic equivalent.
 	for range 500 {
-		s.clock.Advance(hub.KeepaliveInterval)
+		s.clock.Advance(service.KeepaliveInterval)
 		select {
 		case f := <-l.frames:
 			is.Equal(f.comment, "keepalive") // a keepalive comment
@@ -345,7 +345,7 @@ func TestLiveKeepalive(t *testing.T) {
 }
 
 func TestLiveSubscriptionChangesRefused(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	s.repo(t, "/home/ann/app")
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)
@@ -388,7 +388,7 @@ func TestLiveSubscriptionChangesRefused(t *testing.T) {
 // and so is a change that would follow too many contexts.
 func TestLiveLimitsOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{LiveLimits: hub.LiveLimits{PerDeviceSession: 1, UpstreamsPerWorkspace: 1}}, nil)
+	s := newServer(t, service.Config{LiveLimits: service.LiveLimits{PerDeviceSession: 1, UpstreamsPerWorkspace: 1}}, nil)
 	s.repo(t, "/home/ann/app")
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)

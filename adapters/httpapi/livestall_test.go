@@ -17,6 +17,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // pacedClient is the response writer of a live stream whose client reads
@@ -58,7 +59,7 @@ func pacedStream(t *testing.T) (c *pacedClient, clock *fakes.Clock, send func(cu
 	fsys := fakes.NewFS("/home/ann")
 	backend := fakes.NewBackend()
 	git := fakes.NewGit(fsys)
-	h, err := hub.New(hub.Config{Password: cheap}, hub.Ports{Store: fakes.NewStore(), Clock: clock, FS: fsys, Git: git, Backend: backend})
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: fakes.NewStore(), Clock: clock, FS: fsys, Git: git, Backend: backend})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +146,8 @@ func TestAClientThatStopsReadingIsCutOff(t *testing.T) {
 		for i := range 20 {
 			send("d"+string(rune('a'+i)), 100<<10)
 		}
-		clock.Advance(hub.LiveStallTimeout) // no piece read in all that time
-		close(c.tokens)                     // let the blocked write return, as its deadline would
+		clock.Advance(service.LiveStallTimeout) // no piece read in all that time
+		close(c.tokens)                         // let the blocked write return, as its deadline would
 		select {
 		case <-served:
 		case <-time.After(time.Minute):

@@ -13,11 +13,12 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 func TestLogin(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	r := s.do(t, "POST", "/login", `{"name":"ann","password":"`+annPassword+`","deviceLabel":"Ann's phone"}`)
 	is.Equal(r.status, http.StatusOK) // login
 	var res struct{ SessionID, User string }
@@ -90,7 +91,7 @@ func (s *testServer) deviceTokenKey(t *testing.T) string {
 // with a cookie jar presents at the next login by itself.
 func TestLoginKnownDevice(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil, behindProxy)
+	s := newServer(t, service.Config{}, nil, behindProxy)
 	jar, err := cookiejar.New(nil)
 	is.NoErr(err) // a cookie jar
 	browser := *s.client
@@ -164,7 +165,7 @@ func TestLoginKnownDevice(t *testing.T) {
 // 429, body 400, credentials 401.
 func TestLoginOrderOfChecks(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	wrong := `{"name":"ann","password":"wrong password"}`
 	for range 5 {
 		is.Equal(s.do(t, "POST", "/login", wrong).status, http.StatusUnauthorized) // a failure
@@ -189,7 +190,7 @@ func TestLoginOrderOfChecks(t *testing.T) {
 	}
 	is.Equal(s.hub.PasswordVerifications(), before) // refused logins hash nothing
 
-	s2 := newServer(t, hub.Config{}, nil)
+	s2 := newServer(t, service.Config{}, nil)
 	is.Equal(s2.do(t, "POST", "/login", "{").status, http.StatusBadRequest) // a bad body before credentials
 	is.Equal(s2.hub.PasswordVerifications(), uint64(0))                     // and hashes nothing
 }
@@ -226,7 +227,7 @@ func TestLoginBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			s := newServer(t, hub.Config{}, nil)
+			s := newServer(t, service.Config{}, nil)
 			before := s.snapshot(t)
 			req, _ := http.NewRequest("POST", s.URL+"/login", strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
@@ -245,7 +246,7 @@ func TestLoginBadInput(t *testing.T) {
 
 func TestLoginUnknownUserCostsTheSame(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	wrong := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`)
 	n := s.hub.PasswordVerifications()
 	unknown := s.do(t, "POST", "/login", `{"name":"eve","password":"wrong password"}`)
@@ -257,7 +258,7 @@ func TestLoginUnknownUserCostsTheSame(t *testing.T) {
 func TestLoginLimits(t *testing.T) {
 	t.Run("per address", func(t *testing.T) {
 		is := is.New(t)
-		s := newServer(t, hub.Config{}, nil, behindProxy)
+		s := newServer(t, service.Config{}, nil, behindProxy)
 		for range 5 {
 			r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`)
 			is.Equal(r.status, http.StatusUnauthorized) // failures within the budget
@@ -278,7 +279,7 @@ func TestLoginLimits(t *testing.T) {
 	})
 	t.Run("per user name", func(t *testing.T) {
 		is := is.New(t)
-		s := newServer(t, hub.Config{}, nil, behindProxy)
+		s := newServer(t, service.Config{}, nil, behindProxy)
 		for i := range 20 {
 			addr := fmt.Sprintf("198.51.100.%d", i)
 			r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`, "X-Forwarded-For", addr)
@@ -293,7 +294,7 @@ func TestLoginLimits(t *testing.T) {
 	})
 	t.Run("per IPv6 /64", func(t *testing.T) {
 		is := is.New(t)
-		s := newServer(t, hub.Config{}, nil, behindProxy)
+		s := newServer(t, service.Config{}, nil, behindProxy)
 		for i := range 5 {
 			addr := fmt.Sprintf("2001:db8:1:2::%x", i+1)
 			r := s.do(t, "POST", "/login", `{"name":"eve","password":"wrong password"}`, "X-Forwarded-For", addr)
@@ -308,7 +309,7 @@ func TestLoginLimits(t *testing.T) {
 func TestLoginForgedForwardedFor(t *testing.T) {
 	t.Run("untrusted peer", func(t *testing.T) {
 		is := is.New(t)
-		s := newServer(t, hub.Config{}, nil)
+		s := newServer(t, service.Config{}, nil)
 		// Without a trusted proxy the header is the client's own claim.
 		for i := range 5 {
 			r := s.do(t, "POST", "/login", `{"name":"eve","password":"wrong password"}`,
@@ -321,7 +322,7 @@ func TestLoginForgedForwardedFor(t *testing.T) {
 		is.Equal(s.hub.PasswordVerifications(), n)     // nor hash work
 	})
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil, behindProxy)
+	s := newServer(t, service.Config{}, nil, behindProxy)
 	// Only the last hop counts: earlier ones are what the client claimed.
 	for i := range 5 {
 		r := s.do(t, "POST", "/login", `{"name":"ann","password":"wrong password"}`,
@@ -336,7 +337,7 @@ func TestLoginForgedForwardedFor(t *testing.T) {
 // say; only another type is refused.
 func TestLoginWithoutContentType(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	req, _ := http.NewRequest("POST", s.URL+"/login", strings.NewReader(`{"name":"ann","password":"`+annPassword+`"}`))
 	r := s.send(t, req)
 	is.Equal(r.status, http.StatusOK) // logged in

@@ -1,7 +1,7 @@
 // Package httpapi serves the Hub Service Interface over HTTP: routing,
 // authentication, the same-origin check, strict JSON decoding and the
 // mapping of core errors to statuses. It holds no domain rules; those live
-// in package hub.
+// in package hub/service.
 package httpapi
 
 import (
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // Options tunes the handler. The zero value is ready to use.
@@ -122,7 +123,7 @@ func Routes() []Route {
 }
 
 type api struct {
-	hub     *hub.Hub
+	hub     *service.Hub
 	proxy   *httputil.ReverseProxy
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -133,7 +134,7 @@ type api struct {
 }
 
 // NewHandler returns the HTTP handler of the Hub API over h.
-func NewHandler(h *hub.Hub, opts Options) http.Handler {
+func NewHandler(h *service.Hub, opts Options) http.Handler {
 	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()

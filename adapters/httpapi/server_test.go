@@ -19,6 +19,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // Users every test server starts with.
@@ -28,12 +29,12 @@ const (
 )
 
 // cheap keeps password hashing fast in tests; the algorithm is the same.
-var cheap = hub.PasswordParams{Memory: 64, Time: 1, Threads: 1}
+var cheap = service.PasswordParams{Memory: 64, Time: 1, Threads: 1}
 
 // testServer is the whole HTTP stack over fake ports on a real socket.
 type testServer struct {
 	*httptest.Server
-	hub     *hub.Hub
+	hub     *service.Hub
 	store   hub.Store
 	clock   *fakes.Clock
 	fs      *fakes.FS
@@ -67,21 +68,21 @@ func (b *syncBuffer) String() string {
 // newServer starts a Hub with the users ann and bob behind the HTTP
 // handler. store, when non-nil, replaces the fake store; opts, when given,
 // configures the handler (its Logger is replaced).
-func newServer(t *testing.T, cfg hub.Config, store hub.Store, opts ...httpapi.Options) *testServer {
+func newServer(t *testing.T, cfg service.Config, store hub.Store, opts ...httpapi.Options) *testServer {
 	t.Helper()
 	s := &testServer{clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)), store: store}
 	if s.store == nil {
 		s.store = fakes.NewStore()
 	}
 	log := slog.New(slog.NewTextHandler(&s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if cfg.Password == (hub.PasswordParams{}) {
+	if cfg.Password == (service.PasswordParams{}) {
 		cfg.Password = cheap
 	}
 	cfg.Logger = log
 	s.fs = fakes.NewFS("/home/ann")
 	s.git = fakes.NewGit(s.fs)
 	s.backend = fakes.NewBackend()
-	h, err := hub.New(cfg, hub.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend})
+	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 type workspaceAction struct {
@@ -167,7 +168,7 @@ func (a *api) handleDisplayName(w http.ResponseWriter, r *http.Request, _ caller
 
 // lifecycle adapts a lifecycle operation on one workspace. These take no
 // body; one sent anyway is ignored, as the contract lists no 400 for them.
-func (a *api) lifecycle(op func(h *hub.Hub, r *http.Request, id string) (hub.WorkspaceAction, error)) handler {
+func (a *api) lifecycle(op func(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error)) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ caller) error {
 		act, err := op(a.hub, r, r.PathValue("workspaceId"))
 		if err != nil {
@@ -178,14 +179,14 @@ func (a *api) lifecycle(op func(h *hub.Hub, r *http.Request, id string) (hub.Wor
 	}
 }
 
-func startWorkspace(h *hub.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
+func startWorkspace(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
 	return h.StartWorkspace(r.Context(), id)
 }
 
-func stopWorkspace(h *hub.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
+func stopWorkspace(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
 	return h.StopWorkspace(r.Context(), id)
 }
 
-func forgetWorkspace(h *hub.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
+func forgetWorkspace(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
 	return h.ForgetWorkspace(r.Context(), id)
 }

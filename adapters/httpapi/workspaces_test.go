@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // repo makes a directory holding a Git repository on the fake disk.
@@ -37,7 +38,7 @@ type stateReply struct {
 
 func TestWorkspaceLifecycleOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.repo(t, "/home/ann/wharf")
 
@@ -79,7 +80,7 @@ func TestWorkspaceLifecycleOverHTTP(t *testing.T) {
 
 func TestOnboardingOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.fs.MkdirAll("/home/ann/plain")
 	s.fs.MkdirAll("/home/ann/src")
@@ -141,7 +142,7 @@ func TestOnboardingOverHTTP(t *testing.T) {
 
 func TestFoldersOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.repo(t, "/home/ann/g/a")
 	s.repo(t, "/home/ann/g/b")
@@ -197,7 +198,7 @@ func TestFoldersOverHTTP(t *testing.T) {
 
 func TestWorkspaceDefaultsOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.fs.MkdirAll("/srv/code")
 	r := s.do(t, "GET", "/api/hub/settings/workspace-defaults", "", auth...)
@@ -215,7 +216,7 @@ func TestWorkspaceDefaultsOverHTTP(t *testing.T) {
 
 func TestPersonalStateOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	ann := bearer(s.login(t, "ann", annPassword))
 	bob := bearer(s.login(t, "bob", bobPassword))
 	s.repo(t, "/home/ann/a")
@@ -268,7 +269,7 @@ func TestPersonalStateOverHTTP(t *testing.T) {
 
 func TestProxyToTheSession(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.repo(t, "/home/ann/a")
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/a","start":false}`, auth...)
@@ -291,7 +292,7 @@ func TestProxyToTheSession(t *testing.T) {
 // unchanged; a change must show in the next answer.
 func TestStateAnswerFollowsTheListing(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.repo(t, "/home/ann/wharf")
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/wharf","start":false}`, auth...)

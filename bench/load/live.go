@@ -23,6 +23,7 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // The "live" group: a Wharf whose sessions are fakes.Backend's (the bench
@@ -58,7 +59,7 @@ func (e *env) liveGroup(ctx context.Context) (*liveHub, error) {
 		return e.live, nil
 	}
 	backend, tap, ids := fakes.NewBackend(), &liveTap{}, []string(nil)
-	w, err := e.openWharf(ctx, func(p *hub.Ports) { p.Backend = backend }, tap.wrap)
+	w, err := e.openWharf(ctx, func(p *service.Ports) { p.Backend = backend }, tap.wrap)
 	a, errA := mkTemp(e, "wharf-bench-live-a")
 	b, errB := mkTemp(e, "wharf-bench-live-b")
 	if err = cmp.Or(err, errA, errB); err == nil {

@@ -32,7 +32,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 	"github.com/wharfhub/wharf/adapters/httpapi"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 type config struct {
@@ -224,7 +224,7 @@ const (
 )
 
 // benchLoginLimits are hub's defaults, spelled out for W10's verdicts.
-var benchLoginLimits = hub.LoginLimits{PerAddress: 5, AddressWindow: time.Minute, PerName: 20, NameWindow: 15 * time.Minute}
+var benchLoginLimits = service.LoginLimits{PerAddress: 5, AddressWindow: time.Minute, PerName: 20, NameWindow: 15 * time.Minute}
 
 // serve serves h through d (Wharf and baselines alike) on 127.0.0.1:0.
 func (e *env) serve(d *daemon.Daemon, h http.Handler) (string, error) {
@@ -246,7 +246,7 @@ type wharf struct {
 
 // openWharf builds a Wharf with daemon.Open in a fresh temp state dir and
 // logs the user in: adapt swaps ports, wrap wraps the handler served.
-func (e *env) openWharf(ctx context.Context, adapt func(*hub.Ports), wrap func(http.Handler) http.Handler) (*wharf, error) {
+func (e *env) openWharf(ctx context.Context, adapt func(*service.Ports), wrap func(http.Handler) http.Handler) (*wharf, error) {
 	dir, err := mkTemp(e, "wharf-bench-state-")
 	if err != nil {
 		return nil, err
@@ -256,8 +256,8 @@ func (e *env) openWharf(ctx context.Context, adapt func(*hub.Ports), wrap func(h
 		child = []string{e.bin}
 	}
 	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, SessionCommand: child, Adapt: adapt, MaxConns: benchMaxConns,
-		MaxConnsPerClient: benchMaxConns, Hub: hub.Config{Version: "bench", LoginLimits: benchLoginLimits,
-			LiveLimits: hub.LiveLimits{PerDeviceSession: benchMaxConns, PerUser: benchMaxConns, Total: benchMaxConns}}})
+		MaxConnsPerClient: benchMaxConns, Hub: service.Config{Version: "bench", LoginLimits: benchLoginLimits,
+			LiveLimits: service.LiveLimits{PerDeviceSession: benchMaxConns, PerUser: benchMaxConns, Total: benchMaxConns}}})
 	if err != nil {
 		return nil, err
 	}

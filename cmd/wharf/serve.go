@@ -23,6 +23,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/statedir"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 type serveFlags struct {
@@ -187,13 +188,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	}
 
-	var adapt func(*hub.Ports)
+	var adapt func(*service.Ports)
 	if testFS != nil {
-		adapt = func(p *hub.Ports) { p.FS = testFS(p.FS) }
+		adapt = func(p *service.Ports) { p.FS = testFS(p.FS) }
 	}
 	d, err := daemon.Open(ctx, daemon.Config{
 		StateDir:       f.stateDir,
-		Hub:            hub.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime},
+		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime},
 		Logger:         log,
 		TrustedProxies: f.trustedProxies,
 		TLS:            tlsConfig,
@@ -241,7 +242,7 @@ var testFS func(hub.FS) hub.FS
 // Anywhere else (a pipe, a file, the systemd journal) a printed password
 // would be kept in a log, so it goes into a 0600 file in the state
 // directory instead, whose path is printed.
-func firstUser(ctx context.Context, h *hub.Hub, getenv func(string) string, url, stateDir string, stderr io.Writer) error {
+func firstUser(ctx context.Context, h *service.Hub, getenv func(string) string, url, stateDir string, stderr io.Writer) error {
 	name := getenv("USER")
 	if hub.ValidateUserName(name) != nil {
 		name = "admin"

@@ -40,6 +40,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 func main() {
@@ -88,7 +89,7 @@ func run(ctx context.Context, dir string, stdout io.Writer) error {
 	// adapter is one line: Adapt receives the real ports before the Hub is
 	// built. Here git runs through a wrapper that counts its calls.
 	var git countingGit
-	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, Adapt: func(p *hub.Ports) { git.GitRunner, p.Git = p.Git, &git }})
+	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, Adapt: func(p *service.Ports) { git.GitRunner, p.Git = p.Git, &git }})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/fakes"
-	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // InProcess is a Hub served by this process (daemon.Open) over the real
@@ -29,7 +29,7 @@ func StartInProcess(ctx context.Context, dir string) (*InProcess, error) {
 		return nil, err
 	}
 	backend := fakes.NewBackend()
-	d, err := daemon.Open(ctx, daemon.Config{StateDir: state, Adapt: func(p *hub.Ports) { p.Backend = backend }})
+	d, err := daemon.Open(ctx, daemon.Config{StateDir: state, Adapt: func(p *service.Ports) { p.Backend = backend }})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,196 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// This file is what feeds the activity topic (livetopic_activity.go): the
+// Hub watches the activity of every running workspace session itself,
+// whether or not anyone looks (a finish seen by nobody must still show
+// when someone comes), keeps the marks behind `finished` and persists
+// them.
+
+// observe records what the Hub learned of ws's session and tells the
+// feeds what changed, then persists a finish mark that was set or
+// cleared. marksMu orders the writes as the observations were made.
+func (b *liveBroker) observe(ws string, o hub.Observation) {
+	b.marksMu.Lock()
+	defer b.marksMu.Unlock()
+	b.mu.Lock()
+	before, had := b.marks.finishedAt[ws]
+	b.marks.observe(ws, o)
+	after, has := b.marks.finishedAt[ws]
+	b.activity().changedLocked(ws)
+	b.mu.Unlock()
+	switch {
+	case has && (!had || after != before):
+		b.persistMarks(func(tx hub.Tx) error {
+			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, Stamp: after})
+		})
+	case had && !has:
+		b.persistMarks(func(tx hub.Tx) error { return tx.DeleteActivityMark(ws, "") })
+	}
+}
+
+// acknowledge records that user viewed ws's activity, reporting whether
+// there was an unseen finish to acknowledge.
+func (b *liveBroker) acknowledge(user, ws string) bool {
+	b.marksMu.Lock()
+	defer b.marksMu.Unlock()
+	b.mu.Lock()
+	changed := b.marks.acknowledge(user, ws)
+	stamp := b.marks.viewedAt[user][ws]
+	if changed {
+		b.activity().changedLocked(ws)
+	}
+	b.mu.Unlock()
+	if changed {
+		b.persistMarks(func(tx hub.Tx) error {
+			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, User: user, Stamp: stamp})
+		})
+	}
+	return changed
+}
+
+// clearActivity forgets every mark of ws: its session stopped, or it left
+// the registry (a later workspace must inherit nothing of it).
+func (b *liveBroker) clearActivity(ws string, forgotten bool) {
+	b.marksMu.Lock()
+	defer b.marksMu.Unlock()
+	b.mu.Lock()
+	if b.closed {
+		// A Hub shutting down stops every session, which is no stop of
+		// the user's: the marks outlive the restart.
+		b.mu.Unlock()
+		return
+	}
+	b.marks.stopped(ws)
+	if forgotten {
+		b.activity().forgetLocked(ws)
+	} else {
+		b.activity().changedLocked(ws)
+	}
+	b.mu.Unlock()
+	if !forgotten { // a forgotten workspace's marks went with its record
+		b.persistMarks(func(tx hub.Tx) error { return tx.DeleteActivityMarks(ws) })
+	}
+}
+
+// persistMarks writes a change of marks. A failure is logged and not
+// retried: the marks in memory stay right for this Hub's life, and only a
+// restart could show an older finish.
+func (b *liveBroker) persistMarks(fn func(hub.Tx) error) {
+	err := b.h.store.Update(context.Background(), fn)
+	if err != nil && hub.KindOf(err) != hub.NotFound {
+		b.h.log.Warn("activity marks could not be persisted", "err", err)
+	}
+}
+
+// watchActivity follows the activity of ws's running session rs until ctx
+// ends (the session stopped). A session that stops answering reads as not
+// running, with its marks kept, and is asked again with backoff; one
+// without an activity feed reads as running with nothing known.
+func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceSession) {
+	defer b.wg.Done()
+	delay := upstreamRetryMin
+	failing := false // an episode of failures is logged once, at its start
+	for {
+		octx, cancel := context.WithTimeout(ctx, upstreamOpenTimeout)
+		feed, err := rs.OpenFeed(octx, hub.FeedRequest{Topic: hub.TopicActivity})
+		cancel()
+		if err == nil {
+			delay, failing = upstreamRetryMin, false
+			err = b.readActivity(ctx, ws, feed)
+			feed.Close()
+		} else if hub.KindOf(err) == hub.NotFound && ctx.Err() == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if !failing {
+			failing = true
+			// Never the workspace id: it is the user's.
+			b.h.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
+				slog.String("kind", hub.KindOf(err).String()))
+		}
+		b.observe(ws, hub.Observation{})
+		if !b.h.sleep(ctx, delay) {
+			return
+		}
+		delay = min(2*delay, upstreamRetryMax)
+	}
+}
+
+// readActivity relays one activity feed until it ends. Only the two
+// booleans are kept; anything else the session says is dropped.
+func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed) error {
+	for {
+		fr, err := feed.Next(ctx)
+		if err != nil {
+			return err
+		}
+		var a struct {
+			Working  *bool `json:"working"`
+			Awaiting *bool `json:"awaiting"`
+		}
+		if fr.Kind != hub.FrameData || json.Unmarshal(fr.Data, &a) != nil || a.Working == nil || a.Awaiting == nil {
+			return hub.Errorf(hub.Unavailable, "the session sent a malformed activity frame")
+		}
+		b.observe(ws, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
+	}
+}
+
+// sleep waits d on the Hub's clock, reporting false when ctx ended first.
+func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
+	fired := make(chan struct{})
+	t := h.clock.AfterFunc(d, func() { close(fired) })
+	select {
+	case <-fired:
+		return true
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+}
+
+// registered tells the activity feeds of a new workspace: not running.
+func (b *liveBroker) registered(ws string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.activity().changedLocked(ws)
+}
+
+// loadMarks restores the persisted marks; Recover calls it before any
+// session starts. The counter resumes above every stamp read back.
+func (h *Hub) loadMarks(ctx context.Context) error {
+	var marks []hub.ActivityMark
+	if err := h.store.View(ctx, func(tx hub.Tx) error {
+		var err error
+		marks, err = tx.ActivityMarks()
+		return err
+	}); err != nil {
+		return err
+	}
+	b := &h.live
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.marks
+	for _, mk := range marks {
+		m.stamp = max(m.stamp, mk.Stamp)
+		if mk.User == "" {
+			m.finishedAt[mk.WorkspaceID] = mk.Stamp
+			continue
+		}
+		if m.viewedAt[mk.User] == nil {
+			m.viewedAt[mk.User] = map[string]uint64{}
+		}
+		m.viewedAt[mk.User][mk.WorkspaceID] = mk.Stamp
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package service
+
+import (
+	"context"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Browse lists the child directories of dir; an empty dir means the
+// effective default parent (the Hub user's home unless configured). Hidden
+// entries (a leading dot), files and symbolic links are not listed.
+func (h *Hub) Browse(ctx context.Context, dir string) (hub.BrowseResult, error) {
+	if dir == "" {
+		d, err := h.WorkspaceDefaults(ctx)
+		if err != nil {
+			return hub.BrowseResult{}, err
+		}
+		dir = d.Effective
+	}
+	p, err := absPath(dir, "path must be absolute")
+	if err != nil {
+		return hub.BrowseResult{}, err
+	}
+	entries, err := h.fs.ReadDir(p)
+	if err != nil {
+		return hub.BrowseResult{}, hub.Wrap(hub.NotFound, err, "cannot read directory: "+p)
+	}
+	// Registrations are canonical, so match them against the canonical
+	// form of the listed directory.
+	canon, err := h.fs.EvalSymlinks(p)
+	if err != nil {
+		return hub.BrowseResult{}, hub.Wrap(hub.NotFound, err, "cannot read directory: "+p)
+	}
+	ws, err := h.registry(ctx)
+	if err != nil {
+		return hub.BrowseResult{}, err
+	}
+	byPath := make(map[string]hub.Workspace, len(ws))
+	for _, w := range ws {
+		byPath[w.Path] = w
+	}
+	res := hub.BrowseResult{Path: p, Dirs: []hub.BrowseEntry{}}
+	if p != "/" {
+		res.Parent = path.Dir(p)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		full := path.Join(canon, e.Name())
+		_, gitErr := h.fs.Lstat(path.Join(full, ".git"))
+		be := hub.BrowseEntry{Name: e.Name(), Git: gitErr == nil}
+		if w, ok := byPath[full]; ok {
+			be.RegisteredID, be.DisplayName, be.Running = w.ID, w.DisplayName, h.Running(w.ID)
+		}
+		res.Dirs = append(res.Dirs, be)
+	}
+	// Case-insensitive order first, byte order to break ties, so the
+	// listing is stable across platforms and locales.
+	slices.SortFunc(res.Dirs, func(a, b hub.BrowseEntry) int {
+		if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return res, nil
+}

@@ -1,0 +1,27 @@
+package service
+
+import (
+	"encoding/json"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// CheckSchema validates data against the named schema of api/openapi.yaml,
+// for the external tests' check of every envelope they read.
+func CheckSchema(name string, data []byte) error {
+	doc, err := docContract()
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	return doc.Components.Schemas[name].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}
+
+// AddressKey is the key of a client address in the login limits.
+var AddressKey = addressKey
+
+// SettingDeviceKey is the setting holding the device token key.
+const SettingDeviceKey = settingDeviceKey

@@ -1,0 +1,191 @@
+// Package service is the Hub service: the one thing that runs the rules of
+// the Hub Service Interface over the ports of package hub.
+//
+// New builds a Hub from a Config and the Ports (every one required). The
+// Hub holds the registry of workspaces and their sessions' lifecycle, the
+// folder operations and their recovery journals, logins and device
+// sessions (authenticated from memory), personal state, and the live
+// stream's broker. Every change of the store goes through one commit path
+// (commit.go): the transaction, then, once it has committed, what it means
+// for memory and for the live stream. Time enters only through hub.Clock,
+// so tests drive the same Hub with the fakes and move time by hand.
+//
+// Like package hub it is pure: it never imports net/http, os/exec,
+// database/sql or a driver (a test enforces it). The daemon
+// (adapters/daemon), an embedding program (examples/embed) and the tests
+// build it the same way.
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/internal/keylock"
+)
+
+// The contract revisions this core implements.
+const (
+	HubAPIRevision       = 11
+	WorkspaceAPIRevision = 24
+)
+
+// Config tunes a Hub. The zero value is ready to use.
+type Config struct {
+	// Version is the product version reported in Hub state; default "devel".
+	Version string
+	// DeviceSessionLifetime is the absolute lifetime of a device session; it never
+	// slides. Default 30 days.
+	DeviceSessionLifetime time.Duration
+	// Password sets the cost of new password hashes; default
+	// DefaultPasswordParams.
+	Password PasswordParams
+	// LoginLimits bounds failed logins (see LoginLimits for the defaults).
+	LoginLimits LoginLimits
+	// LiveLimits bounds the live stream.
+	LiveLimits LiveLimits
+	// KDFConcurrency bounds concurrent password hashing; default the number
+	// of CPUs.
+	KDFConcurrency int
+	// Logger receives the core's own logs; default discards them.
+	Logger *slog.Logger
+	// FactsTTL bounds how stale the facts the Hub state shows may be (a
+	// workspace's Git branch, a running session's shells, whether the
+	// default parent still exists): they are refreshed in the background
+	// once it has passed. Default 2 s.
+	FactsTTL time.Duration
+	// FactsTimeout bounds how long the state waits for one workspace's
+	// facts before showing it without them. Default 2 s.
+	FactsTimeout time.Duration
+}
+
+// Ports are the adapters a Hub needs. Every field is required.
+type Ports struct {
+	Store   hub.Store
+	Clock   hub.Clock
+	FS      hub.FS
+	Git     hub.GitRunner
+	Backend hub.Backend
+}
+
+// Hub is the Hub service. Its methods are safe for concurrent use.
+type Hub struct {
+	cfg   Config
+	store hub.Store
+	clock hub.Clock
+	fs    hub.FS
+	log   *slog.Logger
+
+	kdf       chan struct{} // semaphore bounding password hashing
+	dummyHash string        // verified for unknown names, at the cost of a real hash
+	loginGate loginGate     // the login limits and the device token key
+	verified  atomic.Uint64 // password verifications performed
+
+	git     hub.GitRunner
+	backend hub.Backend
+
+	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
+	// id), then commitMu, then st.mu or auth.mu, then mu; the live
+	// broker's lock is never held while commitMu is taken. Each workspace
+	// lock serializes that workspace's lifecycle: start, stop, forget,
+	// renames and display-name changes.
+	folderMu  sync.Mutex // serializes folder mutations
+	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
+	wsLocks   keylock.Locks
+	reserved  reservations
+	live      liveBroker
+
+	// commitMu serializes commits and settlements (commit.go), so their
+	// consequences reach memory in the order they happened.
+	commitMu sync.Mutex
+	st       hubState   // the registry, the facts and the state snapshot
+	auth     deviceAuth // the active device sessions, by digest
+
+	// bg is the context of the Hub's background work (upstream feeds,
+	// retries); Close cancels it with stopBG and waits for that work.
+	bg     context.Context
+	stopBG context.CancelFunc
+
+	mu       sync.Mutex
+	running  map[string]*runningWorkspace // by workspace id
+	stranded map[int64]hub.JournalKind    // journals left pending; they fence changes until recovery
+	closed   bool
+	watchers sync.WaitGroup // session watchers, waited for by Close
+}
+
+// New returns a Hub over the given ports. A missing port is an error. The
+// caller closes the Hub and then, separately, its ports.
+func New(cfg Config, p Ports) (*Hub, error) {
+	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil {
+		return nil, errors.New("service.New: every field of Ports is required")
+	}
+	cfg = withDefaults(cfg)
+	h := &Hub{
+		cfg:       cfg,
+		store:     p.Store,
+		clock:     p.Clock,
+		fs:        p.FS,
+		git:       p.Git,
+		backend:   p.Backend,
+		running:   map[string]*runningWorkspace{},
+		stranded:  map[int64]hub.JournalKind{},
+		log:       cfg.Logger,
+		kdf:       make(chan struct{}, cfg.KDFConcurrency),
+		loginGate: newLoginGate(cfg.LoginLimits),
+	}
+	h.bg, h.stopBG = context.WithCancel(context.Background())
+	h.live.h = h
+	h.live.topics = newTopics(&h.live)
+	h.live.marks = newActivityMarks()
+	h.st.h = h
+	h.auth.h = h
+	var err error
+	if h.dummyHash, err = unmatchableHash(cfg.Password); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Version == "" {
+		cfg.Version = "devel"
+	}
+	if cfg.DeviceSessionLifetime <= 0 {
+		cfg.DeviceSessionLifetime = 30 * 24 * time.Hour
+	}
+	if cfg.Password == (PasswordParams{}) {
+		cfg.Password = DefaultPasswordParams
+	}
+	cfg.LoginLimits = cfg.LoginLimits.withDefaults()
+	cfg.LiveLimits = cfg.LiveLimits.withDefaults()
+	if cfg.KDFConcurrency <= 0 {
+		cfg.KDFConcurrency = runtime.NumCPU()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.FactsTTL <= 0 {
+		cfg.FactsTTL = 2 * time.Second
+	}
+	if cfg.FactsTimeout <= 0 {
+		cfg.FactsTimeout = 2 * time.Second
+	}
+	return cfg
+}
+
+// Clock returns the Hub's clock, so adapters that need time (cookie expiry,
+// keepalives) read the same time as the core.
+func (h *Hub) Clock() hub.Clock { return h.clock }
+
+// PasswordVerifications reports how many password verifications the Hub
+// has performed since it started; operators and the login-abuse benchmark
+// read it to see how much work the limiter let through.
+func (h *Hub) PasswordVerifications() uint64 { return h.verified.Load() }
+
+// DeviceSessionLifetime reports the absolute lifetime of new device sessions.
+func (h *Hub) DeviceSessionLifetime() time.Duration { return h.cfg.DeviceSessionLifetime }

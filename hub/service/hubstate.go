@@ -1,0 +1,267 @@
+package service
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// hubState is what the state answer is built from, in memory, and the
+// snapshot last built from it.
+//
+// The registry is read from the store once and then kept up to date by
+// the commit path (a Hub is the only writer of workspaces and settings in
+// its store; `wharf user` touches users and device sessions only). Facts
+// that cost a git process or a call to a child (a folder's repository, a
+// session's shells) are kept per workspace and refreshed in the
+// background once FactsTTL has passed, so a state answer never waits for
+// git or a child once it has seen a workspace.
+type hubState struct {
+	h *Hub
+
+	mu     sync.Mutex
+	loaded bool                      // ws and parent are the store's registry
+	gen    uint64                    // bumped by every change while not loaded
+	ws     []hub.Workspace           // registration order; replaced on change, never modified in place
+	parent string                    // the configured default parent, "" when none
+	facts  map[string]workspaceFacts // by workspace id
+
+	rev        atomic.Uint64 // bumped by every change a state answer may show
+	snap       atomic.Pointer[hub.HubState]
+	build      sync.Mutex     // one snapshot built at a time
+	stale      atomic.Bool    // FactsTTL has passed since the facts were last refreshed
+	refreshing atomic.Bool    // a background refresh of the facts runs
+	ttl        hub.Timer      // sets stale; guarded by mu
+	closed     bool           // no refresh starts any more; guarded by mu
+	background sync.WaitGroup // refreshes, waited for by Close
+}
+
+// State returns the Hub's state as the caller sees it: the current
+// snapshot, built afresh when something changed.
+func (h *Hub) State(ctx context.Context, caller hub.DeviceSession) (*hub.HubState, error) {
+	if s := h.st.snap.Load(); s != nil && s.WorkspacesRevision == h.st.rev.Load() {
+		if h.st.stale.Load() {
+			h.st.refreshInBackground()
+		}
+		return s, nil
+	}
+	return h.st.rebuild(ctx)
+}
+
+// Workspaces lists every registered workspace as it is now, in
+// registration order. The slice is shared: callers must not modify it.
+func (h *Hub) Workspaces(ctx context.Context) ([]hub.WorkspaceView, error) {
+	s, err := h.State(ctx, hub.DeviceSession{})
+	if err != nil {
+		return nil, err
+	}
+	return s.Workspaces, nil
+}
+
+// registry returns every registered workspace, in registration order. The
+// slice is shared: callers must not modify it.
+func (h *Hub) registry(ctx context.Context) ([]hub.Workspace, error) {
+	ws, _, err := h.st.registry(ctx)
+	return ws, err
+}
+
+// registry returns the registry and the configured default parent,
+// reading them from the store the first time (and after a failed commit).
+// A read that raced a change is returned but not kept.
+func (st *hubState) registry(ctx context.Context) ([]hub.Workspace, string, error) {
+	st.mu.Lock()
+	if st.loaded {
+		ws, parent := st.ws, st.parent
+		st.mu.Unlock()
+		return ws, parent, nil
+	}
+	gen := st.gen
+	st.mu.Unlock()
+	var ws []hub.Workspace
+	var parent string
+	if err := st.h.store.View(ctx, func(tx hub.Tx) error {
+		var err error
+		if ws, err = tx.Workspaces(); err != nil {
+			return err
+		}
+		parent, _, err = tx.Setting(settingDefaultParent)
+		return err
+	}); err != nil {
+		return nil, "", err
+	}
+	st.mu.Lock()
+	if st.gen == gen {
+		st.ws, st.parent, st.loaded = ws, parent, true
+	}
+	st.mu.Unlock()
+	return ws, parent, nil
+}
+
+// workspaces returns the registry as last known, without reading the
+// store; callers that need it loaded call registry first.
+func (st *hubState) workspaces() []hub.Workspace {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ws
+}
+
+// unsure marks the registry to be read again: a commit failed, and the
+// store may have applied it anyway.
+func (st *hubState) unsure() {
+	st.mu.Lock()
+	st.loaded = false
+	st.gen++
+	st.mu.Unlock()
+	st.rev.Add(1)
+}
+
+// departure is where a workspace was before it moved or left the
+// registry: its old path, and the common Git directory the facts knew for
+// it ("" when none were known). Once the folder is moved or removed, git
+// can no longer tell.
+type departure struct {
+	path, repo string
+}
+
+// applyLocked applies a committed registry or setting change and reports
+// whether a workspace's path changed (or may have, when the registry is
+// not loaded and the next read will tell), and, for a move or a deletion,
+// where the workspace was (its path is "" when the registry was not
+// loaded). The slice is replaced, never changed in place: readers hold
+// it. commitMu is held.
+func (st *hubState) applyLocked(c change) (moved bool, left departure) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if f, ok := st.facts[c.w.ID]; ok && c.kind != settingSaved {
+		left = departure{path: f.path, repo: f.folder.repo.CommonDir}
+	}
+	if c.kind == workspaceDeleted {
+		left.path = c.w.Path
+	}
+	if !st.loaded {
+		st.gen++
+		delete(st.facts, c.w.ID)
+		return c.kind == workspaceSaved && !c.created, left
+	}
+	switch c.kind {
+	case workspaceSaved:
+		i := slices.IndexFunc(st.ws, func(w hub.Workspace) bool { return w.ID == c.w.ID })
+		if i < 0 {
+			st.ws = append(slices.Clip(st.ws), c.w)
+			return false, departure{}
+		}
+		moved = st.ws[i].Path != c.w.Path
+		left.path = st.ws[i].Path
+		st.ws = slices.Clone(st.ws)
+		st.ws[i] = c.w
+		if moved {
+			delete(st.facts, c.w.ID)
+		}
+	case workspaceDeleted:
+		st.ws = slices.DeleteFunc(slices.Clone(st.ws), func(w hub.Workspace) bool { return w.ID == c.w.ID })
+		delete(st.facts, c.w.ID)
+	case settingSaved:
+		if c.key == settingDefaultParent {
+			st.parent = c.value
+		}
+	}
+	return moved, left
+}
+
+// forgetWorkspaceSessionFacts drops what is known of id's workspace
+// session: it started or ended.
+func (st *hubState) forgetWorkspaceSessionFacts(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if f, ok := st.facts[id]; ok {
+		f.session, f.answered, f.reported = nil, false, hub.WorkspaceSessionFacts{}
+		st.facts[id] = f
+	}
+}
+
+// rebuild builds the snapshot of the current revision, learning the facts
+// of workspaces never seen before; concurrent callers share one build.
+func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
+	st.build.Lock()
+	defer st.build.Unlock()
+	rev := st.rev.Load()
+	if s := st.snap.Load(); s != nil && s.WorkspacesRevision == rev {
+		return s, nil
+	}
+	ws, parent, err := st.registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	running := st.h.runningSessions()
+	facts := st.learn(ws, running, false)
+	s := &hub.HubState{
+		Version:              st.h.cfg.Version,
+		HubAPIRevision:       HubAPIRevision,
+		WorkspaceAPIRevision: WorkspaceAPIRevision,
+		Workspaces:           make([]hub.WorkspaceView, len(ws)),
+		WorkspacesRevision:   rev,
+	}
+	for i, w := range ws {
+		s.Workspaces[i] = viewOf(w, running[w.ID], facts[w.ID])
+	}
+	if d, err := st.h.resolveDefaults(parent); err == nil {
+		s.Defaults = &d
+	}
+	st.snap.Store(s)
+	st.armTTL(false)
+	return s, nil
+}
+
+// view describes w as it is now, learning its facts when none are known.
+func (h *Hub) view(w hub.Workspace) hub.WorkspaceView {
+	running := h.runningSessions()
+	return viewOf(w, running[w.ID], h.st.learn([]hub.Workspace{w}, running, false)[w.ID])
+}
+
+// viewOf describes w from its facts; rw is its running session, or nil.
+func viewOf(w hub.Workspace, rw *runningWorkspace, f workspaceFacts) hub.WorkspaceView {
+	v := hub.WorkspaceView{
+		Workspace:            w,
+		Authentication:       []string{},
+		Signing:              []string{},
+		WorkspaceAPIRevision: WorkspaceAPIRevision,
+		Missing:              f.folder.missing,
+	}
+	if f.folder.repo.TopLevel != "" {
+		v.RepositoryID, v.Branch = repositoryID(f.folder.repo.CommonDir), f.folder.repo.Branch
+	}
+	if rw != nil {
+		v.Running = true
+		if f.session == rw && f.answered {
+			v.WorkspaceAPIRevision = f.reported.WorkspaceAPIRevision
+			v.Shells = f.reported.Shells
+			if v.Shells == nil {
+				v.Shells = []hub.Shell{}
+			}
+		}
+	}
+	return v
+}
+
+// maxLookups bounds the facts looked up at once.
+const maxLookups = 8
+
+// close stops the facts refreshes and waits for one under way.
+func (st *hubState) close() {
+	st.mu.Lock()
+	st.closed = true
+	if st.ttl != nil {
+		st.ttl.Stop()
+	}
+	st.mu.Unlock()
+	st.background.Wait()
+}
+
+func (st *hubState) parentNow() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.parent
+}

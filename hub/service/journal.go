@@ -1,0 +1,334 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// A journal records the intent of a change that touches folders on disk.
+// It is stored before the disk is touched and deleted once the disk and the
+// registry agree. A journal its operation could not delete is stranded: it
+// fences further changes (fence) until the next Hub start recovers it.
+
+const journalVersion = 1
+
+// onboardingIntent guards a registration: for create-new, the new folder
+// and its `git init`; for the others, `git init` of an existing folder.
+type onboardingIntent struct {
+	Version       int    `json:"version"`
+	Operation     string `json:"operation"` // register, configure-existing, create-new
+	WorkspaceID   string `json:"workspaceId"`
+	Path          string `json:"path"`
+	CreatedFolder bool   `json:"createdFolder"`
+}
+
+// renameIntent guards the rename of a folder holding registered workspaces.
+type renameIntent struct {
+	Version     int           `json:"version"`
+	Source      string        `json:"source"`
+	Destination string        `json:"destination"`
+	Entries     []renameEntry `json:"entries"`
+}
+
+type renameEntry struct {
+	WorkspaceID string `json:"workspaceId"`
+	Before      string `json:"before"`
+	After       string `json:"after"`
+}
+
+// removeIntent guards the removal of a registered workspace's folder.
+type removeIntent struct {
+	Version     int    `json:"version"`
+	Path        string `json:"path"`
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// forgetIntent guards the removal of a forgotten workspace's data.
+type forgetIntent struct {
+	Version     int    `json:"version"`
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// forgetLocked deletes workspace id from the registry within tx and, in
+// the same transaction, records the journal that has its data removed
+// (removeData): a crash leaves either the workspace registered with its
+// data, or forgotten with its data gone or going at the next start.
+func (h *Hub) forgetLocked(tx hub.Tx, id string) (journal int64, err error) {
+	if err := tx.DeleteWorkspace(id); err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(forgetIntent{Version: journalVersion, WorkspaceID: id})
+	if err != nil {
+		return 0, err
+	}
+	return tx.AddJournal(hub.Journal{Kind: hub.JournalForget, Data: data, CreatedAt: h.clock.Now()})
+}
+
+// removeData removes the data of the forgotten workspace id, then deletes
+// its journal. A failure is logged and leaves the journal for the next
+// start to try again; it fences nothing, since no operation depends on
+// the data being gone.
+func (h *Hub) removeData(ctx context.Context, journal int64, id string) error {
+	ctx = context.WithoutCancel(ctx)
+	err := h.backend.RemoveWorkspaceData(ctx, id)
+	if err == nil {
+		err = h.commit(ctx, func(tx hub.Tx) error { return tx.DeleteJournal(journal) })
+	}
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "a forgotten workspace's data could not be removed; the next start tries again",
+			slog.String("workspace", id), slog.Any("err", err))
+	}
+	return err
+}
+
+// openJournal stores a journal of kind for intent and returns its id.
+func (h *Hub) openJournal(ctx context.Context, kind hub.JournalKind, intent any) (int64, error) {
+	data, err := json.Marshal(intent)
+	if err != nil {
+		return 0, hub.Wrap(hub.Internal, err, "recovery journal could not be written")
+	}
+	var id int64
+	err = h.commit(ctx, func(tx hub.Tx) error {
+		var err error
+		id, err = tx.AddJournal(hub.Journal{Kind: kind, Data: data, CreatedAt: h.clock.Now()})
+		return err
+	})
+	if err != nil {
+		return 0, hub.Wrap(hub.Internal, err, "recovery journal could not be written")
+	}
+	return id, nil
+}
+
+// closeJournal deletes a journal whose change is complete or undone. If it
+// cannot, the journal is stranded and fences further changes.
+func (h *Hub) closeJournal(ctx context.Context, id int64, kind hub.JournalKind) error {
+	err := h.commit(context.WithoutCancel(ctx), func(tx hub.Tx) error { return tx.DeleteJournal(id) })
+	if err != nil {
+		h.strand(id, kind, err)
+	}
+	return err
+}
+
+// strand records a journal left pending.
+func (h *Hub) strand(id int64, kind hub.JournalKind, why error) {
+	h.log.LogAttrs(context.Background(), slog.LevelError,
+		"a recovery journal is pending; folder and workspace changes are refused until the Hub restarts and recovers it",
+		slog.Int64("journal", id), slog.String("kind", string(kind)), slog.Any("err", why))
+	h.mu.Lock()
+	h.stranded[id] = kind
+	h.mu.Unlock()
+}
+
+// fenceOp names the operations a stranded journal refuses.
+type fenceOp int
+
+const (
+	fenceStart     fenceOp = iota // session starts
+	fenceFolder                   // folder create, rename, remove
+	fenceRegister                 // registrations: legacy, configure, create
+	fenceWorkspace                // display-name changes, forget
+	fenceAssign                   // credential assignment changes
+)
+
+// fence refuses op while a journal is stranded, with the contract's texts.
+func (h *Hub) fence(op fenceOp) error {
+	h.mu.Lock()
+	var onboarding, folder bool
+	for _, k := range h.stranded {
+		if k == hub.JournalOnboarding {
+			onboarding = true
+		} else {
+			folder = true
+		}
+	}
+	h.mu.Unlock()
+	if !onboarding && !folder {
+		return nil
+	}
+	var msg string
+	switch op {
+	case fenceStart:
+		msg = "a pending recovery journal requires Hub recovery before further folder changes"
+		if onboarding {
+			msg = "a pending onboarding requires Hub recovery before session starts"
+		}
+	case fenceFolder:
+		msg = "a pending recovery journal requires Hub recovery before further folder changes"
+	case fenceRegister:
+		msg = "a pending recovery journal requires Hub recovery before new workspace changes"
+	case fenceWorkspace:
+		msg = "a pending recovery journal requires Hub recovery before further workspace changes"
+	case fenceAssign:
+		msg = "a pending recovery journal requires Hub recovery before credential assignment changes"
+		if onboarding {
+			msg = "a pending onboarding requires Hub recovery before credential assignment changes"
+		}
+	}
+	return hub.Errorf(hub.Conflict, "%s", msg)
+}
+
+// PendingJournals reports how many journals are stranded, for operators.
+func (h *Hub) PendingJournals() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.stranded)
+}
+
+// Recover completes or undoes every journal a previous Hub left pending,
+// then starts again the sessions that were running when it stopped. Call it
+// once, before serving. A journal whose outcome cannot be decided from the
+// disk stays pending and fences changes (the log says which and why); a
+// store failure is returned.
+func (h *Hub) Recover(ctx context.Context) error {
+	var js []hub.Journal
+	if err := h.store.View(ctx, func(tx hub.Tx) error {
+		var err error
+		js, err = tx.Journals()
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := h.loadMarks(ctx); err != nil {
+		return fmt.Errorf("load activity marks: %w", err)
+	}
+	for _, j := range js {
+		unresolved, err := h.recoverJournal(ctx, j)
+		if err != nil {
+			return fmt.Errorf("recover journal %d (%s): %w", j.ID, j.Kind, err)
+		}
+		if unresolved != "" {
+			h.strand(j.ID, j.Kind, fmt.Errorf("%s", unresolved))
+		}
+	}
+	return h.autostart(ctx)
+}
+
+// recoverJournal settles one journal. It returns why the journal could not
+// be settled, or "" once it is deleted.
+func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved string, err error) {
+	log := h.log.With(slog.Int64("journal", j.ID), slog.String("kind", string(j.Kind)))
+	switch j.Kind {
+	case hub.JournalOnboarding:
+		var in onboardingIntent
+		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+			return "journal is invalid", nil
+		}
+		// Registration commits in one transaction, so it either happened
+		// or left nothing; a folder it created is kept either way.
+		return "", h.commit(ctx, func(tx hub.Tx) error {
+			w, err := tx.Workspace(in.WorkspaceID)
+			committed := err == nil && w.Path == in.Path
+			log.Info("recovered an interrupted onboarding", slog.String("workspace", in.WorkspaceID),
+				slog.Bool("registered", committed), slog.Bool("createdFolder", in.CreatedFolder))
+			return tx.DeleteJournal(j.ID)
+		})
+	case hub.JournalFolderRename:
+		var in renameIntent
+		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+			return "journal is invalid", nil
+		}
+		src, dst := h.isDir(in.Source), h.isDir(in.Destination)
+		var after bool
+		switch {
+		case dst && !src:
+			after = true
+		case src && !dst:
+			after = false
+		default:
+			return fmt.Sprintf("ambiguous pending folder rename: source present %v, destination present %v", src, dst), nil
+		}
+		err := h.commit(ctx, func(tx hub.Tx) error {
+			for _, e := range in.Entries {
+				w, err := tx.Workspace(e.WorkspaceID)
+				if hub.KindOf(err) == hub.NotFound {
+					continue
+				} else if err != nil {
+					return err
+				}
+				w.Path = e.Before
+				if after {
+					w.Path = e.After
+				}
+				if err := tx.UpdateWorkspace(w); err != nil {
+					return err
+				}
+			}
+			return tx.DeleteJournal(j.ID)
+		})
+		if err == nil {
+			log.Info("recovered an interrupted folder rename", slog.Bool("renamed", after))
+		}
+		return "", err
+	case hub.JournalFolderRemove:
+		var in removeIntent
+		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+			return "journal is invalid", nil
+		}
+		removed := !h.exists(in.Path)
+		var forget int64
+		err := h.commit(ctx, func(tx hub.Tx) error {
+			if removed {
+				var err error
+				forget, err = h.forgetLocked(tx, in.WorkspaceID)
+				if err != nil && hub.KindOf(err) != hub.NotFound {
+					return err
+				}
+			}
+			return tx.DeleteJournal(j.ID)
+		})
+		if err == nil {
+			log.Info("recovered an interrupted folder removal", slog.Bool("removed", removed))
+			if forget != 0 {
+				_ = h.removeData(ctx, forget, in.WorkspaceID) // logged; the journal stays otherwise
+			}
+		}
+		return "", err
+	case hub.JournalForget:
+		var in forgetIntent
+		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+			return "journal is invalid", nil
+		}
+		if h.removeData(ctx, j.ID, in.WorkspaceID) == nil {
+			log.Info("removed the data of a forgotten workspace", slog.String("workspace", in.WorkspaceID))
+		}
+		return "", nil // pending until its data is gone, fencing nothing
+	}
+	return "journal kind is unknown", nil
+}
+
+// decodeIntent reads a journal strictly: a journal this Hub did not write
+// exactly is not trusted to steer recovery.
+func decodeIntent(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// autostart starts the sessions of workspaces that were running when the
+// Hub last stopped. A failure is logged and leaves that workspace stopped.
+func (h *Hub) autostart(ctx context.Context) error {
+	ws, err := h.registry(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if !w.AutoStart {
+			continue
+		}
+		if _, err := h.StartWorkspace(ctx, w.ID); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "could not restart a workspace that was running",
+				slog.String("workspace", w.ID), slog.Any("err", err))
+			if hub.KindOf(err) != hub.Conflict {
+				if err := h.setAutoStart(ctx, w.ID, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

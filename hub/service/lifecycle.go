@@ -1,0 +1,367 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// runningWorkspace is a running workspace session as the Hub tracks it.
+type runningWorkspace struct {
+	rs       hub.WorkspaceSession
+	stopping bool // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
+}
+
+// workspace loads a registered workspace, NotFound with the contract's
+// text when there is none.
+func (h *Hub) workspace(ctx context.Context, id string) (hub.Workspace, error) {
+	var w hub.Workspace
+	err := h.store.View(ctx, func(tx hub.Tx) error {
+		var err error
+		w, err = tx.Workspace(id)
+		return err
+	})
+	if hub.KindOf(err) == hub.NotFound {
+		return hub.Workspace{}, hub.Errorf(hub.NotFound, "unknown workspace: %s", id)
+	}
+	return w, err
+}
+
+// workspaceSession returns the running workspace session of a workspace,
+// or nil. A session whose child has ended is not running, even before its
+// watcher has cleaned up.
+func (h *Hub) workspaceSession(id string) *runningWorkspace {
+	h.mu.Lock()
+	ls := h.running[id]
+	h.mu.Unlock()
+	if ls == nil {
+		return nil
+	}
+	select {
+	case <-ls.rs.Done():
+		return nil
+	default:
+		return ls
+	}
+}
+
+// runningSessions returns the sessions that run now, by workspace id.
+func (h *Hub) runningSessions() map[string]*runningWorkspace {
+	h.mu.Lock()
+	out := make(map[string]*runningWorkspace, len(h.running))
+	for id, rw := range h.running {
+		out[id] = rw
+	}
+	h.mu.Unlock()
+	for id, rw := range out {
+		select {
+		case <-rw.rs.Done():
+			delete(out, id) // ended, even before its watcher has cleaned up
+		default:
+		}
+	}
+	return out
+}
+
+// Running reports whether the workspace's session runs.
+func (h *Hub) Running(id string) bool { return h.workspaceSession(id) != nil }
+
+// StartWorkspace starts the workspace's session. Concurrent starts of one
+// workspace join: the later ones wait for the first and find it running.
+func (h *Hub) StartWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error) {
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return hub.WorkspaceAction{}, hub.Wrap(hub.Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	if err := h.startLocked(ctx, id); err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	return hub.WorkspaceAction{ID: id, Running: true}, nil
+}
+
+// startLocked starts the session of id; the caller holds id's lock.
+func (h *Hub) startLocked(ctx context.Context, id string) error {
+	w, err := h.workspace(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := h.fence(fenceStart); err != nil {
+		return err
+	}
+	if h.workspaceSession(id) != nil {
+		return nil
+	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return hub.Errorf(hub.Unavailable, "the Hub is shutting down")
+	}
+	// An impatient client must not abort a start halfway; the backend
+	// bounds its own wait.
+	ctx = context.WithoutCancel(ctx)
+	rs, err := h.backend.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path})
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session failed to start",
+			slog.String("workspace", id), slog.Any("err", err))
+		why := hub.MessageOf(err)
+		if why == "" {
+			why = "the session could not be started"
+		}
+		return hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
+	}
+	ls := &runningWorkspace{rs: rs}
+	if err := h.setAutoStart(ctx, id, true, change{kind: workspaceSessionStarted, id: id, rw: ls}); err != nil {
+		if serr := rs.Stop(ctx); serr != nil {
+			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",
+				slog.String("workspace", id), slog.Any("err", serr))
+		}
+		return hub.Wrap(hub.Internal, err, "workspace state could not be persisted")
+	}
+	h.watchers.Add(1)
+	go h.watch(id, ls)
+	return nil
+}
+
+// watch notices a session that ends on its own and records the workspace
+// as stopped, so it is not started again when the Hub restarts.
+func (h *Hub) watch(id string, ls *runningWorkspace) {
+	defer h.watchers.Done()
+	<-ls.rs.Done()
+	h.mu.Lock()
+	crashed := !ls.stopping
+	h.mu.Unlock()
+	ctx := context.Background()
+	h.settle(ctx, change{kind: workspaceSessionEnded, id: id, rw: ls})
+	if !crashed {
+		return
+	}
+	h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session ended on its own", slog.String("workspace", id))
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if h.workspaceSession(id) != nil {
+		return // started again meanwhile
+	}
+	if err := h.setAutoStart(ctx, id, false); err != nil && hub.KindOf(err) != hub.NotFound {
+		h.log.LogAttrs(ctx, slog.LevelError, "could not record a stopped workspace",
+			slog.String("workspace", id), slog.Any("err", err))
+	}
+}
+
+// setAutoStart records whether id's session runs, so a Hub restart starts
+// it again; also are the changes outside the store that take effect with
+// the record (a session that started).
+func (h *Hub) setAutoStart(ctx context.Context, id string, on bool, also ...change) error {
+	return h.commit(ctx, func(tx hub.Tx) error {
+		w, err := tx.Workspace(id)
+		if err != nil || w.AutoStart == on {
+			return err
+		}
+		w.AutoStart = on
+		return tx.UpdateWorkspace(w)
+	}, also...)
+}
+
+// StopWorkspace stops the workspace's session; it waits for a start in
+// flight and then stops what it started.
+func (h *Hub) StopWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error) {
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return hub.WorkspaceAction{}, hub.Wrap(hub.Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	if _, err := h.workspace(ctx, id); err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	was, err := h.stopLocked(ctx, id)
+	if err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	return hub.WorkspaceAction{ID: id, Running: false, WasRunning: &was}, nil
+}
+
+// stopLocked stops the session of id, if any, and records the workspace as
+// stopped; the caller holds id's lock. A failed stop keeps the session
+// tracked as running, so the stop can be retried.
+func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err error) {
+	h.mu.Lock()
+	ls := h.running[id]
+	if ls != nil {
+		ls.stopping = true
+	}
+	h.mu.Unlock()
+	if ls == nil {
+		return false, nil
+	}
+	select {
+	case <-ls.rs.Done():
+	default:
+		wasRunning = true
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := ls.rs.Stop(ctx); err != nil {
+		h.mu.Lock()
+		ls.stopping = false
+		h.mu.Unlock()
+		return wasRunning, hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' could not be stopped", id))
+	}
+	h.settle(ctx, change{kind: workspaceSessionEnded, id: id, rw: ls})
+	if err := h.setAutoStart(ctx, id, false); err != nil && hub.KindOf(err) != hub.NotFound {
+		// The session is stopped, which is what was asked; the record
+		// only decides whether a Hub restart starts it again.
+		h.log.LogAttrs(ctx, slog.LevelError, "could not record a stopped workspace",
+			slog.String("workspace", id), slog.Any("err", err))
+	}
+	return wasRunning, nil
+}
+
+// ForgetWorkspace unregisters a stopped workspace. Its folder is kept; what
+// the backend kept for it (its data directory: the conversation
+// inventory) is removed under a journal (forgetLocked), and its id is
+// never given to another folder.
+func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error) {
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return hub.WorkspaceAction{}, hub.Wrap(hub.Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	w, err := h.workspace(ctx, id)
+	if err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	if h.workspaceSession(id) != nil {
+		return hub.WorkspaceAction{}, hub.Errorf(hub.Conflict, "stop the session for '%s' before forgetting it", id)
+	}
+	if err := h.fence(fenceWorkspace); err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	release, err := h.reserved.reserve(w.Path)
+	if err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	defer release()
+	var journal int64
+	err = h.commit(ctx, func(tx hub.Tx) error {
+		var err error
+		journal, err = h.forgetLocked(tx, id)
+		return err
+	})
+	switch {
+	case hub.KindOf(err) == hub.NotFound:
+		return hub.WorkspaceAction{}, hub.Errorf(hub.NotFound, "unknown workspace: %s", id)
+	case err != nil:
+		return hub.WorkspaceAction{}, hub.Wrap(hub.Internal, err, "failed to forget workspace")
+	}
+	// The workspace is forgotten whatever becomes of its data: a failure
+	// is logged and the next start tries again.
+	_ = h.removeData(ctx, journal, id)
+	return hub.WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
+}
+
+// SetDisplayName changes a workspace's display name, running or not;
+// nothing else about the workspace changes.
+func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (hub.WorkspaceView, error) {
+	name, err := hub.NormalizeDisplayName(name)
+	if err != nil {
+		return hub.WorkspaceView{}, err
+	}
+	unlock, err := h.wsLocks.Lock(ctx, id)
+	if err != nil {
+		return hub.WorkspaceView{}, hub.Wrap(hub.Unavailable, err, "request cancelled")
+	}
+	defer unlock()
+	// One write transaction reads, checks and writes: this is the Hub's
+	// most frequent mutation, and a separate read first cost a second
+	// transaction.
+	var w hub.Workspace
+	var fenced error
+	err = h.commit(ctx, func(tx hub.Tx) error {
+		cur, err := tx.Workspace(id)
+		if err != nil {
+			return err
+		}
+		if fenced = h.fence(fenceWorkspace); fenced != nil {
+			return fenced
+		}
+		w = cur
+		if cur.DisplayName == name {
+			return nil
+		}
+		w.DisplayName = name
+		return tx.UpdateWorkspace(w)
+	})
+	switch {
+	case fenced != nil:
+		return hub.WorkspaceView{}, fenced
+	case hub.KindOf(err) == hub.NotFound:
+		return hub.WorkspaceView{}, hub.Errorf(hub.NotFound, "unknown workspace: %s", id)
+	case err != nil:
+		return hub.WorkspaceView{}, hub.Wrap(hub.Internal, err, "workspace display name could not be persisted")
+	}
+	return h.view(w), nil
+}
+
+// Close stops every running session and waits for the Hub's background
+// work. The stopped workspaces keep their AutoStart mark, so the next Hub
+// on the same store starts them again. It does not close the ports.
+func (h *Hub) Close() error {
+	h.closeLive()
+	h.mu.Lock()
+	h.closed = true
+	var all []*runningWorkspace
+	for _, ls := range h.running {
+		select {
+		case <-ls.rs.Done():
+			continue // it ended on its own; its watcher records that
+		default:
+		}
+		ls.stopping = true
+		all = append(all, ls)
+	}
+	clear(h.running)
+	h.mu.Unlock()
+	errs := make(chan error, len(all))
+	for _, ls := range all {
+		go func() { errs <- ls.rs.Stop(context.Background()) }()
+	}
+	var err error
+	for range all {
+		err = errors.Join(err, <-errs)
+	}
+	h.watchers.Wait()
+	h.stopBG()
+	h.live.wg.Wait()
+	h.st.close()
+	return err
+}
+
+// CheckRunning returns nil when the workspace's session runs, NotFound for
+// an unknown workspace and Unavailable for a stopped one.
+func (h *Hub) CheckRunning(ctx context.Context, id string) error {
+	if h.workspaceSession(id) != nil {
+		return nil
+	}
+	if _, err := h.workspace(ctx, id); err != nil {
+		return err
+	}
+	return hub.Errorf(hub.Unavailable, "workspace %s is not running", id)
+}
+
+// DialWorkspaceSession opens a connection to the running session of a workspace,
+// for the transport that forwards /s/{workspaceId}/ requests to it. A
+// workspace that is not running is Unavailable.
+func (h *Hub) DialWorkspaceSession(ctx context.Context, id string) (net.Conn, error) {
+	ls := h.workspaceSession(id)
+	if ls == nil {
+		return nil, h.CheckRunning(ctx, id)
+	}
+	return ls.rs.Dial(ctx)
+}

@@ -1,0 +1,299 @@
+package service
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// liveBroker owns the live streams and who follows what.
+//
+// Lock order: liveBroker.mu, then a LiveStream's mu. Joining a topic
+// (queueing what the subscriber is owed, then registering it) and
+// publishing to it both happen under liveBroker.mu, so a subscriber never
+// misses nor doubles an event published while it joins.
+type liveBroker struct {
+	h       *Hub
+	topics  []liveTopic // the one table (newTopics); fixed after New
+	mu      sync.Mutex
+	streams map[string]*LiveStream
+	ups     map[upKey]*upstream
+	closed  bool
+
+	// Activity: the marks behind `finished` and the Hub's own watch of
+	// every running session (cancelled when it ends). marksMu is taken
+	// before mu and held while a change of marks is persisted, so the
+	// store sees them in the order they were made.
+	marksMu sync.Mutex
+	marks   *activityMarks
+	watches map[string]context.CancelFunc
+	// dropping lists streams that must end, found while b.mu was held in the
+	// middle of a fan-out; settleLocked ends them once it is safe.
+	dropping []*LiveStream
+	wg       sync.WaitGroup // upstream readers
+}
+
+// activity returns the activity topic, which the Hub's own observations
+// of the sessions feed.
+func (b *liveBroker) activity() *activityTopic { return b.topic(hub.TopicActivity).(*activityTopic) }
+
+// OpenLive opens a live stream for caller on workspace ws with the
+// subscriptions subs (checked, de-duplicated with the last entry winning).
+// activity turns the activity topic on. An unknown workspace is NotFound
+// ("unknown workspace"); an invalid subscription is Invalid; a stream or
+// subscriptions over the LiveLimits are RateLimited.
+func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*LiveStream, error) {
+	if err := hub.CheckLiveWorkspaceID(ws, true); err != nil {
+		return nil, err
+	}
+	subs, err := h.normalizeSubs(subs)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := h.registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(reg, func(w hub.Workspace) bool { return w.ID == ws }) {
+		return nil, hub.Errorf(hub.NotFound, "unknown workspace")
+	}
+	s := newLiveStream(h, caller, ws)
+	b := &h.live
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, hub.Errorf(hub.Unavailable, "the Hub is shutting down")
+	}
+	if err := b.admitStreamLocked(caller); err != nil {
+		return nil, err
+	}
+	if err := b.admitUpstreamsLocked(ws, subs); err != nil {
+		return nil, err
+	}
+	if b.streams == nil {
+		b.streams = map[string]*LiveStream{}
+	}
+	b.streams[s.id] = s
+	for _, sub := range subs {
+		b.attachLocked(s, sub)
+	}
+	if activity {
+		// After the subscriptions, as clients expect.
+		b.attachLocked(s, hub.Subscription{SubKey: hub.SubKey{Topic: hub.TopicActivity}})
+	}
+	b.settleLocked()
+	return s, nil
+}
+
+// UpdateLiveSubscriptions changes the subscriptions of the caller's stream
+// streamID: removals first, then additions, an addition of a subscribed
+// topic and key replacing it from the new cursor. Once it returns, no
+// envelope of a removed or replaced subscription is written any more.
+func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
+	if len(change.Add) > hub.MaxLiveSubscriptions || len(change.Remove) > hub.MaxLiveSubscriptions {
+		return hub.Errorf(hub.Invalid, "too many subscriptions")
+	}
+	for _, sub := range change.Add {
+		if err := h.CheckSubscription(sub); err != nil {
+			return err
+		}
+	}
+	for _, k := range change.Remove {
+		if err := h.live.checkSubKey(k); err != nil {
+			return err
+		}
+	}
+	b := &h.live
+	b.mu.Lock()
+	s := b.streams[streamID]
+	if s == nil {
+		b.mu.Unlock()
+		return hub.Errorf(hub.NotFound, "unknown stream")
+	}
+	if s.owner != caller.Digest {
+		b.mu.Unlock()
+		return hub.Errorf(hub.Forbidden, "stream belongs to another session")
+	}
+	s.mu.Lock()
+	ended := s.ended
+	after := map[hub.SubKey]bool{}
+	for id := range s.subs {
+		if b.topic(id.Topic).subscribable() { // activity does not count
+			after[id] = true
+		}
+	}
+	s.mu.Unlock()
+	if ended {
+		b.mu.Unlock()
+		return hub.Errorf(hub.NotFound, "unknown stream")
+	}
+	for _, k := range change.Remove {
+		delete(after, b.identity(k))
+	}
+	for _, sub := range change.Add {
+		after[b.identity(sub.SubKey)] = true
+	}
+	if len(after) > hub.MaxLiveSubscriptions {
+		b.mu.Unlock()
+		return hub.Errorf(hub.Invalid, "too many subscriptions")
+	}
+	if err := b.admitUpstreamsLocked(s.ws, change.Add); err != nil {
+		b.mu.Unlock()
+		return err
+	}
+	for _, k := range change.Remove {
+		b.detachLocked(s, b.identity(k))
+	}
+	for _, sub := range change.Add {
+		b.detachLocked(s, b.identity(sub.SubKey))
+		b.attachLocked(s, sub)
+	}
+	b.settleLocked()
+	b.mu.Unlock()
+	// A batch taken before the change may hold envelopes of what was
+	// removed: wait until it is written, so none arrives after we answer.
+	// A stream whose writer is stuck is ended instead: "unknown stream"
+	// tells the client to reconnect, which it would have to anyway.
+	if !s.waitWriter(ctx) {
+		if err := ctx.Err(); err != nil {
+			return hub.Wrap(hub.Unavailable, err, "request cancelled")
+		}
+		return hub.Errorf(hub.NotFound, "unknown stream")
+	}
+	return nil
+}
+
+// attachLocked subscribes s to sub through sub's topic (see
+// liveTopic.attachLocked). A stream that overflows while being owed its
+// replay is ended at the next settleLocked.
+func (b *liveBroker) attachLocked(s *LiveStream, sub hub.Subscription) {
+	a := &attachment{s: s, sub: sub, cursor: sub.Cursor, topic: b.topic(sub.Topic)}
+	s.mu.Lock()
+	ended := s.ended
+	if !ended {
+		s.subs[b.identity(sub.SubKey)] = a
+	}
+	s.mu.Unlock()
+	if !ended {
+		a.topic.attachLocked(a)
+	}
+}
+
+// deliverLocked queues envs for a's stream. A stream that must end (see
+// MaxLiveBacklog) is ended by the next settleLocked, not here, because the caller
+// may be iterating what ending it changes. b.mu is held.
+func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
+	s := a.s
+	s.mu.Lock()
+	ok := s.pushLocked(a, envs...)
+	s.mu.Unlock()
+	if !ok {
+		b.dropping = append(b.dropping, s)
+	}
+}
+
+// settleLocked ends the streams that must end. b.mu is held.
+func (b *liveBroker) settleLocked() {
+	for len(b.dropping) > 0 {
+		s := b.dropping[0]
+		b.dropping = b.dropping[1:]
+		b.dropLocked(s)
+	}
+	b.dropping = nil
+}
+
+// detachLocked removes s's subscription id, purging what it queued and not
+// yet handed to the writer.
+func (b *liveBroker) detachLocked(s *LiveStream, id hub.SubKey) {
+	s.mu.Lock()
+	a := s.subs[id]
+	if a != nil {
+		delete(s.subs, id)
+		a.removed = true
+		kept := s.queue[:0]
+		for _, q := range s.queue {
+			if q.a != a {
+				kept = append(kept, q)
+			}
+		}
+		clear(s.queue[len(kept):]) // let go of what was purged
+		s.queue = kept
+		s.recountLocked()
+	}
+	s.mu.Unlock()
+	if a != nil {
+		b.releaseLocked(a)
+	}
+}
+
+// releaseLocked takes a out of its topic.
+func (b *liveBroker) releaseLocked(a *attachment) { a.topic.releaseLocked(a) }
+
+// dropLocked ends s and releases everything it followed.
+func (b *liveBroker) dropLocked(s *LiveStream) {
+	s.mu.Lock()
+	subs := s.endLocked()
+	s.mu.Unlock()
+	b.forgetLocked(s, subs)
+}
+
+// forget releases an ended stream.
+func (b *liveBroker) forget(s *LiveStream, subs map[hub.SubKey]*attachment) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.forgetLocked(s, subs)
+}
+
+func (b *liveBroker) forgetLocked(s *LiveStream, subs map[hub.SubKey]*attachment) {
+	if b.streams[s.id] == s {
+		delete(b.streams, s.id)
+	}
+	for _, a := range subs {
+		b.releaseLocked(a)
+	}
+}
+
+// streamsWhere returns the open streams keep selects.
+func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*LiveStream
+	for _, s := range b.streams {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// endLiveOf ends the streams keep selects: those of a session that logged
+// out or was revoked, or of a removed user.
+func (h *Hub) endLiveOf(keep func(*LiveStream) bool) {
+	for _, s := range h.live.streamsWhere(keep) {
+		s.end()
+	}
+}
+
+// closeLive ends every stream and refuses new ones; Hub.Close calls it.
+func (h *Hub) closeLive() {
+	b := &h.live
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	h.endLiveOf(func(*LiveStream) bool { return true })
+	b.mu.Lock()
+	for _, u := range b.ups {
+		b.closeUpstreamLocked(u)
+	}
+	b.mu.Unlock()
+}
+
+// deviceSessionActive reports whether the session with digest d is still active;
+// a store failure counts as active, so a database hiccup does not end
+// every stream.
+func (h *Hub) deviceSessionActive(ctx context.Context, d hub.DeviceSessionDigest) bool {
+	_, err := h.activeDeviceSession(ctx, d)
+	return hub.KindOf(err) != hub.Unauthenticated
+}

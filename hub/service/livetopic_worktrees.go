@@ -1,0 +1,119 @@
+package service
+
+import (
+	"context"
+	"path"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The worktrees topic: content-free invalidations of a repository's
+// worktree inventory. It has no upstream and no cursor: every attach is
+// owed one fresh invalidation, whatever its cursor, and the Hub sends
+// another whenever a committed change may have altered the inventory.
+
+// worktreeInventory is the topic's only payload.
+var worktreeInventory = []byte(`{"type":"worktree.inventory"}`)
+
+type worktreesTopic struct {
+	b    *liveBroker
+	subs map[string]map[*attachment]struct{} // by workspace id; guarded by liveBroker.mu
+}
+
+func newWorktreesTopic(b *liveBroker) *worktreesTopic {
+	return &worktreesTopic{b: b, subs: map[string]map[*attachment]struct{}{}}
+}
+
+func (*worktreesTopic) name() hub.Topic                  { return hub.TopicWorktrees }
+func (*worktreesTopic) subscribable() bool               { return true }
+func (*worktreesTopic) checkKey(k hub.SubKey) error      { return keyless(k) }
+func (*worktreesTopic) identity(k hub.SubKey) hub.SubKey { return k }
+func (t *worktreesTopic) releaseLocked(a *attachment) {
+	set := t.subs[a.s.ws]
+	delete(set, a)
+	if len(set) == 0 {
+		delete(t.subs, a.s.ws)
+	}
+}
+
+func (t *worktreesTopic) attachLocked(a *attachment) {
+	t.b.deliverLocked(a, a.envelope(hub.EventData, "", worktreeInventory), a.envelope(hub.EventReady, "", nil))
+	if t.subs[a.s.ws] == nil {
+		t.subs[a.s.ws] = map[*attachment]struct{}{}
+	}
+	t.subs[a.s.ws][a] = struct{}{}
+}
+
+// followed returns the workspaces whose worktrees topic has a subscriber.
+func (t *worktreesTopic) followed() map[string]bool {
+	t.b.mu.Lock()
+	defer t.b.mu.Unlock()
+	out := make(map[string]bool, len(t.subs))
+	for id := range t.subs {
+		out[id] = true
+	}
+	return out
+}
+
+// invalidate tells every subscriber of the workspaces ids that the
+// worktree inventory may have changed.
+func (t *worktreesTopic) invalidate(ids ...string) {
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		for a := range t.subs[id] {
+			b.deliverLocked(a, a.envelope(hub.EventData, "", worktreeInventory))
+		}
+	}
+	b.settleLocked()
+}
+
+// announceWorktrees tells worktrees subscribers that the worktree inventory
+// of the affected workspaces' repositories may have changed: subscribers of
+// an affected workspace, and of every workspace in the same repository
+// (a main checkout and its linked worktrees share one common Git
+// directory). The commit path calls it after a registration, forget, or
+// folder rename or removal committed, with where the moved and departed
+// workspaces were: git can no longer place a folder that moved or went,
+// so its repository is the one the facts knew, or else the one of its old
+// parent folder. It costs nothing when nobody follows the topic.
+func (h *Hub) announceWorktrees(ctx context.Context, left []departure, affected ...hub.Workspace) {
+	t := h.live.topic(hub.TopicWorktrees).(*worktreesTopic)
+	followed := t.followed()
+	if len(followed) == 0 {
+		return
+	}
+	ids := map[string]bool{}
+	repos := map[string]bool{}
+	for _, d := range left {
+		if d.repo == "" && d.path != "" {
+			d.repo = h.folderOf(path.Dir(d.path)).repo.CommonDir
+		}
+		if d.repo != "" {
+			repos[d.repo] = true
+		}
+	}
+	for _, w := range affected {
+		ids[w.ID] = true
+		if dir := h.commonDir(ctx, w); dir != "" {
+			repos[dir] = true
+		}
+	}
+	var notify []string
+	for _, w := range h.st.workspaces() {
+		if !followed[w.ID] {
+			continue
+		}
+		if ids[w.ID] || repos[h.commonDir(ctx, w)] {
+			notify = append(notify, w.ID)
+			delete(ids, w.ID)
+		}
+	}
+	for id := range ids {
+		if followed[id] {
+			notify = append(notify, id) // no longer registered: forgotten or removed
+		}
+	}
+	t.invalidate(notify...)
+}

@@ -1,0 +1,313 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+const recoveryRequiredText = "workspace onboarding committed but its journal could not be cleared; restart the Hub to reconcile"
+
+// checkSelections validates credential selections before anything is
+// changed. Until Hub-managed credentials exist, no credential id is known,
+// so any selection is refused as a conflict and nothing is registered.
+func checkSelections(auth []hub.AuthenticationSelection, signing string) error {
+	for _, a := range auth {
+		if a.CredentialID == "" {
+			return hub.Errorf(hub.Invalid, "authentication credentialId is required")
+		}
+		if a.Host == "" || len(a.Host) > 256 {
+			return hub.Errorf(hub.Invalid, "authentication host must be 1-256 characters")
+		}
+	}
+	if len(auth) > 0 {
+		return hub.Errorf(hub.Conflict, "unknown credential: %s", auth[0].CredentialID)
+	}
+	if signing != "" {
+		return hub.Errorf(hub.Conflict, "unknown credential: %s", signing)
+	}
+	return nil
+}
+
+// existingFolder validates the folder of a registration and returns its
+// canonical path.
+func (h *Hub) existingFolder(p string) (string, error) {
+	p, err := absPath(p, "an absolute folder path is required")
+	if err != nil {
+		return "", err
+	}
+	return h.directDir(p, "folder path")
+}
+
+// needsInit inspects dir: whether it is in no repository. When git cannot
+// tell, registration goes ahead without offering to initialize.
+func (h *Hub) needsInit(ctx context.Context, dir string) bool {
+	repo, err := h.git.Inspect(ctx, dir)
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "git could not inspect a folder", slog.String("path", dir), slog.Any("err", err))
+		return false
+	}
+	return repo.TopLevel == ""
+}
+
+// beginOnboarding serializes a registration of dir with every other one
+// (so minted ids cannot race), refuses it while a journal is stranded, and
+// reserves dir. end undoes both.
+func (h *Hub) beginOnboarding(dir string) (end func(), err error) {
+	h.onboardMu.Lock()
+	if err := h.fence(fenceRegister); err != nil {
+		h.onboardMu.Unlock()
+		return nil, err
+	}
+	release, err := h.reserved.reserve(dir)
+	if err != nil {
+		h.onboardMu.Unlock()
+		return nil, err
+	}
+	return func() {
+		release()
+		h.onboardMu.Unlock()
+	}, nil
+}
+
+func notRepository(dir string) error {
+	return &hub.Error{Kind: hub.Conflict, Message: dir + " is not a git repository", Details: &hub.Details{NeedsInit: true}}
+}
+
+// Register is the legacy registration (hubCreateWorkspace). Registering a
+// folder that is already registered returns that workspace, started when
+// asked. A requested start that fails is an error; the registration stays.
+func (h *Hub) Register(ctx context.Context, req hub.RegisterRequest) (hub.WorkspaceAction, error) {
+	w, recovery, err := h.register(ctx, req)
+	if err != nil {
+		return hub.WorkspaceAction{}, err
+	}
+	if recovery != "" {
+		return hub.WorkspaceAction{ID: w.ID, RecoveryRequired: recovery}, nil
+	}
+	if !req.Start {
+		return hub.WorkspaceAction{ID: w.ID, Running: h.Running(w.ID)}, nil
+	}
+	return h.StartWorkspace(ctx, w.ID)
+}
+
+// register finds or commits Register's registration; the start runs after
+// the onboarding lock and the reservation are released.
+func (h *Hub) register(ctx context.Context, req hub.RegisterRequest) (hub.Workspace, string, error) {
+	dir, err := h.existingFolder(req.Path)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	end, err := h.beginOnboarding(dir)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	defer end()
+	if w, ok, err := h.registeredAt(ctx, dir); err != nil || ok {
+		return w, "", err
+	}
+	init := h.needsInit(ctx, dir)
+	if init && !req.Init {
+		return hub.Workspace{}, "", notRepository(dir)
+	}
+	return h.onboard(ctx, "register", dir, hub.DefaultDisplayName(dir), init, false)
+}
+
+// Configure registers an existing folder with a display name and
+// credential selections, committed together before any optional start.
+func (h *Hub) Configure(ctx context.Context, req hub.ConfigureRequest) (hub.OnboardingResult, error) {
+	w, recovery, err := h.configure(ctx, req)
+	if err != nil {
+		return hub.OnboardingResult{}, err
+	}
+	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+}
+
+// configure commits Configure's registration; the start, which may take a
+// while, runs after the onboarding lock and the reservation are released.
+func (h *Hub) configure(ctx context.Context, req hub.ConfigureRequest) (hub.Workspace, string, error) {
+	name, err := hub.NormalizeDisplayName(req.DisplayName)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	dir, err := h.existingFolder(req.Path)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	end, err := h.beginOnboarding(dir)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	defer end()
+	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
+		return hub.Workspace{}, "", err
+	} else if ok {
+		return hub.Workspace{}, "", hub.Errorf(hub.Conflict, "folder is already registered as workspace %s", w.ID)
+	}
+	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+		return hub.Workspace{}, "", err
+	}
+	init := h.needsInit(ctx, dir)
+	if init && !req.Init {
+		return hub.Workspace{}, "", notRepository(dir)
+	}
+	return h.onboard(ctx, "configure-existing", dir, name, init, false)
+}
+
+// CreateConfigured creates one new visible folder under parent, never
+// replacing anything, initializes a repository in it and registers it.
+// Once the repository exists a failure keeps it and reports its path, so
+// the caller can retry through Configure.
+func (h *Hub) CreateConfigured(ctx context.Context, req hub.CreateConfiguredRequest) (hub.OnboardingResult, error) {
+	w, recovery, err := h.createConfigured(ctx, req)
+	if err != nil {
+		return hub.OnboardingResult{}, err
+	}
+	return h.finishOnboarding(ctx, w, recovery, req.Start), nil
+}
+
+// createConfigured commits CreateConfigured's folder, repository and
+// registration; the start runs after the locks are released.
+func (h *Hub) createConfigured(ctx context.Context, req hub.CreateConfiguredRequest) (hub.Workspace, string, error) {
+	parent, err := absPath(req.Parent, "parent must be an absolute path")
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	if err := hub.CheckFolderName("folderName", req.FolderName); err != nil {
+		return hub.Workspace{}, "", err
+	}
+	name, err := hub.NormalizeDisplayName(req.DisplayName)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	if parent, err = h.directDir(parent, "parent"); err != nil {
+		return hub.Workspace{}, "", err
+	}
+	dir, err := child(parent, req.FolderName)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	end, err := h.beginOnboarding(dir)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	defer end()
+	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+		return hub.Workspace{}, "", err
+	}
+	if h.exists(dir) {
+		return hub.Workspace{}, "", hub.Errorf(hub.Conflict, "destination already exists")
+	}
+	if err := h.unclaimed(ctx, dir); err != nil {
+		return hub.Workspace{}, "", err
+	}
+	return h.onboard(ctx, "create-new", dir, name, true, true)
+}
+
+// registeredAt returns the workspace registered exactly at dir, if any.
+func (h *Hub) registeredAt(ctx context.Context, dir string) (w hub.Workspace, ok bool, err error) {
+	err = h.store.View(ctx, func(tx hub.Tx) error {
+		w, ok, err = workspaceAt(tx, dir)
+		return err
+	})
+	return w, ok, err
+}
+
+// unclaimed refuses a destination that a registration holds, at it or
+// below it (a registered folder that has since vanished still holds its
+// path).
+func (h *Hub) unclaimed(ctx context.Context, dest string) error {
+	var claimed bool
+	err := h.store.View(ctx, func(tx hub.Tx) error {
+		ws, err := workspacesAtOrBelow(tx, dest)
+		claimed = len(ws) > 0
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if claimed {
+		return hub.Errorf(hub.Conflict, "destination is claimed by a registered workspace")
+	}
+	return nil
+}
+
+// onboard registers dir under a journal. With create it first makes the
+// folder; with init it runs `git init` there. The registration commits in
+// one transaction; the journal is then cleared in its own, and when that
+// fails the registration stands and recovery is reported instead of an
+// error. The caller holds onboardMu and dir's reservation.
+func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bool) (hub.Workspace, string, error) {
+	var id string
+	if err := h.store.View(ctx, func(tx hub.Tx) error {
+		var err error
+		id, err = mintID(tx, dir)
+		return err
+	}); err != nil {
+		return hub.Workspace{}, "", err
+	}
+	jid, err := h.openJournal(ctx, hub.JournalOnboarding, onboardingIntent{
+		Version: journalVersion, Operation: op, WorkspaceID: id, Path: dir, CreatedFolder: create})
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	// From here on the disk may change: the journal must be closed on
+	// every path, and an initialized repository is never deleted.
+	abandon := func(err error) (hub.Workspace, string, error) {
+		h.closeJournal(ctx, jid, hub.JournalOnboarding)
+		return hub.Workspace{}, "", err
+	}
+	if create {
+		if err := h.fs.Mkdir(dir); err != nil {
+			return abandon(fsError(err, "folder creation failed"))
+		}
+	}
+	if init {
+		if err := h.git.Init(ctx, dir); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "git init failed", slog.String("path", dir), slog.Any("err", err))
+			e := hub.Wrap(hub.Internal, err, "git init failed")
+			if create {
+				if rerr := h.fs.RemoveEmpty(dir); rerr != nil {
+					e.Details = &hub.Details{RetainedPath: dir}
+				}
+			}
+			return abandon(e)
+		}
+	}
+	w := hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
+	if err := h.commit(ctx, func(tx hub.Tx) error { return tx.CreateWorkspace(w) }); err != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "workspace registration failed", slog.String("path", dir), slog.Any("err", err))
+		e := hub.Wrap(hub.Internal, err, "workspace registration could not be persisted")
+		if create {
+			e.Message = fmt.Sprintf("workspace registration could not be persisted; the initialized repository was kept at %s: retry by configuring that existing folder", dir)
+			e.Details = &hub.Details{RetainedPath: dir}
+		}
+		return abandon(e)
+	}
+	if err := h.closeJournal(ctx, jid, hub.JournalOnboarding); err != nil {
+		return w, recoveryRequiredText, nil
+	}
+	return w, "", nil
+}
+
+// finishOnboarding runs the optional start of a committed registration and
+// describes the outcome. A failed start keeps the stopped workspace.
+func (h *Hub) finishOnboarding(ctx context.Context, w hub.Workspace, recovery string, start bool) hub.OnboardingResult {
+	res := hub.OnboardingResult{RecoveryRequired: recovery}
+	if start && recovery == "" {
+		if unlock, err := h.wsLocks.Lock(ctx, w.ID); err != nil {
+			res.StartError = "request cancelled"
+		} else {
+			if err := h.startLocked(ctx, w.ID); err != nil {
+				res.StartError = hub.MessageOf(err)
+			} else {
+				res.Started = true
+			}
+			unlock()
+		}
+	}
+	res.Workspace = hub.WorkspaceView{Workspace: w, Running: h.Running(w.ID)}
+	return res
+}
