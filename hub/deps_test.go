@@ -1,7 +1,16 @@
 package hub_test
 
 import (
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,4 +54,59 @@ func TestEveryCorePackageIsPure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnlyTheCommitPathUpdatesTheStore type-checks every package under
+// hub/ and fails when a call of hub.Store's Update is anywhere but the
+// service's commit path (hub/service/commit.go): a write that went around
+// it would change the store without the Hub's memory and live stream
+// following.
+func TestOnlyTheCommitPathUpdatesTheStore(t *testing.T) {
+	is := is.New(t)
+	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", "./...").Output()
+	is.NoErr(err) // go list works
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, file, _ := strings.Cut(line, "\t")
+		exports[path] = file
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		if exports[path] == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(exports[path])
+	})
+	out, err = exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}", "./...").Output()
+	is.NoErr(err) // go list works
+	calls := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "\t", 3)
+		pkgPath, dir := parts[0], parts[1]
+		var files []*ast.File
+		for _, name := range strings.Fields(parts[2]) {
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+			is.NoErr(err) // the core parses
+			files = append(files, f)
+		}
+		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+		_, err := (&types.Config{Importer: imp}).Check(pkgPath, fset, files, info)
+		is.NoErr(err) // the core type-checks
+		for sel, s := range info.Selections {
+			recv := s.Recv()
+			if p, ok := recv.(*types.Pointer); ok {
+				recv = p.Elem()
+			}
+			named, ok := recv.(*types.Named)
+			if s.Kind() != types.MethodVal || s.Obj().Name() != "Update" || !ok ||
+				named.Obj().Pkg().Path() != module+"/hub" || named.Obj().Name() != "Store" {
+				continue
+			}
+			pos := fset.Position(sel.Pos())
+			calls++
+			is.Equal(strings.TrimPrefix(filepath.ToSlash(pos.Filename), filepath.ToSlash(dir)+"/"), "commit.go") // Store.Update is called by the commit path only
+			is.Equal(pkgPath, module+"/hub/service")                                                             // the service's
+		}
+	}
+	is.Equal(calls, 1) // the commit path's one call was found: the test looks where it should
 }

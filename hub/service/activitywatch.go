@@ -18,7 +18,7 @@ import (
 // observe records what the Hub learned of ws's session and tells the
 // feeds what changed, then persists a finish mark that was set or
 // cleared. marksMu orders the writes as the observations were made.
-func (b *liveBroker) observe(ws string, o hub.Observation) {
+func (b *liveBroker) observe(ctx context.Context, ws string, o hub.Observation) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -29,17 +29,17 @@ func (b *liveBroker) observe(ws string, o hub.Observation) {
 	b.mu.Unlock()
 	switch {
 	case has && (!had || after != before):
-		b.persistMarks(func(tx hub.Tx) error {
+		b.persistMarks(ctx, func(tx *writes) error {
 			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, Stamp: after})
 		})
 	case had && !has:
-		b.persistMarks(func(tx hub.Tx) error { return tx.DeleteActivityMark(ws, "") })
+		b.persistMarks(ctx, func(tx *writes) error { return tx.DeleteActivityMark(ws, "") })
 	}
 }
 
 // acknowledge records that user viewed ws's activity, reporting whether
 // there was an unseen finish to acknowledge.
-func (b *liveBroker) acknowledge(user, ws string) bool {
+func (b *liveBroker) acknowledge(ctx context.Context, user, ws string) bool {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -50,7 +50,7 @@ func (b *liveBroker) acknowledge(user, ws string) bool {
 	}
 	b.mu.Unlock()
 	if changed {
-		b.persistMarks(func(tx hub.Tx) error {
+		b.persistMarks(ctx, func(tx *writes) error {
 			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, User: user, Stamp: stamp})
 		})
 	}
@@ -59,7 +59,7 @@ func (b *liveBroker) acknowledge(user, ws string) bool {
 
 // clearActivity forgets every mark of ws: its session stopped, or it left
 // the registry (a later workspace must inherit nothing of it).
-func (b *liveBroker) clearActivity(ws string, forgotten bool) {
+func (b *liveBroker) clearActivity(ctx context.Context, ws string, forgotten bool) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -77,15 +77,17 @@ func (b *liveBroker) clearActivity(ws string, forgotten bool) {
 	}
 	b.mu.Unlock()
 	if !forgotten { // a forgotten workspace's marks went with its record
-		b.persistMarks(func(tx hub.Tx) error { return tx.DeleteActivityMarks(ws) })
+		b.persistMarks(ctx, func(tx *writes) error { return tx.DeleteActivityMarks(ws) })
 	}
 }
 
 // persistMarks writes a change of marks. A failure is logged and not
 // retried: the marks in memory stay right for this Hub's life, and only a
 // restart could show an older finish.
-func (b *liveBroker) persistMarks(fn func(hub.Tx) error) {
-	err := b.h.store.Update(context.Background(), fn)
+func (b *liveBroker) persistMarks(ctx context.Context, fn func(*writes) error) {
+	// Not cancelled with the request or the watch that made the change:
+	// the marks in memory already hold it.
+	err := b.h.commit(context.WithoutCancel(ctx), fn)
 	if err != nil && hub.KindOf(err) != hub.NotFound {
 		b.h.log.Warn("activity marks could not be persisted", "err", err)
 	}
@@ -119,7 +121,7 @@ func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.Worksp
 			b.h.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
 				slog.String("kind", hub.KindOf(err).String()))
 		}
-		b.observe(ws, hub.Observation{})
+		b.observe(ctx, ws, hub.Observation{})
 		if !b.h.sleep(ctx, delay) {
 			return
 		}
@@ -142,7 +144,7 @@ func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed)
 		if fr.Kind != hub.FrameData || json.Unmarshal(fr.Data, &a) != nil || a.Working == nil || a.Awaiting == nil {
 			return hub.Errorf(hub.Unavailable, "the session sent a malformed activity frame")
 		}
-		b.observe(ws, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
+		b.observe(ctx, ws, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
 	}
 }
 

@@ -237,7 +237,7 @@ func (h *Hub) Login(ctx context.Context, req hub.LoginRequest) (hub.LoginResult,
 	}
 	d, _ := digestOf(id)
 	s := hub.DeviceSession{Digest: d, Handle: handle, User: req.Name, DeviceLabel: label, IssuedAt: now, ExpiresAt: now.Add(h.cfg.DeviceSessionLifetime)}
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		if _, err := tx.DeleteExpiredDeviceSessions(now); err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ func (h *Hub) SetDefaultParent(ctx context.Context, dir *string) (hub.WorkspaceD
 			return hub.WorkspaceDefaults{}, hub.Wrap(hub.Invalid, err, "default workspace parent cannot be resolved")
 		}
 	}
-	err := h.commit(ctx, func(tx hub.Tx) error {
+	err := h.commit(ctx, func(tx *writes) error {
 		if canon == "" {
 			return tx.DeleteSetting(settingDefaultParent)
 		}

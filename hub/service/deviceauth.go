@@ -25,8 +25,8 @@ type deviceAuth struct {
 	loaded    bool
 	gen       uint64 // the store's ExternalGeneration the table reflects
 	byDigest  map[hub.DeviceSessionDigest]hub.DeviceSession
-	reloading bool     // a reload is reading the store
-	missed    []change // changes applied while it did, replayed onto its read
+	reloading bool           // a reload is reading the store
+	missed    []deviceChange // changes applied while it did, replayed onto its read
 
 	reloadMu sync.Mutex // one reload at a time
 }
@@ -88,7 +88,7 @@ func (a *deviceAuth) reload(ctx context.Context, g uint64) error {
 		table[s.Digest] = s
 	}
 	for _, c := range a.missed {
-		applyDeviceChange(table, c)
+		c.applyTo(table)
 	}
 	a.missed = nil
 	var gone []hub.DeviceSessionDigest
@@ -101,11 +101,7 @@ func (a *deviceAuth) reload(ctx context.Context, g uint64) error {
 	a.mu.Unlock()
 
 	if len(gone) > 0 {
-		ended := make(map[hub.DeviceSessionDigest]bool, len(gone))
-		for _, d := range gone {
-			ended[d] = true
-		}
-		a.h.endLiveOf(func(ls *LiveStream) bool { return ended[ls.owner] })
+		a.h.settle(ctx, deviceSessionsGone{digests: gone})
 	}
 	return nil
 }
@@ -120,34 +116,13 @@ func (a *deviceAuth) unsure() {
 
 // apply applies a committed change to the table (and to a reload under
 // way, which read the store before or after it).
-func (a *deviceAuth) apply(c change) {
+func (a *deviceAuth) apply(c deviceChange) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.reloading {
 		a.missed = append(a.missed, c)
 	}
 	if a.loaded {
-		applyDeviceChange(a.byDigest, c)
-	}
-}
-
-func applyDeviceChange(table map[hub.DeviceSessionDigest]hub.DeviceSession, c change) {
-	switch c.kind {
-	case deviceSessionCreated:
-		table[c.session.Digest] = c.session
-	case deviceSessionRevoked:
-		delete(table, c.digest)
-	case deviceSessionsExpired:
-		for d, s := range table {
-			if !s.Active(c.at) {
-				delete(table, d)
-			}
-		}
-	case userSignedOut:
-		for d, s := range table {
-			if s.User == c.user {
-				delete(table, d)
-			}
-		}
+		c.applyTo(a.byDigest)
 	}
 }

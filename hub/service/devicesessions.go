@@ -71,7 +71,7 @@ func (h *Hub) Logout(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	return h.commit(ctx, func(tx hub.Tx) error { return tx.RevokeDeviceSession(s.Digest, h.clock.Now()) })
+	return h.commit(ctx, func(tx *writes) error { return tx.RevokeDeviceSession(s.Digest, h.clock.Now()) })
 }
 
 // DeviceSessions lists the active sessions of the caller's user, newest
@@ -101,7 +101,7 @@ func (h *Hub) DeviceSessions(ctx context.Context, caller hub.DeviceSession) ([]h
 // answer the same NotFound.
 func (h *Hub) RevokeDeviceSession(ctx context.Context, caller hub.DeviceSession, handle string) (current bool, err error) {
 	now := h.clock.Now()
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		all, err := tx.DeviceSessionsOfUser(caller.User)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ func (h *Hub) deviceTokenKey(ctx context.Context, create bool) ([]byte, error) {
 		return k.key, nil
 	}
 	var key []byte
-	read := func(tx hub.Tx) error {
+	read := func(tx settings) error {
 		v, ok, err := tx.Setting(settingDeviceKey)
 		if err != nil || !ok {
 			return err
@@ -74,7 +74,7 @@ func (h *Hub) deviceTokenKey(ctx context.Context, create bool) ([]byte, error) {
 	}
 	var err error
 	if create {
-		err = h.store.Update(ctx, func(tx hub.Tx) error {
+		err = h.commit(ctx, func(tx *writes) error {
 			if err := read(tx); err != nil || key != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ func (h *Hub) deviceTokenKey(ctx context.Context, create bool) ([]byte, error) {
 			return nil
 		})
 	} else {
-		err = h.store.View(ctx, read)
+		err = h.store.View(ctx, func(tx hub.Tx) error { return read(tx) })
 	}
 	if err != nil {
 		return nil, err

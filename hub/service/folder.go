@@ -198,7 +198,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 		h.closeJournal(ctx, jid, hub.JournalFolderRename)
 		return hub.RenameResult{}, fsError(err, "registered folder rename failed")
 	}
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		for _, e := range in.Entries {
 			w, err := tx.Workspace(e.WorkspaceID)
 			if err != nil {
@@ -273,7 +273,7 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (hub.Remove
 		return hub.RemoveResult{}, fsError(err, "folder removal failed")
 	}
 	var forget int64
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		var err error
 		if forget, err = h.forgetLocked(tx, w.ID); err != nil {
 			return err

@@ -90,8 +90,10 @@ type Hub struct {
 	backend hub.Backend
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
-	// id), then commitMu, then st.mu or auth.mu, then mu; the live
-	// broker's lock is never held while commitMu is taken. Each workspace
+	// id), then commitMu, then st.mu or auth.mu, then mu. The live
+	// broker's lock is never held while commitMu is taken; its marksMu
+	// and device authentication's reloadMu are taken before it (both
+	// write through the commit path). Each workspace
 	// lock serializes that workspace's lifecycle: start, stop, forget,
 	// renames and display-name changes.
 	folderMu  sync.Mutex // serializes folder mutations

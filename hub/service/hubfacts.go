@@ -188,7 +188,7 @@ func (st *hubState) refresh() {
 		}
 	}
 	if changed {
-		st.h.settle(st.h.bg, change{kind: factsChanged})
+		st.h.settle(st.h.bg, factsChanged{})
 	}
 }
 

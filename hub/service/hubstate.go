@@ -126,49 +126,56 @@ type departure struct {
 	path, repo string
 }
 
-// applyLocked applies a committed registry or setting change and reports
-// whether a workspace's path changed (or may have, when the registry is
-// not loaded and the next read will tell), and, for a move or a deletion,
-// where the workspace was (its path is "" when the registry was not
-// loaded). The slice is replaced, never changed in place: readers hold
-// it. commitMu is held.
-func (st *hubState) applyLocked(c change) (moved bool, left departure) {
+// applyWorkspaceLocked applies a committed registration, update or
+// deletion (deleted) of w and reports whether the workspace's path
+// changed (or may have, when the registry is not loaded and the next read
+// will tell), and, for a move or a deletion, where the workspace was (its
+// path is "" when the registry was not loaded). The slice is replaced,
+// never changed in place: readers hold it. commitMu is held.
+func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool) (moved bool, left departure) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if f, ok := st.facts[c.w.ID]; ok && c.kind != settingSaved {
+	if f, ok := st.facts[w.ID]; ok {
 		left = departure{path: f.path, repo: f.folder.repo.CommonDir}
 	}
-	if c.kind == workspaceDeleted {
-		left.path = c.w.Path
+	if deleted {
+		left.path = w.Path
 	}
 	if !st.loaded {
 		st.gen++
-		delete(st.facts, c.w.ID)
-		return c.kind == workspaceSaved && !c.created, left
+		delete(st.facts, w.ID)
+		return !deleted && !created, left
 	}
-	switch c.kind {
-	case workspaceSaved:
-		i := slices.IndexFunc(st.ws, func(w hub.Workspace) bool { return w.ID == c.w.ID })
-		if i < 0 {
-			st.ws = append(slices.Clip(st.ws), c.w)
-			return false, departure{}
-		}
-		moved = st.ws[i].Path != c.w.Path
-		left.path = st.ws[i].Path
-		st.ws = slices.Clone(st.ws)
-		st.ws[i] = c.w
-		if moved {
-			delete(st.facts, c.w.ID)
-		}
-	case workspaceDeleted:
-		st.ws = slices.DeleteFunc(slices.Clone(st.ws), func(w hub.Workspace) bool { return w.ID == c.w.ID })
-		delete(st.facts, c.w.ID)
-	case settingSaved:
-		if c.key == settingDefaultParent {
-			st.parent = c.value
-		}
+	if deleted {
+		st.ws = slices.DeleteFunc(slices.Clone(st.ws), func(x hub.Workspace) bool { return x.ID == w.ID })
+		delete(st.facts, w.ID)
+		return false, left
+	}
+	i := slices.IndexFunc(st.ws, func(x hub.Workspace) bool { return x.ID == w.ID })
+	if i < 0 {
+		st.ws = append(slices.Clip(st.ws), w)
+		return false, departure{}
+	}
+	moved = st.ws[i].Path != w.Path
+	left.path = st.ws[i].Path
+	st.ws = slices.Clone(st.ws)
+	st.ws[i] = w
+	if moved {
+		delete(st.facts, w.ID)
 	}
 	return moved, left
+}
+
+// applySettingLocked applies a committed setting; it reports whether the
+// state shows it. commitMu is held.
+func (st *hubState) applySettingLocked(key, value string) (shown bool) {
+	if key != settingDefaultParent {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.parent = value
+	return true
 }
 
 // forgetWorkspaceSessionFacts drops what is known of id's workspace

@@ -58,7 +58,7 @@ type forgetIntent struct {
 // the same transaction, records the journal that has its data removed
 // (removeData): a crash leaves either the workspace registered with its
 // data, or forgotten with its data gone or going at the next start.
-func (h *Hub) forgetLocked(tx hub.Tx, id string) (journal int64, err error) {
+func (h *Hub) forgetLocked(tx *writes, id string) (journal int64, err error) {
 	if err := tx.DeleteWorkspace(id); err != nil {
 		return 0, err
 	}
@@ -77,7 +77,7 @@ func (h *Hub) removeData(ctx context.Context, journal int64, id string) error {
 	ctx = context.WithoutCancel(ctx)
 	err := h.backend.RemoveWorkspaceData(ctx, id)
 	if err == nil {
-		err = h.commit(ctx, func(tx hub.Tx) error { return tx.DeleteJournal(journal) })
+		err = h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(journal) })
 	}
 	if err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "a forgotten workspace's data could not be removed; the next start tries again",
@@ -93,7 +93,7 @@ func (h *Hub) openJournal(ctx context.Context, kind hub.JournalKind, intent any)
 		return 0, hub.Wrap(hub.Internal, err, "recovery journal could not be written")
 	}
 	var id int64
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		var err error
 		id, err = tx.AddJournal(hub.Journal{Kind: kind, Data: data, CreatedAt: h.clock.Now()})
 		return err
@@ -107,7 +107,7 @@ func (h *Hub) openJournal(ctx context.Context, kind hub.JournalKind, intent any)
 // closeJournal deletes a journal whose change is complete or undone. If it
 // cannot, the journal is stranded and fences further changes.
 func (h *Hub) closeJournal(ctx context.Context, id int64, kind hub.JournalKind) error {
-	err := h.commit(context.WithoutCancel(ctx), func(tx hub.Tx) error { return tx.DeleteJournal(id) })
+	err := h.commit(context.WithoutCancel(ctx), func(tx *writes) error { return tx.DeleteJournal(id) })
 	if err != nil {
 		h.strand(id, kind, err)
 	}
@@ -220,7 +220,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 		}
 		// Registration commits in one transaction, so it either happened
 		// or left nothing; a folder it created is kept either way.
-		return "", h.commit(ctx, func(tx hub.Tx) error {
+		return "", h.commit(ctx, func(tx *writes) error {
 			w, err := tx.Workspace(in.WorkspaceID)
 			committed := err == nil && w.Path == in.Path
 			log.Info("recovered an interrupted onboarding", slog.String("workspace", in.WorkspaceID),
@@ -242,7 +242,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 		default:
 			return fmt.Sprintf("ambiguous pending folder rename: source present %v, destination present %v", src, dst), nil
 		}
-		err := h.commit(ctx, func(tx hub.Tx) error {
+		err := h.commit(ctx, func(tx *writes) error {
 			for _, e := range in.Entries {
 				w, err := tx.Workspace(e.WorkspaceID)
 				if hub.KindOf(err) == hub.NotFound {
@@ -271,7 +271,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 		}
 		removed := !h.exists(in.Path)
 		var forget int64
-		err := h.commit(ctx, func(tx hub.Tx) error {
+		err := h.commit(ctx, func(tx *writes) error {
 			if removed {
 				var err error
 				forget, err = h.forgetLocked(tx, in.WorkspaceID)

@@ -116,7 +116,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		return hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
 	}
 	ls := &runningWorkspace{rs: rs}
-	if err := h.setAutoStart(ctx, id, true, change{kind: workspaceSessionStarted, id: id, rw: ls}); err != nil {
+	if err := h.setAutoStart(ctx, id, true, workspaceSessionStarted{id: id, rw: ls}); err != nil {
 		if serr := rs.Stop(ctx); serr != nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",
 				slog.String("workspace", id), slog.Any("err", serr))
@@ -137,7 +137,7 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 	crashed := !ls.stopping
 	h.mu.Unlock()
 	ctx := context.Background()
-	h.settle(ctx, change{kind: workspaceSessionEnded, id: id, rw: ls})
+	h.settle(ctx, workspaceSessionEnded{id: id, rw: ls})
 	if !crashed {
 		return
 	}
@@ -160,7 +160,7 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 // it again; also are the changes outside the store that take effect with
 // the record (a session that started).
 func (h *Hub) setAutoStart(ctx context.Context, id string, on bool, also ...change) error {
-	return h.commit(ctx, func(tx hub.Tx) error {
+	return h.commit(ctx, func(tx *writes) error {
 		w, err := tx.Workspace(id)
 		if err != nil || w.AutoStart == on {
 			return err
@@ -213,7 +213,7 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 		h.mu.Unlock()
 		return wasRunning, hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' could not be stopped", id))
 	}
-	h.settle(ctx, change{kind: workspaceSessionEnded, id: id, rw: ls})
+	h.settle(ctx, workspaceSessionEnded{id: id, rw: ls})
 	if err := h.setAutoStart(ctx, id, false); err != nil && hub.KindOf(err) != hub.NotFound {
 		// The session is stopped, which is what was asked; the record
 		// only decides whether a Hub restart starts it again.
@@ -249,7 +249,7 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (hub.WorkspaceActi
 	}
 	defer release()
 	var journal int64
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		var err error
 		journal, err = h.forgetLocked(tx, id)
 		return err
@@ -283,7 +283,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (hub.Workspac
 	// transaction.
 	var w hub.Workspace
 	var fenced error
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		cur, err := tx.Workspace(id)
 		if err != nil {
 			return err

@@ -15,14 +15,14 @@ import (
 // still have subscribers, and starts the Hub's own watch of the session's
 // activity. rw is the session that started: when it is no longer ws's
 // (published after it ended), there is nothing to do.
-func (b *liveBroker) workspaceSessionStarted(ws string, rw *runningWorkspace) {
+func (b *liveBroker) workspaceSessionStarted(ctx context.Context, ws string, rw *runningWorkspace) {
 	ls := b.h.workspaceSession(ws)
 	if ls == nil || ls != rw {
 		return
 	}
 	// Running, nothing heard yet: said before the watch starts, so a
 	// stream opened right after the start sees the session as running.
-	b.observe(ws, hub.Observation{Running: true})
+	b.observe(ctx, ws, hub.Observation{Running: true})
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -51,7 +51,7 @@ func (b *liveBroker) workspaceSessionStarted(ws string, rw *runningWorkspace) {
 // clears its activity marks. rw is the session that ended: when ws already
 // runs a newer one (this was published after that one started), the newer
 // session's upstreams, watch and marks are left alone.
-func (b *liveBroker) workspaceSessionEnded(ws string, rw *runningWorkspace) {
+func (b *liveBroker) workspaceSessionEnded(ctx context.Context, ws string, rw *runningWorkspace) {
 	if cur := b.h.workspaceSession(ws); cur != nil && cur != rw {
 		return
 	}
@@ -67,5 +67,5 @@ func (b *liveBroker) workspaceSessionEnded(ws string, rw *runningWorkspace) {
 		delete(b.watches, ws)
 	}
 	b.mu.Unlock()
-	b.clearActivity(ws, false)
+	b.clearActivity(ctx, ws, false)
 }

@@ -277,7 +277,7 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		}
 	}
 	w := hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
-	if err := h.commit(ctx, func(tx hub.Tx) error { return tx.CreateWorkspace(w) }); err != nil {
+	if err := h.commit(ctx, func(tx *writes) error { return tx.CreateWorkspace(w) }); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelError, "workspace registration failed", slog.String("path", dir), slog.Any("err", err))
 		e := hub.Wrap(hub.Internal, err, "workspace registration could not be persisted")
 		if create {

@@ -31,7 +31,7 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller hub.DeviceSession, 
 		return hub.PersonalState{}, err
 	}
 	var st hub.PersonalState
-	err := h.commit(ctx, func(tx hub.Tx) error {
+	err := h.commit(ctx, func(tx *writes) error {
 		if _, err := tx.Workspace(id); err != nil {
 			return err
 		}
@@ -58,6 +58,6 @@ func (h *Hub) AcknowledgeActivity(ctx context.Context, caller hub.DeviceSession,
 	if _, err := h.workspace(ctx, id); err != nil {
 		return err
 	}
-	h.live.acknowledge(caller.User, id)
+	h.live.acknowledge(ctx, caller.User, id)
 	return nil
 }

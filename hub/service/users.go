@@ -20,7 +20,7 @@ func (h *Hub) AddUser(ctx context.Context, name, password string) error {
 	if err != nil {
 		return err
 	}
-	return h.commit(ctx, func(tx hub.Tx) error {
+	return h.commit(ctx, func(tx *writes) error {
 		return tx.CreateUser(hub.User{Name: name, PasswordHash: hash, CreatedAt: h.clock.Now()})
 	})
 }
@@ -35,7 +35,7 @@ func (h *Hub) SetPassword(ctx context.Context, name, password string) error {
 	if err != nil {
 		return err
 	}
-	return h.commit(ctx, func(tx hub.Tx) error {
+	return h.commit(ctx, func(tx *writes) error {
 		if err := tx.SetPasswordHash(name, hash); err != nil {
 			return err
 		}
@@ -46,7 +46,7 @@ func (h *Hub) SetPassword(ctx context.Context, name, password string) error {
 
 // RemoveUser deletes a user and every session of that user.
 func (h *Hub) RemoveUser(ctx context.Context, name string) error {
-	return h.commit(ctx, func(tx hub.Tx) error { return tx.DeleteUser(name) })
+	return h.commit(ctx, func(tx *writes) error { return tx.DeleteUser(name) })
 }
 
 // Users lists every user, sorted by name. PasswordHash is cleared.
@@ -84,7 +84,7 @@ func (h *Hub) EnsureFirstUser(ctx context.Context, name string) (password string
 	if err != nil {
 		return "", false, err
 	}
-	err = h.commit(ctx, func(tx hub.Tx) error {
+	err = h.commit(ctx, func(tx *writes) error {
 		if n, err := tx.CountUsers(); err != nil || n > 0 {
 			return err
 		}

@@ -21,7 +21,7 @@ func repositoryID(commonDir string) string {
 // mintID returns a new workspace id for a folder: its readable base, with
 // -2, -3, ... appended when an id was ever used, so an id never names two
 // folders over the workspace registry's life.
-func mintID(tx hub.Tx, dir string) (string, error) {
+func mintID(tx reads, dir string) (string, error) {
 	base := idBase(dir)
 	for n := 1; ; n++ {
 		id := base
@@ -40,7 +40,7 @@ func mintID(tx hub.Tx, dir string) (string, error) {
 
 // workspacesAtOrBelow returns the registered workspaces whose folders are
 // root or inside it, in registration order.
-func workspacesAtOrBelow(tx hub.Tx, root string) ([]hub.Workspace, error) {
+func workspacesAtOrBelow(tx reads, root string) ([]hub.Workspace, error) {
 	all, err := tx.Workspaces()
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func workspacesAtOrBelow(tx hub.Tx, root string) ([]hub.Workspace, error) {
 }
 
 // workspaceAt returns the workspace registered exactly at p, if any.
-func workspaceAt(tx hub.Tx, p string) (hub.Workspace, bool, error) {
+func workspaceAt(tx reads, p string) (hub.Workspace, bool, error) {
 	all, err := tx.Workspaces()
 	if err != nil {
 		return hub.Workspace{}, false, err

@@ -1,0 +1,62 @@
+package service
+
+import "context"
+
+// The changes of the workspace sessions, which happen outside the store
+// (settle) or with a commit (the start of a session that marks the
+// workspace to start again): a session that started or ended, and facts
+// that refreshed.
+
+// workspaceSessionStarted: rw is the running session of workspace id.
+type workspaceSessionStarted struct {
+	id string
+	rw *runningWorkspace
+}
+
+func (c workspaceSessionStarted) apply(h *Hub) (took, shown bool) {
+	h.mu.Lock()
+	h.running[c.id] = c.rw
+	h.mu.Unlock()
+	h.st.forgetWorkspaceSessionFacts(c.id)
+	return true, true
+}
+
+// publish reopens the workspace's upstreams on the new session.
+func (c workspaceSessionStarted) publish(ctx context.Context, h *Hub, _ *publication) {
+	h.live.workspaceSessionStarted(ctx, c.id, c.rw)
+}
+
+// workspaceSessionEnded: the session rw of workspace id ended, stopped or
+// on its own. A stop and the session's own watcher both report it: the
+// second, or the end of a session that is no longer the workspace's, is
+// dropped.
+type workspaceSessionEnded struct {
+	id string
+	rw *runningWorkspace
+}
+
+func (c workspaceSessionEnded) apply(h *Hub) (took, shown bool) {
+	h.mu.Lock()
+	ours := h.running[c.id] == c.rw
+	if ours {
+		delete(h.running, c.id)
+	}
+	h.mu.Unlock()
+	if !ours {
+		return false, false
+	}
+	h.st.forgetWorkspaceSessionFacts(c.id)
+	return true, true
+}
+
+// publish fails the workspace's upstreams at once.
+func (c workspaceSessionEnded) publish(ctx context.Context, h *Hub, _ *publication) {
+	h.live.workspaceSessionEnded(ctx, c.id, c.rw)
+}
+
+// factsChanged: facts refreshed in the background differ from the ones
+// the state shows.
+type factsChanged struct{}
+
+func (factsChanged) apply(*Hub) (took, shown bool)               { return true, true }
+func (factsChanged) publish(context.Context, *Hub, *publication) {}

@@ -1,0 +1,162 @@
+package service
+
+import (
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// writes is the transaction a mutation writes through (commit.go). It
+// offers the store's reads as they are and its writes recorded: each
+// write that succeeds records the change it makes, so the commit path
+// acts on exactly what was written. It does not embed hub.Tx on purpose:
+// a write a family adds to the store is not reachable here until a method
+// below states its consequence.
+type writes struct {
+	tx      hub.Tx
+	changes []change
+}
+
+func (w *writes) record(c change) { w.changes = append(w.changes, c) }
+
+// reads are the reads of the store that the helpers of mutations need;
+// both a View's hub.Tx and writes offer them.
+type reads interface {
+	Workspaces() ([]hub.Workspace, error)
+	Workspace(id string) (hub.Workspace, error)
+	WorkspaceIDUsed(id string) (bool, error)
+}
+
+// settings is the read of Hub-wide settings.
+type settings interface {
+	Setting(key string) (string, bool, error)
+}
+
+// Reads, as the store answers them.
+
+func (w *writes) User(name string) (hub.User, error) { return w.tx.User(name) }
+func (w *writes) Users() ([]hub.User, error)         { return w.tx.Users() }
+func (w *writes) CountUsers() (int, error)           { return w.tx.CountUsers() }
+func (w *writes) DeviceSessionByDigest(d hub.DeviceSessionDigest) (hub.DeviceSession, error) {
+	return w.tx.DeviceSessionByDigest(d)
+}
+func (w *writes) ActiveDeviceSessions(now time.Time) ([]hub.DeviceSession, error) {
+	return w.tx.ActiveDeviceSessions(now)
+}
+func (w *writes) DeviceSessionsOfUser(name string) ([]hub.DeviceSession, error) {
+	return w.tx.DeviceSessionsOfUser(name)
+}
+func (w *writes) Workspaces() ([]hub.Workspace, error)       { return w.tx.Workspaces() }
+func (w *writes) Workspace(id string) (hub.Workspace, error) { return w.tx.Workspace(id) }
+func (w *writes) WorkspaceIDUsed(id string) (bool, error)    { return w.tx.WorkspaceIDUsed(id) }
+func (w *writes) Journals() ([]hub.Journal, error)           { return w.tx.Journals() }
+func (w *writes) ActivityMarks() ([]hub.ActivityMark, error) { return w.tx.ActivityMarks() }
+func (w *writes) Setting(key string) (string, bool, error)   { return w.tx.Setting(key) }
+func (w *writes) PersonalState(user, id string) (hub.PersonalState, error) {
+	return w.tx.PersonalState(user, id)
+}
+
+// Writes, each recording its consequence.
+
+// CreateUser adds a user: nothing the Hub keeps in memory depends on
+// users (their device sessions do, and their own writes say so).
+func (w *writes) CreateUser(u hub.User) error {
+	return w.did(w.tx.CreateUser(u), storedOnly{})
+}
+
+// SetPasswordHash changes a user's password hash; ending the user's
+// sessions is a write of its own (DeleteDeviceSessionsOfUser).
+func (w *writes) SetPasswordHash(name, hash string) error {
+	return w.did(w.tx.SetPasswordHash(name, hash), storedOnly{})
+}
+
+// DeleteUser removes a user and, with it, every device session it had.
+func (w *writes) DeleteUser(name string) error {
+	return w.did(w.tx.DeleteUser(name), userSignedOut{user: name})
+}
+
+func (w *writes) CreateDeviceSession(s hub.DeviceSession) error {
+	return w.did(w.tx.CreateDeviceSession(s), deviceSessionCreated{session: s})
+}
+
+func (w *writes) RevokeDeviceSession(d hub.DeviceSessionDigest, at time.Time) error {
+	return w.did(w.tx.RevokeDeviceSession(d, at), deviceSessionRevoked{digest: d})
+}
+
+func (w *writes) DeleteDeviceSessionsOfUser(name string) (int, error) {
+	n, err := w.tx.DeleteDeviceSessionsOfUser(name)
+	return n, w.did(err, userSignedOut{user: name})
+}
+
+func (w *writes) DeleteExpiredDeviceSessions(now time.Time) (int, error) {
+	n, err := w.tx.DeleteExpiredDeviceSessions(now)
+	return n, w.did(err, deviceSessionsExpired{at: now})
+}
+
+func (w *writes) CreateWorkspace(ws hub.Workspace) error {
+	return w.did(w.tx.CreateWorkspace(ws), &workspaceSaved{w: ws, created: true})
+}
+
+func (w *writes) UpdateWorkspace(ws hub.Workspace) error {
+	return w.did(w.tx.UpdateWorkspace(ws), &workspaceSaved{w: ws})
+}
+
+// DeleteWorkspace records the record the workspace had, read in the same
+// transaction: its path is what the consequences need.
+func (w *writes) DeleteWorkspace(id string) error {
+	old, err := w.tx.Workspace(id)
+	if err != nil {
+		return err
+	}
+	return w.did(w.tx.DeleteWorkspace(id), &workspaceDeleted{w: old})
+}
+
+// AddJournal writes a recovery journal: the Hub's fences follow the
+// journals it holds itself (journal.go), not this write.
+func (w *writes) AddJournal(j hub.Journal) (int64, error) {
+	id, err := w.tx.AddJournal(j)
+	return id, w.did(err, storedOnly{})
+}
+
+func (w *writes) DeleteJournal(id int64) error {
+	return w.did(w.tx.DeleteJournal(id), storedOnly{})
+}
+
+// PutPersonalState stores a user's personal state, which the Hub answers
+// from the store and keeps nowhere else.
+func (w *writes) PutPersonalState(user, id string, st hub.PersonalState) error {
+	return w.did(w.tx.PutPersonalState(user, id, st), storedOnly{})
+}
+
+// The activity marks are changed in memory, and published, by the live
+// broker before it persists them (activitywatch.go): their writes have
+// no further consequence.
+
+func (w *writes) PutActivityMark(m hub.ActivityMark) error {
+	return w.did(w.tx.PutActivityMark(m), storedOnly{})
+}
+
+func (w *writes) DeleteActivityMark(id, user string) error {
+	return w.did(w.tx.DeleteActivityMark(id, user), storedOnly{})
+}
+
+func (w *writes) DeleteActivityMarks(id string) error {
+	return w.did(w.tx.DeleteActivityMarks(id), storedOnly{})
+}
+
+func (w *writes) PutSetting(key, value string) error {
+	return w.did(w.tx.PutSetting(key, value), settingSaved{key: key, value: value, set: true})
+}
+
+func (w *writes) DeleteSetting(key string) error {
+	return w.did(w.tx.DeleteSetting(key), settingSaved{key: key})
+}
+
+// did records c when the write it follows succeeded, and returns the
+// write's error.
+func (w *writes) did(err error, c change) error {
+	if err == nil {
+		w.record(c)
+	}
+	return err
+}
