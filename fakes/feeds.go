@@ -152,26 +152,49 @@ func (s *workspaceSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (h
 	return f, nil
 }
 
-// defaultOpener is the opener of a workspace nobody scripted. b.mu is held.
+// defaultOpener is the opener of a workspace nobody scripted: a topic the
+// topic table gives no feed is NotFound, as a real session answers, and
+// every other opens as cannedFeeds says. b.mu is held.
 func (b *Backend) defaultOpener(s *workspaceSession) FeedOpener {
-	o := b.feeds.activity[s.id]
 	return func(req hub.FeedRequest) ([]hub.FeedFrame, error) {
-		switch req.Topic {
-		case hub.TopicActivity:
-			return []hub.FeedFrame{activityFrame(o.Working, o.Awaiting)}, nil
-		case hub.TopicInventory:
-			return []hub.FeedFrame{{Kind: hub.FrameData, Data: []byte(`{"type":"conversation.inventory"}`)}}, nil
-		case hub.TopicDocument:
-			c, err := hub.ParseDocumentKey(req.Key)
-			if err != nil {
-				return nil, hub.Errorf(hub.NotFound, "bad document key")
-			}
-			return []hub.FeedFrame{{Kind: hub.FrameData, Data: DocSnapshot("/"+s.id, uuid.NewString(), 0, c)}}, nil
-		case hub.TopicConversation:
-			return nil, hub.Errorf(hub.NotFound, "unknown conversation")
+		if t, ok := hub.LookupTopic(req.Topic); !ok || !t.Feed {
+			return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
 		}
-		return nil, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+		canned := cannedFeeds[req.Topic]
+		if canned == nil {
+			// A topic added to the table without its canned feed here:
+			// loud, so the tests that open it say so.
+			return nil, hub.Errorf(hub.Internal, "fakes: no canned %s feed", req.Topic)
+		}
+		return canned(b, s, req)
 	}
+}
+
+// cannedFeeds is how an unscripted session's feed of each topic opens, by
+// topic: one for every topic the topic table gives a feed. Each runs with
+// b.mu held.
+var cannedFeeds = map[hub.Topic]func(b *Backend, s *workspaceSession, req hub.FeedRequest) ([]hub.FeedFrame, error){
+	// Activity starts with the workspace's activity (SetActivity).
+	hub.TopicActivity: func(b *Backend, s *workspaceSession, _ hub.FeedRequest) ([]hub.FeedFrame, error) {
+		o := b.feeds.activity[s.id]
+		return []hub.FeedFrame{activityFrame(o.Working, o.Awaiting)}, nil
+	},
+	// Inventory starts with its opening tick.
+	hub.TopicInventory: func(*Backend, *workspaceSession, hub.FeedRequest) ([]hub.FeedFrame, error) {
+		return []hub.FeedFrame{{Kind: hub.FrameData, Data: []byte(`{"type":"conversation.inventory"}`)}}, nil
+	},
+	// Documents start with an empty snapshot of a new epoch.
+	hub.TopicDocument: func(_ *Backend, s *workspaceSession, req hub.FeedRequest) ([]hub.FeedFrame, error) {
+		c, err := hub.ParseDocumentKey(req.Key)
+		if err != nil {
+			return nil, hub.Errorf(hub.NotFound, "bad document key")
+		}
+		return []hub.FeedFrame{{Kind: hub.FrameData, Data: DocSnapshot("/"+s.id, uuid.NewString(), 0, c)}}, nil
+	},
+	// No conversation is known.
+	hub.TopicConversation: func(*Backend, *workspaceSession, hub.FeedRequest) ([]hub.FeedFrame, error) {
+		return nil, hub.Errorf(hub.NotFound, "unknown conversation")
+	},
 }
 
 // endFeedsOf ends every feed of the ended session s.

@@ -126,7 +126,7 @@ func TestChatAPIConversation(t *testing.T) {
 	is.Equal(created.Conversation.Title, "Fix it") // named
 
 	// The conversation feed: open with the head, then the turn's events.
-	feed, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+childproto.ConversationFeedPath+"?id="+url.QueryEscape(id), nil)
+	feed, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+feedURI(t, hub.TopicConversation, id, ""), nil)
 	is.NoErr(err)
 	resp, err := http.DefaultClient.Do(feed)
 	is.NoErr(err)
@@ -145,7 +145,7 @@ func TestChatAPIConversation(t *testing.T) {
 	for {
 		ev, err := events.Next()
 		is.NoErr(err)                           // events keep coming
-		is.Equal(ev.Name, childproto.EventChat) // as chat frames
+		is.Equal(ev.Name, childproto.EventData) // as data frames
 		is.True(ev.ID != "")                    // with their cursors
 		if bytes.Contains(ev.Data, []byte(`"status":"completed"`)) {
 			break
@@ -157,14 +157,14 @@ func TestChatAPIConversation(t *testing.T) {
 
 	// A cursor of another generation is answered with a resync, then the end.
 	bad := chat.Cursor{Generation: "other", Sequence: 1}.String()
-	resp2, err := http.Get(srv.URL + childproto.ConversationFeedPath + "?id=" + url.QueryEscape(id) + "&cursor=" + bad)
+	resp2, err := http.Get(srv.URL + feedURI(t, hub.TopicConversation, id, bad))
 	is.NoErr(err)
 	defer resp2.Body.Close()
 	ev, err = childproto.NewEventReader(resp2.Body, 1<<20).Next()
 	is.NoErr(err)
 	is.Equal(ev.Name, childproto.EventResync)                        // a resync
 	is.True(bytes.Contains(ev.Data, []byte(`"generation-changed"`))) // saying why
-	resp3, err := http.Get(srv.URL + childproto.ConversationFeedPath + "?id=scripted:nope")
+	resp3, err := http.Get(srv.URL + feedURI(t, hub.TopicConversation, "scripted:nope", ""))
 	is.NoErr(err)
 	resp3.Body.Close()
 	is.Equal(resp3.StatusCode, 404) // an unknown conversation has no feed

@@ -19,15 +19,15 @@ import (
 // nor awaits, the inventory is empty and every conversation is unknown.
 
 // serveActivity sends the session's activity at once and on every change.
-func serveActivity(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func serveActivity(m *chat.Manager, keepAlive time.Duration) feed {
+	return func(w http.ResponseWriter, r *http.Request, _ childproto.FeedRequest) {
 		if m == nil {
-			serveOpening(w, r, mustFrame(childproto.FeedActivity, childproto.Activity{}), keepAlive)
+			serveOpening(w, r, mustFrame(hub.TopicActivity, childproto.Activity{}), keepAlive)
 			return
 		}
 		follow(w, r, keepAlive, func() (childproto.Event, <-chan struct{}) {
 			a, wait := m.Activity()
-			return mustFrame(childproto.FeedActivity, childproto.Activity{Working: a.Working, Awaiting: a.Awaiting}), wait
+			return mustFrame(hub.TopicActivity, childproto.Activity{Working: a.Working, Awaiting: a.Awaiting}), wait
 		})
 	}
 }
@@ -35,15 +35,15 @@ func serveActivity(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
 // serveInventory sends the opening tick at once, then one tick (with the
 // agents' catalog revisions) whenever the inventory changed; changes that
 // come while a tick is written collapse into the next.
-func serveInventory(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func serveInventory(m *chat.Manager, keepAlive time.Duration) feed {
+	return func(w http.ResponseWriter, r *http.Request, _ childproto.FeedRequest) {
 		if m == nil {
-			serveOpening(w, r, mustFrame(childproto.FeedInventory, childproto.InventoryTick{Type: childproto.InventoryTickType}), keepAlive)
+			serveOpening(w, r, mustFrame(hub.TopicInventory, childproto.InventoryTick{Type: childproto.InventoryTickType}), keepAlive)
 			return
 		}
 		follow(w, r, keepAlive, func() (childproto.Event, <-chan struct{}) {
 			catalogs, wait := m.Inventory()
-			return mustFrame(childproto.FeedInventory, childproto.InventoryTick{Type: childproto.InventoryTickType, Catalogs: catalogs}), wait
+			return mustFrame(hub.TopicInventory, childproto.InventoryTick{Type: childproto.InventoryTickType, Catalogs: catalogs}), wait
 		})
 	}
 }
@@ -77,19 +77,14 @@ func follow(w http.ResponseWriter, r *http.Request, keepAlive time.Duration, nex
 	}
 }
 
-// serveConversation answers the feed of one conversation: `open` with the
-// head when opened without a cursor, then every event after the cursor
-// as `chat` frames (the cursor in the id field), or one `resync` after
-// which the feed ends: the core's, for a cursor it cannot resume, or
-// conversation-closed, when the conversation is closed while followed.
-// An unknown conversation answers 404.
-func serveConversation(m *chat.Manager, keepAlive time.Duration) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		req, err := childproto.ParseFeedQuery(childproto.FeedConversation, r.URL.Query())
-		if err != nil {
-			childproto.WriteError(w, http.StatusBadRequest, err.Error())
-			return
-		}
+// serveConversation answers the feed of one conversation (the request's
+// key): `open` with the head when opened without a cursor, then every
+// event after the cursor as data frames (the cursor in the id field), or
+// one `resync` after which the feed ends: the core's, for a cursor it
+// cannot resume, or conversation-closed, when the conversation is closed
+// while followed. An unknown conversation answers 404.
+func serveConversation(m *chat.Manager, keepAlive time.Duration) feed {
+	return func(w http.ResponseWriter, r *http.Request, req childproto.FeedRequest) {
 		if m == nil {
 			childproto.WriteError(w, http.StatusNotFound, "unknown conversation")
 			return
@@ -97,6 +92,7 @@ func serveConversation(m *chat.Manager, keepAlive time.Duration) http.HandlerFun
 		cursor := req.Cursor
 		opening := cursor == ""
 		if opening {
+			var err error
 			if cursor, err = m.Head(req.Key); err != nil {
 				childproto.WriteError(w, http.StatusNotFound, "unknown conversation")
 				return
@@ -135,7 +131,7 @@ func streamConversation(ctx context.Context, s *childproto.StreamWriter, m *chat
 			return
 		}
 		for _, f := range b.Frames {
-			ev, err := childproto.EncodeFrame(childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameData, Cursor: f.Cursor, Data: f.Data})
+			ev, err := childproto.EncodeFrame(hub.TopicConversation, childproto.Frame{Kind: childproto.FrameData, Cursor: f.Cursor, Data: f.Data})
 			if err != nil || s.Write(ev) != nil {
 				return
 			}
@@ -177,7 +173,7 @@ func closedEvent(id, cursor string) []byte {
 
 // send writes one conversation frame and flushes it.
 func send(s *childproto.StreamWriter, fr childproto.Frame) error {
-	ev, err := childproto.EncodeFrame(childproto.FeedConversation, fr)
+	ev, err := childproto.EncodeFrame(hub.TopicConversation, fr)
 	if err != nil {
 		return err
 	}
@@ -212,14 +208,14 @@ func idle(ctx context.Context, s *childproto.StreamWriter, every time.Duration) 
 	}
 }
 
-// mustFrame is the event of a data frame of feed f carrying v, a value
-// that cannot fail to encode.
-func mustFrame(f childproto.Feed, v any) childproto.Event {
+// mustFrame is the event of a data frame of topic t's feed carrying v, a
+// value that cannot fail to encode.
+func mustFrame(t hub.Topic, v any) childproto.Event {
 	data, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
-	ev, err := childproto.EncodeFrame(f, childproto.Frame{Kind: childproto.FrameData, Data: data})
+	ev, err := childproto.EncodeFrame(t, childproto.Frame{Kind: childproto.FrameData, Data: data})
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ func TestClosingAConversationEndsItsFeedWithAResync(t *testing.T) {
 	is.NoErr(json.Unmarshal(body, &created))
 	id := created.Conversation.ID
 
-	feed, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+childproto.ConversationFeedPath+"?id="+url.QueryEscape(id), nil)
+	feed, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+feedURI(t, hub.TopicConversation, id, ""), nil)
 	is.NoErr(err)
 	resp, err := http.DefaultClient.Do(feed)
 	is.NoErr(err)
@@ -45,11 +45,11 @@ func TestClosingAConversationEndsItsFeedWithAResync(t *testing.T) {
 	for {
 		ev, err = events.Next()
 		is.NoErr(err) // the feed says why it ends
-		if ev.Name != childproto.EventChat {
+		if ev.Name != childproto.EventData {
 			break // past the events the close itself made
 		}
 		if head, err = chat.ParseCursor(ev.ID); err != nil {
-			t.Fatalf("a chat event with cursor %q: %v", ev.ID, err)
+			t.Fatalf("a conversation event with cursor %q: %v", ev.ID, err)
 		}
 	}
 	is.Equal(ev.Name, childproto.EventResync) // a resync

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
 )
 
 // feedWait bounds every wait of the feed tests.
@@ -119,6 +119,17 @@ func open(ctx context.Context, t *testing.T, c *http.Client, path string) *http.
 	return resp
 }
 
+// feedURI is the path and query of the feed of topic with key and cursor,
+// as the Hub asks for it.
+func feedURI(t *testing.T, topic hub.Topic, key, cursor string) string {
+	t.Helper()
+	uri, err := childproto.FeedRequest{Topic: topic, Key: key, Cursor: cursor}.URI()
+	if err != nil {
+		t.Fatalf("the %s feed's URI: %v", topic, err)
+	}
+	return uri
+}
+
 // serve runs h on a test server whose requests' base context is base, and
 // returns a client that reaches it whatever the URL's host.
 func serve(t *testing.T, h http.Handler, base context.Context) *http.Client {
@@ -140,8 +151,8 @@ func TestFeeds(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, event, data string
 	}{
-		{"activity", childproto.ActivityFeedPath, "activity", `{"working":false,"awaiting":false}`},
-		{"inventory", childproto.InventoryFeedPath, "inventory", `{"type":"conversation.inventory"}`},
+		{"activity", childproto.FeedPath(hub.TopicActivity), "data", `{"working":false,"awaiting":false}`},
+		{"inventory", childproto.FeedPath(hub.TopicInventory), "data", `{"type":"conversation.inventory"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -153,7 +164,7 @@ func TestFeeds(t *testing.T) {
 			is.Equal(resp.Header.Get("Cache-Control"), "no-cache")         // never cached
 			s := readStream(resp.Body)
 			first := s.next(t)
-			is.Equal(first.event, tc.event)          // the topic's event, at once
+			is.Equal(first.event, tc.event)          // a data event, at once
 			is.Equal(first.data, tc.data)            // with its opening value
 			is.Equal(s.next(t).comment, "keepalive") // then keepalives while nothing changes
 		})
@@ -162,8 +173,8 @@ func TestFeeds(t *testing.T) {
 	t.Run("unknown conversation", func(t *testing.T) {
 		is := is.New(t)
 		for _, path := range []string{
-			childproto.ConversationFeedPath + "?id=c1",
-			childproto.ConversationFeedPath + "?id=c1&cursor=" + url.QueryEscape("eyJ2IjoxfQ"),
+			feedURI(t, hub.TopicConversation, "c1", ""),
+			feedURI(t, hub.TopicConversation, "c1", "eyJ2IjoxfQ"),
 		} {
 			var e struct{ Error string }
 			resp := open(t.Context(), t, c, path)
@@ -173,23 +184,61 @@ func TestFeeds(t *testing.T) {
 			is.NoErr(json.NewDecoder(resp.Body).Decode(&e))               // decodable
 			is.Equal(e.Error, "unknown conversation")                     // saying so
 		}
-		for _, path := range []string{childproto.ConversationFeedPath, childproto.ConversationFeedPath + "?id=a&id=b"} {
-			is.Equal(open(t.Context(), t, c, path).StatusCode, http.StatusBadRequest) // exactly one id is needed
+		conv := childproto.FeedPath(hub.TopicConversation)
+		for _, path := range []string{conv, conv + "?key=a&key=b"} {
+			is.Equal(open(t.Context(), t, c, path).StatusCode, http.StatusBadRequest) // exactly one key is needed
 		}
 	})
 
 	t.Run("no document feed configured", func(t *testing.T) {
 		is := is.New(t)
-		is.Equal(open(t.Context(), t, c, childproto.DocumentFeedPath).StatusCode, http.StatusNotFound) // unserved, as any unknown path
+		is.Equal(open(t.Context(), t, c, feedURI(t, hub.TopicDocument, "", "")).StatusCode, http.StatusNotFound) // unserved, as any unknown path
 	})
 
 	t.Run("only GET", func(t *testing.T) {
 		is := is.New(t)
-		resp, err := c.Post("http://session"+childproto.ActivityFeedPath, "text/plain", nil)
+		resp, err := c.Post("http://session"+childproto.FeedPath(hub.TopicActivity), "text/plain", nil)
 		is.NoErr(err) // answered
 		resp.Body.Close()
 		is.Equal(resp.StatusCode, http.StatusNotFound) // another method is not found
 	})
+}
+
+// Every topic the topic table gives a feed is served: the child answers
+// its feed's path itself (a stream, or a refusal of its own) rather than
+// as an unknown path, and checks its query against the table.
+func TestEveryFeedOfTheTopicTableIsServed(t *testing.T) {
+	t.Parallel()
+	documents := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	c := serve(t, child.NewHandler("alpha", child.HandlerOptions{Documents: documents}), context.Background())
+	served := 0
+	for _, s := range hub.Topics() {
+		if !s.Feed {
+			continue
+		}
+		served++
+		t.Run(string(s.Name), func(t *testing.T) {
+			is := is.New(t)
+			key := ""
+			if s.Key == hub.KeyRequired {
+				key = "k"
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), feedWait)
+			defer cancel()
+			resp := open(ctx, t, c, feedURI(t, s.Name, key, ""))
+			var e struct{ Error string }
+			if resp.StatusCode == http.StatusNotFound {
+				is.NoErr(json.NewDecoder(resp.Body).Decode(&e)) // a JSON refusal
+			}
+			is.True(e.Error != "not found") // the topic's feed answers, not the unknown path's 404
+
+			bad := open(ctx, t, c, childproto.FeedPath(s.Name)+"?colour=blue")
+			is.Equal(bad.StatusCode, http.StatusBadRequest) // a parameter no topic takes is refused
+		})
+	}
+	if served == 0 {
+		t.Fatal("the topic table gives no topic a feed")
+	}
 }
 
 func TestFeedsEndWithTheServersBaseContext(t *testing.T) {
@@ -199,7 +248,7 @@ func TestFeedsEndWithTheServersBaseContext(t *testing.T) {
 	defer stopServer()
 	c := serve(t, child.NewHandler("alpha", child.HandlerOptions{}), base)
 	var streams []*sseStream
-	for _, path := range []string{childproto.ActivityFeedPath, childproto.InventoryFeedPath} {
+	for _, path := range []string{childproto.FeedPath(hub.TopicActivity), childproto.FeedPath(hub.TopicInventory)} {
 		s := readStream(open(t.Context(), t, c, path).Body)
 		s.next(t) // the stream is open
 		streams = append(streams, s)
@@ -227,12 +276,12 @@ func TestMainServesTheDocumentFeed(t *testing.T) {
 	dir := filepath.Dir(c.socket)
 	is.NoErr(os.WriteFile(filepath.Join(dir, "README.md"), []byte("# hi\n"), 0o600)) // a document to index
 
-	resp := c.stream(t, childproto.DocumentFeedPath+"?key="+url.QueryEscape("compareTarget=last-commit&scope=folder"))
+	resp := c.stream(t, feedURI(t, hub.TopicDocument, "compareTarget=last-commit&scope=folder", ""))
 	is.Equal(resp.StatusCode, http.StatusOK)                       // the feed is accepted
 	is.Equal(resp.Header.Get("Content-Type"), "text/event-stream") // as SSE
 	s := readStream(resp.Body)
 	first := s.next(t)
-	is.Equal(first.event, "state") // document frames are state events
+	is.Equal(first.event, "data") // document frames are data events
 	var snap struct {
 		Kind                 string `json:"kind"`
 		Epoch                string `json:"epoch"`
@@ -245,7 +294,7 @@ func TestMainServesTheDocumentFeed(t *testing.T) {
 	is.Equal(snap.WorkspaceAPIRevision, 24)             // at the child's revision
 	is.Equal(snap.CompareTarget, "last-commit")         // for the key's context
 
-	bad := c.stream(t, childproto.DocumentFeedPath+"?key="+url.QueryEscape("scope=nope"))
+	bad := c.stream(t, feedURI(t, hub.TopicDocument, "scope=nope", ""))
 	is.Equal(bad.StatusCode, http.StatusBadRequest) // a bad key is refused
 
 	c.cancel()
@@ -256,8 +305,8 @@ func TestMainServesTheDocumentFeed(t *testing.T) {
 func TestMainEndsFeedsWhenTheHubGoes(t *testing.T) {
 	is := is.New(t)
 	c := startChild(t, "alpha")
-	s := readStream(c.stream(t, childproto.ActivityFeedPath).Body)
-	is.Equal(s.next(t).event, "activity") // the feed is open
+	s := readStream(c.stream(t, childproto.FeedPath(hub.TopicActivity)).Body)
+	is.Equal(s.next(t).event, "data") // the feed is open
 	c.stdin.Close()
 	is.NoErr(s.end(t))  // the Hub's end ends the feed in order
 	is.NoErr(c.wait(t)) // and the child

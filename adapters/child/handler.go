@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -24,9 +25,10 @@ type Info struct {
 // HandlerOptions configure NewHandler. The zero value serves every
 // endpoint but the document feed, with the default keepalive.
 type HandlerOptions struct {
-	// Documents serves childproto.DocumentFeedPath: the workspace folder's
-	// docfeed.Feed.Handler (Main starts the feed on first use). nil
-	// leaves the path unserved (404), as any unknown path.
+	// Documents serves the document feed: the workspace folder's
+	// docfeed.Feed.Handler (Main starts the feed on first use), which
+	// reads the request's key itself. nil leaves the feed's path
+	// unserved (404), as any unknown path.
 	Documents http.Handler
 	// KeepAlive is the interval of the ": keepalive" comments of the
 	// activity, inventory and conversation feeds; the document feed has
@@ -45,10 +47,12 @@ type HandlerOptions struct {
 // match the exact, already decoded path and the GET method only; anything
 // else is a JSON 404, so the Hub's verbatim forwarding never meets a
 // redirect or a plain-text error. Every JSON answer carries Cache-Control:
-// no-store; feeds answer text/event-stream (see childproto). Feeds stream
-// until the client goes away or the request's context ends: a server that
-// must stop ends them through its BaseContext, since a stream never goes
-// idle for Shutdown to close it.
+// no-store; feeds answer text/event-stream (see childproto), one route
+// per topic of the Hub's topic table that has a feed, each with its query
+// read and checked against the table (400 otherwise) before the feed
+// runs. Feeds stream until the client goes away or the request's context
+// ends: a server that must stop ends them through its BaseContext, since a
+// stream never goes idle for Shutdown to close it.
 func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = childproto.DefaultKeepAlive
@@ -62,12 +66,14 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 		base + "api/session": func(w http.ResponseWriter, _ *http.Request) {
 			childproto.WriteJSON(w, http.StatusOK, Info{WorkspaceID: workspaceID, WorkspaceAPIRevision: Revision})
 		},
-		childproto.ActivityFeedPath:     serveActivity(opts.Chat, opts.KeepAlive),
-		childproto.InventoryFeedPath:    serveInventory(opts.Chat, opts.KeepAlive),
-		childproto.ConversationFeedPath: serveConversation(opts.Chat, opts.KeepAlive),
 	}
-	if opts.Documents != nil {
-		routes[childproto.DocumentFeedPath] = opts.Documents.ServeHTTP
+	for t, f := range feedsOf(opts) {
+		path := childproto.FeedPath(t)
+		if path == "" {
+			// A defect of this package, which every test of it meets.
+			panic("child: a feed of the " + string(t) + " topic, which the topic table gives no feed")
+		}
+		routes[path] = serveFeed(t, f)
 	}
 	h := &handler{routes: routes}
 	if opts.Chat != nil {
@@ -79,6 +85,43 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 		h.chat = &chatAPI{m: opts.Chat, prefix: h.chatPrefix, log: log}
 	}
 	return h
+}
+
+// feed serves one topic's feed of req, the request's query as the router
+// read it.
+type feed func(w http.ResponseWriter, r *http.Request, req childproto.FeedRequest)
+
+// feedsOf is the child's implementation of each topic's feed, by topic:
+// every topic the Hub's topic table gives a feed has one here (a test
+// holds it to the table), the document feed only when opts.Documents is
+// set. What a feed sends is particular to its topic; its path, query and
+// framing are childproto's, from the table.
+func feedsOf(opts HandlerOptions) map[hub.Topic]feed {
+	feeds := map[hub.Topic]feed{
+		hub.TopicActivity:     serveActivity(opts.Chat, opts.KeepAlive),
+		hub.TopicInventory:    serveInventory(opts.Chat, opts.KeepAlive),
+		hub.TopicConversation: serveConversation(opts.Chat, opts.KeepAlive),
+	}
+	if opts.Documents != nil {
+		feeds[hub.TopicDocument] = func(w http.ResponseWriter, r *http.Request, _ childproto.FeedRequest) {
+			opts.Documents.ServeHTTP(w, r)
+		}
+	}
+	return feeds
+}
+
+// serveFeed reads the request of topic t's feed from the query, answering
+// 400 with childproto's message when the table's topic does not take it,
+// and serves it with f.
+func serveFeed(t hub.Topic, f feed) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := childproto.ParseFeedQuery(t, r.URL.Query())
+		if err != nil {
+			childproto.WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		f(w, r, req)
+	}
 }
 
 // handler routes by exact path, and the chat API by prefix.

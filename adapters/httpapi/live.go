@@ -275,7 +275,7 @@ func (a *api) decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subs
 		var sub hub.Subscription
 		var topic string
 		if json.Unmarshal(fields["topic"], &topic) != nil {
-			return nil, hub.Errorf(hub.Invalid, "subscription topic must be document, inventory, conversation, or worktrees")
+			return nil, hub.SubscriptionTopicError()
 		}
 		sub.Topic = hub.Topic(topic)
 		if k, ok := fields["key"]; ok && string(k) != "null" {

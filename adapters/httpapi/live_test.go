@@ -233,6 +233,8 @@ func TestLiveStreamChecksBeforeTheFirstByte(t *testing.T) {
 		{"17 subscriptions", subsQuery("app", "["+strings.Repeat(`1,`, 16)+"1]"), auth, 400, "too many subscriptions"},
 		{"entry not an object", subsQuery("app", `[1]`), auth, 400, "subscription must be an object"},
 		{"activity subscribed", subsQuery("app", `[{"topic":"activity"}]`), auth, 400, "subscription topic must be document, inventory, conversation, or worktrees"},
+		{"topic not a string", subsQuery("app", `[{"topic":3}]`), auth, 400, "subscription topic must be document, inventory, conversation, or worktrees"},
+		{"no topic", subsQuery("app", `[{"key":"k"}]`), auth, 400, "subscription topic must be document, inventory, conversation, or worktrees"},
 		{"conversation without key", subsQuery("app", `[{"topic":"conversation"}]`), auth, 400, "conversation subscription needs a key"},
 		{"inventory with key", subsQuery("app", `[{"topic":"inventory","key":"x"}]`), auth, 400, "inventory subscription takes no key"},
 		{"key not a string", subsQuery("app", `[{"topic":"document","key":3}]`), auth, 400, "subscription key must be a string"},

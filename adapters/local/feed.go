@@ -27,20 +27,27 @@ type feedSource struct {
 	maxEvent int             // bound of one event's data
 }
 
-// childFeed is the child's feed request of req; a topic the child does
-// not serve is NotFound. Only the fields the topic uses are passed on.
+// childFeed is the child's feed request of req: the topic table says
+// whether a child serves the topic (NotFound otherwise) and which fields
+// its feed takes; only those are passed on.
 func childFeed(req hub.FeedRequest) (childproto.FeedRequest, error) {
-	switch req.Topic {
-	case hub.TopicDocument:
-		return childproto.FeedRequest{Feed: childproto.FeedDocument, Key: req.Key}, nil
-	case hub.TopicActivity:
-		return childproto.FeedRequest{Feed: childproto.FeedActivity}, nil
-	case hub.TopicInventory:
-		return childproto.FeedRequest{Feed: childproto.FeedInventory}, nil
-	case hub.TopicConversation:
-		return childproto.FeedRequest{Feed: childproto.FeedConversation, Key: req.Key, Cursor: req.Cursor}, nil
+	t, ok := hub.LookupTopic(req.Topic)
+	if !ok || !t.Feed {
+		return childproto.FeedRequest{}, notServed(req.Topic)
 	}
-	return childproto.FeedRequest{}, hub.Errorf(hub.NotFound, "the session does not serve the %s feed", req.Topic)
+	creq := childproto.FeedRequest{Topic: t.Name}
+	if t.Keyed() {
+		creq.Key = req.Key
+	}
+	if t.Resumes() {
+		creq.Cursor = req.Cursor
+	}
+	return creq, nil
+}
+
+// notServed is the NotFound of a feed the session does not serve.
+func notServed(topic hub.Topic) error {
+	return hub.Errorf(hub.NotFound, "the session does not serve the %s feed", topic)
 }
 
 // open sends the feed's request and returns once the child has answered
@@ -94,7 +101,7 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 		}
 		return nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
 	}
-	if err := acceptFeed(resp, req.Topic); err != nil {
+	if err := acceptFeed(resp, creq.Topic); err != nil {
 		resp.Body.Close() // the connection is never reused: nothing to drain
 		cancel()
 		return nil, err
@@ -105,21 +112,23 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 		closed: make(chan struct{}),
 		cancel: cancel,
 	}
-	go f.read(resp.Body, creq.Feed, src.maxEvent, src.done)
+	go f.read(resp.Body, creq.Topic, src.maxEvent, src.done)
 	return f, nil
 }
 
 // acceptFeed checks the child's answer: 200 with an event stream opens the
 // feed, 404 is a feed the session does not have, anything else is
-// Unavailable. Public messages never quote the child.
+// Unavailable. On a topic whose key is required, a 404 is the child's word
+// that the key names nothing it has ("unknown conversation"). Public
+// messages never quote the child.
 func acceptFeed(resp *http.Response, topic hub.Topic) error {
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusNotFound:
-		if topic == hub.TopicConversation {
-			return hub.Errorf(hub.NotFound, "unknown conversation")
+		if t, _ := hub.LookupTopic(topic); t.Key == hub.KeyRequired {
+			return hub.Errorf(hub.NotFound, "unknown %s", topic)
 		}
-		return hub.Errorf(hub.NotFound, "the session does not serve the %s feed", topic)
+		return notServed(topic)
 	default:
 		return hub.Wrap(hub.Unavailable, fmt.Errorf("feed answered %s", resp.Status),
 			"session refused the feed")
@@ -181,7 +190,7 @@ func (f *feed) Close() {
 
 // read turns the body's events into frames until the stream ends, fails,
 // the feed is closed or the session ends, then releases the request.
-func (f *feed) read(body io.ReadCloser, cf childproto.Feed, maxEvent int, done <-chan struct{}) {
+func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-chan struct{}) {
 	defer close(f.ended)
 	defer body.Close()
 	defer f.cancel()
@@ -204,7 +213,7 @@ func (f *feed) read(body io.ReadCloser, cf childproto.Feed, maxEvent int, done <
 			f.err = f.failure(err, done)
 			return
 		}
-		cfr, ok, err := childproto.DecodeFrame(cf, ev)
+		cfr, ok, err := childproto.DecodeFrame(topic, ev)
 		if err != nil {
 			f.err = hub.Wrap(hub.Unavailable, err, "session feed broke its protocol")
 			return

@@ -77,29 +77,29 @@ func TestFeedParsesEvents(t *testing.T) {
 		want []hub.FeedFrame
 	}{
 		{"state events, comments skipped", doc,
-			": open\n\n: keepalive\n\nevent: state\ndata: {\"kind\":\"snapshot\"}\n\n: keepalive\n\nevent: state\ndata: {\"kind\":\"patch\"}\n\n",
+			": open\n\n: keepalive\n\nevent: data\ndata: {\"kind\":\"snapshot\"}\n\n: keepalive\n\nevent: data\ndata: {\"kind\":\"patch\"}\n\n",
 			[]hub.FeedFrame{data(`{"kind":"snapshot"}`), data(`{"kind":"patch"}`)}},
-		{"CRLF framing", doc, "event: state\r\ndata: {}\r\n\r\n: keepalive\r\n\r\n",
+		{"CRLF framing", doc, "event: data\r\ndata: {}\r\n\r\n: keepalive\r\n\r\n",
 			[]hub.FeedFrame{data(`{}`)}},
-		{"multi-line data joined by LF", doc, "event: state\ndata: {\"a\":\ndata:1}\n\n",
+		{"multi-line data joined by LF", doc, "event: data\ndata: {\"a\":\ndata:1}\n\n",
 			[]hub.FeedFrame{data("{\"a\":\n1}")}},
-		{"unknown and other topics' events skipped", doc,
-			"event: activity\ndata: {}\n\nevent: future\ndata: 1\n\ndata: 2\n\nevent: state\ndata: 3\n\n",
+		{"unknown events and those of feeds that resume skipped", doc,
+			"event: open\ndata: {\"cursor\":\"c\"}\n\nevent: future\ndata: 1\n\ndata: 2\n\nevent: data\ndata: 3\n\n",
 			[]hub.FeedFrame{data("3")}},
-		{"an unfinished event is dropped", doc, "event: state\ndata: 1\n\nevent: state\ndata: 2\n",
+		{"an unfinished event is dropped", doc, "event: data\ndata: 1\n\nevent: data\ndata: 2\n",
 			[]hub.FeedFrame{data("1")}},
 		{"activity", hub.FeedRequest{Topic: hub.TopicActivity},
-			"event: activity\ndata: {\"working\":false,\"awaiting\":false}\n\n",
+			"event: data\ndata: {\"working\":false,\"awaiting\":false}\n\n",
 			[]hub.FeedFrame{data(`{"working":false,"awaiting":false}`)}},
 		{"inventory", hub.FeedRequest{Topic: hub.TopicInventory},
-			"event: inventory\ndata: {\"type\":\"conversation.inventory\"}\n\n",
+			"event: data\ndata: {\"type\":\"conversation.inventory\"}\n\n",
 			[]hub.FeedFrame{data(`{"type":"conversation.inventory"}`)}},
-		{"conversation: open, chat with cursors, resync ends the feed", conv,
+		{"conversation: open, data with cursors, resync ends the feed", conv,
 			"event: open\ndata: {\"cursor\":\"h0\"}\n\n" +
-				"id: c1\nevent: chat\ndata: {\"sequence\":1}\n\n" +
-				"event: chat\nid: c2\ndata: {\"sequence\":2}\n\n" +
+				"id: c1\nevent: data\ndata: {\"sequence\":1}\n\n" +
+				"event: data\nid: c2\ndata: {\"sequence\":2}\n\n" +
 				"event: resync\ndata: {\"reason\":\"retention-gap\"}\n\n" +
-				"id: c3\nevent: chat\ndata: {\"sequence\":3}\n\n",
+				"id: c3\nevent: data\ndata: {\"sequence\":3}\n\n",
 			[]hub.FeedFrame{
 				{Kind: hub.FrameOpen, Cursor: "h0"},
 				{Kind: hub.FrameData, Cursor: "c1", Data: []byte(`{"sequence":1}`)},
@@ -124,11 +124,12 @@ func TestFeedFailsOnBrokenStreams(t *testing.T) {
 		name, body string
 		topic      hub.Topic
 	}{
-		{"data that is not JSON", "event: state\ndata: {nope\n\n", hub.TopicDocument},
+		{"data that is not JSON", "event: data\ndata: {nope\n\n", hub.TopicDocument},
 		{"an open event without a cursor", "event: open\ndata: {}\n\n", hub.TopicConversation},
-		{"a chat event without an id", "event: chat\ndata: {}\n\n", hub.TopicConversation},
-		{"an event over the bound", "event: state\ndata: \"" + strings.Repeat("x", 40) + "\"\n\n", hub.TopicDocument},
-		{"data lines over the bound together", "event: state\ndata: " + strings.Repeat("1", 20) +
+		{"a conversation event without an id", "event: data\ndata: {}\n\n", hub.TopicConversation},
+		{"a document event with an id", "id: nope\nevent: data\ndata: {}\n\n", hub.TopicDocument},
+		{"an event over the bound", "event: data\ndata: \"" + strings.Repeat("x", 40) + "\"\n\n", hub.TopicDocument},
+		{"data lines over the bound together", "event: data\ndata: " + strings.Repeat("1", 20) +
 			"\ndata: " + strings.Repeat("1", 20) + "\n\n", hub.TopicDocument},
 		{"a line over the bound", ": " + strings.Repeat("x", 200) + "\n\n", hub.TopicDocument},
 	} {
@@ -156,9 +157,12 @@ func TestFeedRequests(t *testing.T) {
 			"/_wharf/feeds/document?key=compareTarget%3Dbase%26scope%3Dfile%26documentId%3D%252Fw%252Fa%2Bb.md"},
 		{"activity", hub.FeedRequest{Topic: hub.TopicActivity}, "/_wharf/feeds/activity"},
 		{"inventory", hub.FeedRequest{Topic: hub.TopicInventory}, "/_wharf/feeds/inventory"},
-		{"conversation", hub.FeedRequest{Topic: hub.TopicConversation, Key: "c/1&x"}, "/_wharf/feeds/conversation?id=c%2F1%26x"},
+		{"conversation", hub.FeedRequest{Topic: hub.TopicConversation, Key: "c/1&x"}, "/_wharf/feeds/conversation?key=c%2F1%26x"},
 		{"conversation from a cursor", hub.FeedRequest{Topic: hub.TopicConversation, Key: "c1", Cursor: "eyJ2Ijox=="},
-			"/_wharf/feeds/conversation?cursor=eyJ2Ijox%3D%3D&id=c1"},
+			"/_wharf/feeds/conversation?key=c1&cursor=eyJ2Ijox%3D%3D"},
+		{"a key the topic does not take is left out", hub.FeedRequest{Topic: hub.TopicActivity, Key: "k"}, "/_wharf/feeds/activity"},
+		{"a cursor the topic does not take is left out", hub.FeedRequest{Topic: hub.TopicDocument, Key: "", Cursor: "c"},
+			"/_wharf/feeds/document?key="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -45,9 +45,9 @@ func newLiveChild(t *testing.T) *liveChild {
 // send hands the child one activity event to stream.
 func (c *liveChild) send(t *testing.T, working bool) {
 	t.Helper()
-	ev := "event: activity\ndata: {\"working\":false}\n\n"
+	ev := "event: data\ndata: {\"working\":false}\n\n"
 	if working {
-		ev = "event: activity\ndata: {\"working\":true}\n\n"
+		ev = "event: data\ndata: {\"working\":true}\n\n"
 	}
 	select {
 	case c.events <- ev:

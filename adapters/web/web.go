@@ -9,7 +9,9 @@
 // client. This package therefore knows nothing of the Hub: it imports no
 // hub, httpapi or other adapter, serves no data, and needs no session. The
 // daemon hands it the GET and HEAD requests outside /api/ and /s/
-// (httpapi.Options.Pages).
+// (httpapi.Options.Pages). Only its tests read package hub: the live
+// topics the dashboard names (static/topics.js) are held to hub's topic
+// table there.
 //
 // Assets are linked once at startup: every module import is rewritten to
 // the hashed name of the module it imports, so each file's URL names the

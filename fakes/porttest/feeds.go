@@ -63,9 +63,34 @@ func feeds(t *testing.T, newBackend func(t *testing.T) (hub.Backend, string),
 		is.True(f == nil)                       // no feed
 		is.Equal(hub.KindOf(err), hub.NotFound) // a conversation the session does not have
 		is.True(hub.MessageOf(err) != "")       // with a public reason
-		f, err = rs.OpenFeed(ctx, hub.FeedRequest{Topic: hub.TopicWorktrees})
-		is.True(f == nil)                       // no feed
-		is.Equal(hub.KindOf(err), hub.NotFound) // nor of a topic the session does not serve
+	})
+
+	// Every topic of the table: one with a feed opens, with data first,
+	// unless its required key names nothing the session has (NotFound);
+	// one without a feed is NotFound, however asked.
+	t.Run("EveryTopicOfTheTableIsServedOrNotFound", func(t *testing.T) {
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		for _, s := range hub.Topics() {
+			t.Run(string(s.Name), func(t *testing.T) {
+				is := is.New(t)
+				ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+				defer cancel()
+				req := hub.FeedRequest{Topic: s.Name} // an optional key left empty is a key
+				if s.Key == hub.KeyRequired {
+					req.Key = "no-such-key"
+				}
+				f, err := rs.OpenFeed(ctx, req)
+				if !s.Feed || s.Key == hub.KeyRequired {
+					is.True(f == nil)                       // no feed
+					is.Equal(hub.KindOf(err), hub.NotFound) // of a topic the session does not serve, or of a key it does not have
+					return
+				}
+				is.NoErr(err) // the feed opens
+				defer f.Close()
+				is.Equal(firstFrame(t, f).Kind, hub.FrameData) // with data at once
+			})
+		}
 	})
 
 	t.Run("NextEndsWithItsContext", func(t *testing.T) {

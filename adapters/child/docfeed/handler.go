@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
 )
 
 // Handler serves the feed as Server-Sent Events, the document feed of the
@@ -13,14 +14,14 @@ import (
 // LiveDocumentKey in the query parameter "key" (absent or empty: the
 // default context). Every frame is
 //
-//	event: state
+//	event: data
 //	data: <DocumentSnapshot or DocumentPatch JSON>
 //
 // the first a snapshot; a ": keepalive" comment follows every KeepAlive.
 // The response has Content-Type text/event-stream and Cache-Control
-// no-cache. A bad key answers 400 and a stopped feed 503, both with a JSON
-// body {"error": "..."}; another method answers 405. The stream ends when
-// the client goes away or the feed stops. A reader that stops reading
+// no-cache. A bad key, or a parameter but key, answers 400 and a stopped
+// feed 503, both with a JSON body {"error": "..."}; another method answers
+// 405. The stream ends when the client goes away or the feed stops. A reader that stops reading
 // without closing the connection is cut off after childproto.WriteTimeout;
 // its subscription's queue meanwhile turns into one pending snapshot, so
 // memory stays bounded either way.
@@ -32,7 +33,7 @@ func (f *Feed) serveEvents(w http.ResponseWriter, r *http.Request) {
 		childproto.WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
-	req, err := childproto.ParseFeedQuery(childproto.FeedDocument, r.URL.Query())
+	req, err := childproto.ParseFeedQuery(hub.TopicDocument, r.URL.Query())
 	if err != nil {
 		childproto.WriteError(w, http.StatusBadRequest, err.Error())
 		return
@@ -64,7 +65,7 @@ func (f *Feed) serveEvents(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				break
 			}
-			ev, err := childproto.EncodeFrame(childproto.FeedDocument, childproto.Frame{Kind: childproto.FrameData, Data: b})
+			ev, err := childproto.EncodeFrame(hub.TopicDocument, childproto.Frame{Kind: childproto.FrameData, Data: b})
 			if err != nil || s.Write(ev) != nil {
 				return
 			}

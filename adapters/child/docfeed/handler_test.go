@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 )
 
 // sseEvent is one event or comment read from a stream.
@@ -66,7 +68,7 @@ func TestHandler(t *testing.T) {
 		is.Equal(resp.Header.Get("Cache-Control"), "no-cache")         // as the stream requires
 		events := readEvents(resp.Body)
 		first := <-events
-		is.Equal(first.event, "state") // frames are state events
+		is.Equal(first.event, childproto.EventData) // frames are data events
 		c := &client{t: t}
 		snap := c.apply([]byte(first.data))
 		is.Equal(snap.Kind, "snapshot")                 // snapshot first
@@ -78,7 +80,7 @@ func TestHandler(t *testing.T) {
 			switch {
 			case ev.comment == "keepalive":
 				sawKeepAlive = true
-			case ev.event == "state":
+			case ev.event == childproto.EventData:
 				if fr := c.apply([]byte(ev.data)); fr.Kind == "patch" && len(fr.Upserts) == 1 {
 					sawPatch = true
 				}
@@ -99,6 +101,7 @@ func TestHandler(t *testing.T) {
 		{"unknown parameter", "GET", "?key=" + url.QueryEscape("colour=blue"), 400, "unknown parameter"},
 		{"file scope without document", "GET", "?key=scope%3Dfile", 400, "requires documentId"},
 		{"two keys", "GET", "?key=&key=", 400, "more than once"},
+		{"a parameter but key", "GET", "?key=&cursor=c", 400, "takes only key"},
 		{"POST", "POST", "", 405, "method not allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,10 @@
 // not allow, so they can be tested and fuzzed without a process.
 //
 // The package holds no domain types: the Hub maps these messages onto its
-// ports (package hub) and the child onto its own state.
+// ports (package hub) and the child onto its own state. It reads one thing
+// of package hub, the table of the live topics, from which it derives the
+// feeds, so a topic is named once for the Hub, the child and this
+// protocol alike.
 //
 // # Internal protocol, workspace revision 24
 //
@@ -46,42 +49,51 @@
 // Every error answer is JSON {"error": MESSAGE} (ErrorBody, WriteError);
 // the Hub decides by status alone and never quotes the message.
 //
-// Feeds: the upstreams of the Hub's live stream, one request per feed
-// (FeedRequest), each answered 200 with Content-Type text/event-stream and
-// Cache-Control no-cache, then flushed at once so the Hub knows the feed is
-// accepted (OpenStream). Frames are `event: NAME`, `id: CURSOR` for a chat
-// event, and `data: JSON` lines, ended by a blank line (AppendEvent,
-// StreamWriter; the Hub reads them with EventReader); a ": keepalive"
-// comment follows every DefaultKeepAlive of quiet. A stream ends when the
-// Hub closes it or the child stops (ending it in order):
+// Feeds: the upstreams of the Hub's live stream, one per topic the Hub's
+// topic table (hub.Topics) marks as a feed, each derived from that table
+// rather than named here (FeedRequest). A feed is one GET of
 //
-//	/_wharf/feeds/document?key=KEY      event: state     DocumentSnapshot first, then DocumentPatch
-//	/_wharf/feeds/activity              event: activity  {"working":false,"awaiting":false} at once and on every change
-//	/_wharf/feeds/inventory             event: inventory {"type":"conversation.inventory"} at once (the opening tick)
-//	/_wharf/feeds/conversation?id=ID[&cursor=C]
+//	/_wharf/feeds/TOPIC[?key=KEY][&cursor=CURSOR]               (FeedPath, FeedRequest.URI)
 //
-// KEY is a LiveDocumentKey (the Hub sends the canonical spelling, and
-// always sends the parameter); a bad one answers 400, and the document
-// feed answers 503 when it cannot run (package docfeed documents the
-// frames). The document feed indexes and watches the folder from its first
-// request until the child stops, so a workspace nobody reads documents of
-// costs nothing, and readiness never waits for indexing. The activity and
-// inventory feeds take no parameters (any are ignored). A conversation
-// feed needs exactly one non-empty id and at most one cursor (else 400);
-// an unknown conversation answers 404 {"error":"unknown conversation"}.
-// It sends `event: open` {"cursor":C} first when opened without a cursor,
-// then `event: chat` frames with `id: CURSOR`, or one `event: resync`
-// after which it ends (DecodeFrame, EncodeFrame): the core's
-// ChatResyncEvent for a cursor it cannot resume, or one of reason
+// where `key` is sent, always and even empty, exactly when the topic is
+// keyed, and `cursor` only on a feed that resumes (the topic's cursors are
+// the workspace's); no other parameter is allowed. A parameter the topic
+// does not take, one given twice, a required key missing or empty, or a
+// malformed query answers 400 (ParseFeedQuery). A feed is answered 200
+// with Content-Type text/event-stream and Cache-Control no-cache, then
+// flushed at once so the Hub knows it is accepted (OpenStream). Frames are
+// `event: NAME`, `id: CURSOR` for a data event of a feed that resumes, and
+// `data: JSON` lines, ended by a blank line (AppendEvent, StreamWriter;
+// the Hub reads them with EventReader); a ": keepalive" comment follows
+// every DefaultKeepAlive of quiet. Every feed's payloads are `event: data`
+// frames (EventData); a feed that resumes also sends `event: open`
+// {"cursor":C} first when opened without a cursor, and may end with one
+// `event: resync` (DecodeFrame, EncodeFrame). A stream ends when the Hub
+// closes it or the child stops (ending it in order). Today's feeds:
+//
+//	feeds/document?key=KEY       DocumentSnapshot first, then DocumentPatch
+//	feeds/inventory              {"type":"conversation.inventory"} at once (the opening tick)
+//	feeds/conversation?key=ID[&cursor=C]
+//	                             open, then ChatEvents with their cursors, or one resync
+//	feeds/activity               {"working":false,"awaiting":false} at once and on every change
+//
+// KEY is a LiveDocumentKey (the Hub sends the canonical spelling); a bad
+// one answers 400, and the document feed answers 503 when it cannot run
+// (package docfeed documents the frames). The document feed indexes and
+// watches the folder from its first request until the child stops, so a
+// workspace nobody reads documents of costs nothing, and readiness never
+// waits for indexing. An unknown conversation answers 404
+// {"error":"unknown conversation"}. A conversation's resync carries the
+// core's ChatResyncEvent for a cursor it cannot resume, or one of reason
 // `conversation-closed` when the conversation is closed while the feed
 // follows it (the Hub relays it and does not reopen the feed; a 404 at
-// open means the same to it). The conversation core
-// (hub/chat) feeds them: activity works while a turn runs and awaits while
-// a permission or question waits; an inventory tick, with each agent's
-// catalog revision in `catalogs`, follows every change of the
-// conversations (ticks written while others wait collapse into one); a
-// conversation feed carries the conversation's ChatEvents. The workspace
-// chat API is served under /s/{ID}/api/chat/ (adapters/child).
+// open means the same to it). The conversation core (hub/chat) feeds
+// them: activity works while a turn runs and awaits while a permission or
+// question waits; an inventory tick, with each agent's catalog revision in
+// `catalogs`, follows every change of the conversations (ticks written
+// while others wait collapse into one); a conversation feed carries the
+// conversation's ChatEvents. The workspace chat API is served under
+// /s/{ID}/api/chat/ (adapters/child).
 //
 // Stop: SIGTERM makes the child end its feed streams, stop the document
 // feed, shut its server down gracefully within a short bound, remove the

@@ -5,82 +5,68 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/wharfhub/wharf/hub"
 )
 
-// Feed names one of the child's feeds: the upstream of one live topic.
-type Feed string
+// The feeds are the child's side of the live topics: the child serves one
+// feed of every topic the Hub's table marks as a feed (hub.TopicSpec.Feed),
+// and this file derives everything of a feed's request from that table,
+// naming no topic itself. A topic's feed is at FeedPath, one path per
+// topic; its query has the parameter "key" exactly when the topic is keyed
+// and "cursor" only when its feed resumes from one; nothing else.
 
-// The feeds a child serves.
-const (
-	FeedDocument     Feed = "document"     // the folder's documents (package docfeed)
-	FeedActivity     Feed = "activity"     // whether an agent works or awaits an answer
-	FeedInventory    Feed = "inventory"    // ticks when the conversations' inventory changes
-	FeedConversation Feed = "conversation" // the events of one conversation
-)
-
-// The feed endpoints, one per Feed, all Server-Sent Events under
-// InternalPrefix.
-const (
-	// DocumentFeedPath serves FeedDocument: EventState frames for the
-	// watch context in the query parameter "key", a LiveDocumentKey.
-	DocumentFeedPath = InternalPrefix + "feeds/document"
-	// ActivityFeedPath serves FeedActivity: EventActivity frames, an
-	// Activity at once and on every change.
-	ActivityFeedPath = InternalPrefix + "feeds/activity"
-	// InventoryFeedPath serves FeedInventory: EventInventory frames, an
-	// InventoryTick at once (the opening tick) and on every change of the
-	// conversations' inventory.
-	InventoryFeedPath = InternalPrefix + "feeds/inventory"
-	// ConversationFeedPath serves FeedConversation: one conversation,
-	// named by the query parameter "id", resuming after the optional
-	// "cursor".
-	ConversationFeedPath = InternalPrefix + "feeds/conversation"
-)
+// FeedsPrefix starts the path of every feed: FeedsPrefix + the topic.
+const FeedsPrefix = InternalPrefix + "feeds/"
 
 // DefaultKeepAlive is the interval of the ": keepalive" comments of every
 // feed: a stream that stays quiet longer is known to be dead.
 const DefaultKeepAlive = 15 * time.Second
 
-// Path is the feed's endpoint; "" for a feed that is none of the above.
-func (f Feed) Path() string {
-	switch f {
-	case FeedDocument:
-		return DocumentFeedPath
-	case FeedActivity:
-		return ActivityFeedPath
-	case FeedInventory:
-		return InventoryFeedPath
-	case FeedConversation:
-		return ConversationFeedPath
-	}
-	return ""
+// feedSpec is the table's entry of topic t when a child serves a feed of
+// it.
+func feedSpec(t hub.Topic) (hub.TopicSpec, bool) {
+	s, ok := hub.LookupTopic(t)
+	return s, ok && s.Feed
 }
 
-// FeedOfPath is the feed whose endpoint is path, exactly.
-func FeedOfPath(path string) (Feed, bool) {
-	for _, f := range []Feed{FeedDocument, FeedActivity, FeedInventory, FeedConversation} {
-		if f.Path() == path {
-			return f, true
-		}
+// FeedPath is the endpoint of topic t's feed; "" when no child serves a
+// feed of t.
+func FeedPath(t hub.Topic) string {
+	if _, ok := feedSpec(t); !ok {
+		return ""
 	}
-	return "", false
+	return FeedsPrefix + string(t)
+}
+
+// FeedOfPath is the topic whose feed's endpoint is path, exactly.
+func FeedOfPath(path string) (hub.Topic, bool) {
+	name, ok := strings.CutPrefix(path, FeedsPrefix)
+	if !ok {
+		return "", false
+	}
+	if _, ok := feedSpec(hub.Topic(name)); !ok {
+		return "", false
+	}
+	return hub.Topic(name), true
 }
 
 // FeedRequest is one request of a feed: what the Hub opens, and what the
 // child reads from the request's query.
 type FeedRequest struct {
-	Feed Feed
-	// Key is, for FeedDocument, the LiveDocumentKey ("" for the default
-	// context) and, for FeedConversation, the conversation id; the other
-	// feeds take none.
+	// Topic is the topic whose feed is asked for.
+	Topic hub.Topic
+	// Key is the subscription's key when the topic is keyed (for the
+	// document feed the LiveDocumentKey, "" for the default context; for a
+	// conversation its id); "" otherwise.
 	Key string
-	// Cursor, for FeedConversation only, resumes after the event with this
+	// Cursor, for a feed that resumes, continues after the event with this
 	// cursor; "" starts at the head.
 	Cursor string
 }
 
 var (
-	// ErrUnknownFeed refuses a Feed that is none of this package's.
+	// ErrUnknownFeed refuses a topic no child serves a feed of.
 	ErrUnknownFeed = errors.New("unknown feed")
 	// ErrBadFeedRequest refuses a FeedRequest with a field its feed does
 	// not take.
@@ -96,66 +82,79 @@ type queryError string
 func (e queryError) Error() string        { return string(e) }
 func (e queryError) Is(target error) bool { return target == ErrBadQuery }
 
-// URI is the path and query of the request, as the Hub sends it: the
-// document key is always sent, even empty; a conversation's query has its
-// id and, when set, its cursor, escaped by url.Values.Encode. It refuses an
-// unknown feed and a field the feed does not take; it does not refuse an
-// empty conversation id, which the child answers 400.
+// URI is the path and query of the request, as the Hub sends it: a keyed
+// topic's key is always sent, even empty, then the cursor when set, each
+// escaped. It refuses a topic no child serves and a field the feed does
+// not take; it does not refuse a required key left empty, which the child
+// answers 400.
 func (r FeedRequest) URI() (string, error) {
-	switch r.Feed {
-	case FeedDocument:
-		if r.Cursor != "" {
-			return "", ErrBadFeedRequest
-		}
-		return DocumentFeedPath + "?key=" + url.QueryEscape(r.Key), nil
-	case FeedActivity, FeedInventory:
-		if r.Key != "" || r.Cursor != "" {
-			return "", ErrBadFeedRequest
-		}
-		return r.Feed.Path(), nil
-	case FeedConversation:
-		q := url.Values{"id": {r.Key}}
-		if r.Cursor != "" {
-			q.Set("cursor", r.Cursor)
-		}
-		return ConversationFeedPath + "?" + q.Encode(), nil
+	s, ok := feedSpec(r.Topic)
+	switch {
+	case !ok:
+		return "", ErrUnknownFeed
+	case r.Key != "" && !s.Keyed(), r.Cursor != "" && !s.Resumes():
+		return "", ErrBadFeedRequest
 	}
-	return "", ErrUnknownFeed
+	var q []string
+	if s.Keyed() {
+		q = append(q, "key="+url.QueryEscape(r.Key))
+	}
+	if r.Cursor != "" {
+		q = append(q, "cursor="+url.QueryEscape(r.Cursor))
+	}
+	uri := FeedsPrefix + string(r.Topic)
+	if len(q) > 0 {
+		uri += "?" + strings.Join(q, "&")
+	}
+	return uri, nil
 }
 
-// ParseFeedQuery reads the request of feed f from its query q (as
-// url.URL.Query returns it). The document feed takes its key at most once;
-// a conversation needs exactly one non-empty id and at most one cursor;
-// activity and inventory ignore their query. A refusal matches ErrBadQuery
-// and its message is the child's 400 answer.
-func ParseFeedQuery(f Feed, q url.Values) (FeedRequest, error) {
-	r := FeedRequest{Feed: f}
-	switch f {
-	case FeedDocument:
-		keys := q["key"]
-		if len(keys) > 1 {
-			return FeedRequest{}, queryError("key given more than once")
-		}
-		if len(keys) == 1 {
-			r.Key = keys[0]
-		}
-	case FeedActivity, FeedInventory:
-	case FeedConversation:
-		ids, cursors := q["id"], q["cursor"]
-		if len(ids) != 1 || ids[0] == "" {
-			return FeedRequest{}, queryError("one conversation id required")
-		}
-		if len(cursors) > 1 {
-			return FeedRequest{}, queryError("cursor given more than once")
-		}
-		r.Key = ids[0]
-		if len(cursors) == 1 {
-			r.Cursor = cursors[0]
-		}
-	default:
+// ParseFeedQuery reads the request of topic t's feed from its query q (as
+// url.URL.Query returns it). It takes "key" only when t is keyed, at most
+// once, and requires it non-empty when the key is required; "cursor" only
+// when t's feed resumes, at most once; and no other parameter. A refusal
+// matches ErrBadQuery and its message is the child's 400 answer; a topic
+// no child serves is ErrUnknownFeed.
+func ParseFeedQuery(t hub.Topic, q url.Values) (FeedRequest, error) {
+	s, ok := feedSpec(t)
+	if !ok {
 		return FeedRequest{}, ErrUnknownFeed
 	}
+	for name := range q {
+		if !(name == "key" && s.Keyed()) && !(name == "cursor" && s.Resumes()) {
+			return FeedRequest{}, queryError("the " + string(t) + " feed takes " + parameters(s))
+		}
+	}
+	keys, cursors := q["key"], q["cursor"]
+	switch {
+	case len(keys) > 1:
+		return FeedRequest{}, queryError("key given more than once")
+	case s.Key == hub.KeyRequired && (len(keys) == 0 || keys[0] == ""):
+		return FeedRequest{}, queryError("the " + string(t) + " feed needs a key")
+	case len(cursors) > 1:
+		return FeedRequest{}, queryError("cursor given more than once")
+	}
+	r := FeedRequest{Topic: t}
+	if len(keys) == 1 {
+		r.Key = keys[0]
+	}
+	if len(cursors) == 1 {
+		r.Cursor = cursors[0]
+	}
 	return r, nil
+}
+
+// parameters says which parameters the feed of s takes.
+func parameters(s hub.TopicSpec) string {
+	switch {
+	case s.Keyed() && s.Resumes():
+		return "only key and cursor"
+	case s.Keyed():
+		return "only key"
+	case s.Resumes():
+		return "only cursor"
+	}
+	return "no parameters"
 }
 
 // ParseFeedURI reads a feed request from its path and query, as URI
@@ -163,7 +162,7 @@ func ParseFeedQuery(f Feed, q url.Values) (FeedRequest, error) {
 // must parse strictly (url.ParseQuery), then ParseFeedQuery decides.
 func ParseFeedURI(uri string) (FeedRequest, error) {
 	path, rawQuery, _ := strings.Cut(uri, "?")
-	f, ok := FeedOfPath(path)
+	t, ok := FeedOfPath(path)
 	if !ok {
 		return FeedRequest{}, ErrUnknownFeed
 	}
@@ -171,5 +170,5 @@ func ParseFeedURI(uri string) (FeedRequest, error) {
 	if err != nil {
 		return FeedRequest{}, queryError("malformed query")
 	}
-	return ParseFeedQuery(f, q)
+	return ParseFeedQuery(t, q)
 }

@@ -4,21 +4,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/wharfhub/wharf/hub"
 )
 
-// The event names of the feeds.
+// The event names of the feeds: one for data on every feed, and two more
+// on a feed that resumes (hub.TopicSpec.Resumes). What a data event
+// carries is its topic's payload: a DocumentUpdate (package docfeed) on the
+// document feed, an Activity, an InventoryTick, a conversation's ChatEvent.
 const (
-	EventState     = "state"     // FeedDocument: a DocumentUpdate (package docfeed)
-	EventActivity  = "activity"  // FeedActivity: an Activity
-	EventInventory = "inventory" // FeedInventory: an InventoryTick
-	EventOpen      = "open"      // FeedConversation: an Open, first when opened without a cursor
-	EventChat      = "chat"      // FeedConversation: a ChatEvent, its cursor in the id field
-	EventResync    = "resync"    // FeedConversation: the feed cannot resume; it ends after this
+	EventData   = "data"   // every feed: its topic's payload; on a feed that resumes, its cursor in the id field
+	EventOpen   = "open"   // a feed that resumes: an Open, first when opened without a cursor
+	EventResync = "resync" // a feed that resumes: it cannot resume; it ends after this
 )
 
-// Activity is the data of an EventActivity frame: whether an agent of the
-// session works (a turn or live background work) or awaits an answer (a
-// permission request or a question).
+// Activity is the data of the activity feed's frames: whether an agent
+// of the session works (a turn or live background work) or awaits an
+// answer (a permission request or a question).
 type Activity struct {
 	Working  bool `json:"working"`
 	Awaiting bool `json:"awaiting"`
@@ -27,7 +29,7 @@ type Activity struct {
 // InventoryTickType is the type of every InventoryTick.
 const InventoryTickType = "conversation.inventory"
 
-// InventoryTick is the data of an EventInventory frame (the contract's
+// InventoryTick is the data of the inventory feed's frames (the contract's
 // ConversationInventoryEvent): a tick telling the Hub to list the
 // conversations again.
 type InventoryTick struct {
@@ -37,8 +39,9 @@ type InventoryTick struct {
 	Catalogs map[string]string `json:"catalogs,omitempty"`
 }
 
-// Open is the data of an EventOpen frame: the conversation's head cursor
-// when the feed was opened, so the Hub can resume after it.
+// Open is the data of an EventOpen frame: the head cursor of a feed that
+// resumes (a conversation's) when it was opened, so the Hub can resume
+// after it.
 type Open struct {
 	Cursor string `json:"cursor"`
 }
@@ -82,61 +85,54 @@ type FrameKind int
 // The kinds of frame.
 const (
 	FrameData   FrameKind = iota + 1 // a payload of the feed's topic
-	FrameOpen                        // a conversation's head cursor, first
-	FrameResync                      // the conversation cannot resume; the feed ends
+	FrameOpen                        // a resuming feed's head cursor, first
+	FrameResync                      // a resuming feed cannot resume; the feed ends
 )
 
 // Frame is one frame of a feed, as the Hub relays it: what an Event means
 // on its feed.
 type Frame struct {
 	Kind FrameKind
-	// Cursor is a conversation event's cursor (FrameData) or head
-	// (FrameOpen); "" otherwise.
+	// Cursor is, on a feed that resumes, an event's cursor (FrameData)
+	// or the head (FrameOpen); "" otherwise.
 	Cursor string
 	// Data is the frame's JSON payload, relayed as it is; nil on FrameOpen.
 	Data []byte
 }
 
-// dataEvent names the one event of each feed but conversation; its data
-// is the feed's frame.
-var dataEvent = map[Feed]string{
-	FeedDocument:  EventState,
-	FeedActivity:  EventActivity,
-	FeedInventory: EventInventory,
-}
-
-// DecodeFrame maps one event of feed f's stream to a frame. ok is false
+// DecodeFrame maps one event of topic t's feed to a frame. ok is false
 // for an event the feed does not define (skipped, so the child may add
-// events). A defined event that is malformed is an error, which never
+// events): any but EventData, and on a feed that resumes EventOpen and
+// EventResync. A defined event that is malformed is an error, which never
 // quotes the event: data that is not JSON (the Hub relays it to clients as
-// it is), an open event without a cursor, a chat event without an id. A
-// FrameResync is the last frame: the feed ends after it.
-func DecodeFrame(f Feed, ev Event) (fr Frame, ok bool, err error) {
+// it is), an open event without a cursor, a data event without an id on a
+// feed that resumes or with one on any other. A FrameResync is the last
+// frame: the feed ends after it.
+func DecodeFrame(t hub.Topic, ev Event) (fr Frame, ok bool, err error) {
+	s, known := feedSpec(t)
 	switch {
-	case f == FeedConversation:
-		switch ev.Name {
-		case EventOpen:
-			o, err := DecodeOpen(ev.Data)
-			if err != nil {
-				return Frame{}, false, err
-			}
-			return Frame{Kind: FrameOpen, Cursor: o.Cursor}, true, nil
-		case EventChat:
-			if ev.ID == "" {
-				return Frame{}, false, errors.New("chat event without an id")
-			}
-			fr = Frame{Kind: FrameData, Cursor: ev.ID, Data: ev.Data}
-		case EventResync:
-			fr = Frame{Kind: FrameResync, Data: ev.Data}
-		default:
-			return Frame{}, false, nil
-		}
-	case dataEvent[f] == "":
+	case !known:
 		return Frame{}, false, ErrUnknownFeed
-	case ev.Name != dataEvent[f]:
-		return Frame{}, false, nil
-	default:
+	case ev.Name == EventData && s.Resumes():
+		if ev.ID == "" {
+			return Frame{}, false, errors.New("data event without an id")
+		}
+		fr = Frame{Kind: FrameData, Cursor: ev.ID, Data: ev.Data}
+	case ev.Name == EventData:
+		if ev.ID != "" {
+			return Frame{}, false, errors.New("data event with an id on a feed without cursors")
+		}
 		fr = Frame{Kind: FrameData, Data: ev.Data}
+	case ev.Name == EventOpen && s.Resumes():
+		o, err := DecodeOpen(ev.Data)
+		if err != nil {
+			return Frame{}, false, err
+		}
+		return Frame{Kind: FrameOpen, Cursor: o.Cursor}, true, nil
+	case ev.Name == EventResync && s.Resumes():
+		fr = Frame{Kind: FrameResync, Data: ev.Data}
+	default:
+		return Frame{}, false, nil
 	}
 	if !json.Valid(fr.Data) {
 		return Frame{}, false, fmt.Errorf("%s event data is not JSON", ev.Name)
@@ -147,30 +143,26 @@ func DecodeFrame(f Feed, ev Event) (fr Frame, ok bool, err error) {
 // ErrBadFrame refuses a frame its feed cannot carry.
 var ErrBadFrame = errors.New("frame its feed cannot carry")
 
-// EncodeFrame is the event that carries fr on feed f, which DecodeFrame
-// maps back to fr. Data must be JSON; it is not checked here, since a
-// document snapshot is megabytes straight from encoding/json. It refuses
-// a kind the feed does not carry, a chat frame without a cursor and a
-// cursor on any other frame but open.
-func EncodeFrame(f Feed, fr Frame) (Event, error) {
-	if f == FeedConversation {
-		switch {
-		case fr.Kind == FrameOpen && fr.Data == nil:
-			data, err := json.Marshal(Open{Cursor: fr.Cursor})
-			return Event{Name: EventOpen, Data: data}, err
-		case fr.Kind == FrameData && fr.Cursor != "":
-			return Event{Name: EventChat, ID: fr.Cursor, Data: fr.Data}, nil
-		case fr.Kind == FrameResync && fr.Cursor == "":
-			return Event{Name: EventResync, Data: fr.Data}, nil
-		}
-		return Event{}, ErrBadFrame
-	}
-	name := dataEvent[f]
-	switch {
-	case name == "":
+// EncodeFrame is the event that carries fr on topic t's feed, which
+// DecodeFrame maps back to fr. Data must be JSON; it is not checked here,
+// since a document snapshot is megabytes straight from encoding/json. It
+// refuses a topic no child serves (ErrUnknownFeed), and (ErrBadFrame) a
+// data frame without a cursor on a feed that resumes or with one on any
+// other, an open frame with data, a resync frame with a cursor, and either
+// of those on a feed that does not resume.
+func EncodeFrame(t hub.Topic, fr Frame) (Event, error) {
+	s, ok := feedSpec(t)
+	if !ok {
 		return Event{}, ErrUnknownFeed
-	case fr.Kind != FrameData || fr.Cursor != "":
-		return Event{}, ErrBadFrame
 	}
-	return Event{Name: name, Data: fr.Data}, nil
+	switch {
+	case fr.Kind == FrameData && (fr.Cursor != "") == s.Resumes():
+		return Event{Name: EventData, ID: fr.Cursor, Data: fr.Data}, nil
+	case fr.Kind == FrameOpen && s.Resumes() && fr.Data == nil:
+		data, err := json.Marshal(Open{Cursor: fr.Cursor})
+		return Event{Name: EventOpen, Data: data}, err
+	case fr.Kind == FrameResync && s.Resumes() && fr.Cursor == "":
+		return Event{Name: EventResync, Data: fr.Data}, nil
+	}
+	return Event{}, ErrBadFrame
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
 )
 
 // sameFrame compares frames, nil data as empty.
@@ -21,19 +22,19 @@ func TestFrameRoundTrip(t *testing.T) {
 	data := func(s string) childproto.Frame { return childproto.Frame{Kind: childproto.FrameData, Data: []byte(s)} }
 	for _, tc := range []struct {
 		name  string
-		feed  childproto.Feed
+		feed  hub.Topic
 		frame childproto.Frame
 		event string // the event's name on the wire
 	}{
-		{"document snapshot", childproto.FeedDocument, data(`{"kind":"snapshot"}`), "state"},
-		{"document patch", childproto.FeedDocument, data(`{"kind":"patch","upserts":[]}`), "state"},
-		{"activity", childproto.FeedActivity, data(`{"working":true,"awaiting":false}`), "activity"},
-		{"inventory", childproto.FeedInventory, data(`{"type":"conversation.inventory"}`), "inventory"},
-		{"conversation open", childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameOpen, Cursor: "h0"}, "open"},
-		{"conversation open at an empty head", childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameOpen}, "open"},
-		{"conversation chat", childproto.FeedConversation,
-			childproto.Frame{Kind: childproto.FrameData, Cursor: "eyJ2IjoxfQ==", Data: []byte(`{"sequence":1}`)}, "chat"},
-		{"conversation resync", childproto.FeedConversation,
+		{"document snapshot", hub.TopicDocument, data(`{"kind":"snapshot"}`), "data"},
+		{"document patch", hub.TopicDocument, data(`{"kind":"patch","upserts":[]}`), "data"},
+		{"activity", hub.TopicActivity, data(`{"working":true,"awaiting":false}`), "data"},
+		{"inventory", hub.TopicInventory, data(`{"type":"conversation.inventory"}`), "data"},
+		{"conversation open", hub.TopicConversation, childproto.Frame{Kind: childproto.FrameOpen, Cursor: "h0"}, "open"},
+		{"conversation open at an empty head", hub.TopicConversation, childproto.Frame{Kind: childproto.FrameOpen}, "open"},
+		{"conversation event", hub.TopicConversation,
+			childproto.Frame{Kind: childproto.FrameData, Cursor: "eyJ2IjoxfQ==", Data: []byte(`{"sequence":1}`)}, "data"},
+		{"conversation resync", hub.TopicConversation,
 			childproto.Frame{Kind: childproto.FrameResync, Data: []byte(`{"reason":"retention-gap"}`)}, "resync"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,18 +61,19 @@ func TestEncodeFrameRefuses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
-		feed  childproto.Feed
+		feed  hub.Topic
 		frame childproto.Frame
 		want  error
 	}{
-		{"an unknown feed", "worktrees", childproto.Frame{Kind: childproto.FrameData, Data: []byte("1")}, childproto.ErrUnknownFeed},
-		{"open on documents", childproto.FeedDocument, childproto.Frame{Kind: childproto.FrameOpen}, childproto.ErrBadFrame},
-		{"a cursor on activity", childproto.FeedActivity, childproto.Frame{Kind: childproto.FrameData, Cursor: "c", Data: []byte("1")}, childproto.ErrBadFrame},
-		{"resync on inventory", childproto.FeedInventory, childproto.Frame{Kind: childproto.FrameResync, Data: []byte("1")}, childproto.ErrBadFrame},
-		{"chat without a cursor", childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameData, Data: []byte("1")}, childproto.ErrBadFrame},
-		{"open with data", childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameOpen, Data: []byte("1")}, childproto.ErrBadFrame},
-		{"resync with a cursor", childproto.FeedConversation, childproto.Frame{Kind: childproto.FrameResync, Cursor: "c", Data: []byte("1")}, childproto.ErrBadFrame},
-		{"no kind", childproto.FeedConversation, childproto.Frame{}, childproto.ErrBadFrame},
+		{"a topic no child serves", hub.TopicWorktrees, childproto.Frame{Kind: childproto.FrameData, Data: []byte("1")}, childproto.ErrUnknownFeed},
+		{"no such topic", "weather", childproto.Frame{Kind: childproto.FrameData, Data: []byte("1")}, childproto.ErrUnknownFeed},
+		{"open on documents", hub.TopicDocument, childproto.Frame{Kind: childproto.FrameOpen}, childproto.ErrBadFrame},
+		{"a cursor on activity", hub.TopicActivity, childproto.Frame{Kind: childproto.FrameData, Cursor: "c", Data: []byte("1")}, childproto.ErrBadFrame},
+		{"resync on inventory", hub.TopicInventory, childproto.Frame{Kind: childproto.FrameResync, Data: []byte("1")}, childproto.ErrBadFrame},
+		{"a conversation event without a cursor", hub.TopicConversation, childproto.Frame{Kind: childproto.FrameData, Data: []byte("1")}, childproto.ErrBadFrame},
+		{"open with data", hub.TopicConversation, childproto.Frame{Kind: childproto.FrameOpen, Data: []byte("1")}, childproto.ErrBadFrame},
+		{"resync with a cursor", hub.TopicConversation, childproto.Frame{Kind: childproto.FrameResync, Cursor: "c", Data: []byte("1")}, childproto.ErrBadFrame},
+		{"no kind", hub.TopicConversation, childproto.Frame{}, childproto.ErrBadFrame},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -89,14 +91,15 @@ func TestDecodeFrame(t *testing.T) {
 	t.Run("events a feed does not define are skipped", func(t *testing.T) {
 		is := is.New(t)
 		for _, tc := range []struct {
-			feed childproto.Feed
+			feed hub.Topic
 			ev   childproto.Event
 		}{
-			{childproto.FeedDocument, ev("activity", "", "{}")},
-			{childproto.FeedDocument, ev("", "", "{}")},
-			{childproto.FeedActivity, ev("state", "", "{}")},
-			{childproto.FeedInventory, ev("future", "", "not even JSON")},
-			{childproto.FeedConversation, ev("state", "", "{}")},
+			{hub.TopicDocument, ev("activity", "", "{}")},
+			{hub.TopicDocument, ev("", "", "{}")},
+			{hub.TopicDocument, ev("open", "", `{"cursor":"c"}`)},
+			{hub.TopicActivity, ev("resync", "", "{}")},
+			{hub.TopicInventory, ev("future", "", "not even JSON")},
+			{hub.TopicConversation, ev("chat", "c1", "{}")},
 		} {
 			_, ok, err := childproto.DecodeFrame(tc.feed, tc.ev)
 			is.NoErr(err) // no failure
@@ -106,17 +109,18 @@ func TestDecodeFrame(t *testing.T) {
 	t.Run("malformed events are refused", func(t *testing.T) {
 		is := is.New(t)
 		for _, tc := range []struct {
-			feed childproto.Feed
+			feed hub.Topic
 			ev   childproto.Event
 		}{
-			{childproto.FeedDocument, ev("state", "", "{nope")},
-			{childproto.FeedActivity, ev("activity", "", "")},
-			{childproto.FeedConversation, ev("open", "", "{}")},
-			{childproto.FeedConversation, ev("open", "", "nope")},
-			{childproto.FeedConversation, ev("chat", "", "{}")},
-			{childproto.FeedConversation, ev("chat", "c1", "{nope")},
-			{childproto.FeedConversation, ev("resync", "", "nope")},
-			{"worktrees", ev("state", "", "{}")},
+			{hub.TopicDocument, ev("data", "", "{nope")},
+			{hub.TopicDocument, ev("data", "nope", "{}")},
+			{hub.TopicActivity, ev("data", "", "")},
+			{hub.TopicConversation, ev("open", "", "{}")},
+			{hub.TopicConversation, ev("open", "", "nope")},
+			{hub.TopicConversation, ev("data", "", "{}")},
+			{hub.TopicConversation, ev("data", "c1", "{nope")},
+			{hub.TopicConversation, ev("resync", "", "nope")},
+			{hub.TopicWorktrees, ev("data", "", "{}")},
 		} {
 			_, ok, err := childproto.DecodeFrame(tc.feed, tc.ev)
 			is.True(err != nil)                                           // refused

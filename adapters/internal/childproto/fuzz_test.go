@@ -6,23 +6,29 @@ import (
 	"testing"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
 )
 
 // FuzzFeedStream feeds arbitrary bytes to the Hub's decoder of a feed's
-// stream, for every feed: it must never panic nor read past its bound,
+// stream, for every feed of the topic table: it must never panic nor read past its bound,
 // and whatever it accepts must survive the child's encoder and be decoded
 // again to the same event and frame.
 func FuzzFeedStream(f *testing.F) {
 	for _, seed := range []string{
-		"event: state\ndata: {\"kind\":\"snapshot\"}\n\n: keepalive\n\n",
-		"event: open\ndata: {\"cursor\":\"h0\"}\n\nid: c1\nevent: chat\ndata: {}\n\nevent: resync\ndata: {}\n\n",
-		"event: activity\r\ndata: {\"working\":false,\r\ndata: \"awaiting\":true}\r\n\r\n",
-		"event: inventory\ndata: {\"type\":\"conversation.inventory\"}\n\nid: a\x00\ndata: 1\n",
+		"event: data\ndata: {\"kind\":\"snapshot\"}\n\n: keepalive\n\n",
+		"event: open\ndata: {\"cursor\":\"h0\"}\n\nid: c1\nevent: data\ndata: {}\n\nevent: resync\ndata: {}\n\n",
+		"event: data\r\ndata: {\"working\":false,\r\ndata: \"awaiting\":true}\r\n\r\n",
+		"event: data\ndata: {\"type\":\"conversation.inventory\"}\n\nid: a\x00\ndata: 1\n",
 	} {
 		f.Add([]byte(seed))
 	}
 	const bound = 1 << 12
-	feeds := []childproto.Feed{childproto.FeedDocument, childproto.FeedActivity, childproto.FeedInventory, childproto.FeedConversation}
+	var feeds []hub.Topic
+	for _, s := range hub.Topics() {
+		if s.Feed {
+			feeds = append(feeds, s.Name)
+		}
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := childproto.NewEventReader(bytes.NewReader(body), bound)
 		for {

@@ -14,8 +14,9 @@
 
 import { SSEParser } from './sse.js';
 import { hub, ApiError } from './api.js';
+import { TOPICS, ACTIVITY, CONVERSATION } from './topics.js';
 
-const TOPICS = new Set(['document', 'inventory', 'conversation', 'activity', 'worktrees']);
+const KNOWN_TOPICS = new Set(TOPICS);
 const KINDS = new Set(['data', 'ready', 'resync', 'unavailable']);
 
 /** Backoff between connections: 1 s doubling to 15 s, reset by a hello. */
@@ -237,15 +238,15 @@ export class LiveStream {
     if (name !== 'live' || !this.streamId) return; // unknown events: this page is out of date
     let env;
     try { env = JSON.parse(data); } catch { return; }
-    if (!env || !TOPICS.has(env.topic) || !env.event || !KINDS.has(env.event.kind)) return;
-    if (env.topic !== 'activity') {
+    if (!env || !KNOWN_TOPICS.has(env.topic) || !env.event || !KINDS.has(env.event.kind)) return;
+    if (env.topic !== ACTIVITY) {
       const s = this.subs.get(subKey(env.topic, env.key));
       if (!s || !this.sent.has(subKey(env.topic, env.key))) return; // removed meanwhile
       if (env.event.kind === 'data') s.cursor = env.cursor;
       if (env.event.kind === 'resync') {
         // Detached until added again. A conversation waits for its
         // owner's new snapshot; other topics ask for the current state.
-        if (env.topic === 'conversation') {
+        if (env.topic === CONVERSATION) {
           s.parked = true;
           this.sent.delete(subKey(env.topic, env.key));
         } else {

@@ -10,6 +10,7 @@ import { hub, ApiError, sessionExpired } from './api.js';
 import { LiveStream } from './live.js';
 import { newDocState, applyUpdate, RESYNC } from './docstate.js';
 import { announce } from './announce.js';
+import { ACTIVITY, CONVERSATION, DOCUMENT, INVENTORY } from './topics.js';
 
 /** How often the Hub state is read again without a live reason to. */
 const POLL_EMPTY_MS = 3000; // no workspace: no live stream can open, as it needs a `ws`
@@ -172,14 +173,14 @@ export function followConversation(c) {
 
 /** parkConversation stops the open conversation's events until resumeConversation. */
 export function parkConversation() {
-  if (stream && conversation) stream.park('conversation', conversation.key);
+  if (stream && conversation) stream.park(CONVERSATION, conversation.key);
 }
 
 /** resumeConversation follows the open conversation again from a new snapshot's cursor. */
 export function resumeConversation(cursor) {
   if (!conversation) return;
   conversation.cursor = cursor;
-  if (stream) stream.resubscribe('conversation', conversation.key, cursor);
+  if (stream) stream.resubscribe(CONVERSATION, conversation.key, cursor);
 }
 
 /**
@@ -192,10 +193,10 @@ function aim() {
   if (!stream || !model.state) return;
   const ids = model.state.workspaces.map((w) => w.id);
   if (focus && ids.includes(focus)) {
-    const subs = [{ topic: 'inventory' }];
-    if (withDocs) subs.push({ topic: 'document' });
+    const subs = [{ topic: INVENTORY }];
+    if (withDocs) subs.push({ topic: DOCUMENT });
     const c = conversation;
-    if (c && c.ws === focus) subs.push({ topic: 'conversation', key: c.key, cursor: c.cursor });
+    if (c && c.ws === focus) subs.push({ topic: CONVERSATION, key: c.key, cursor: c.cursor });
     stream.want(focus, subs);
     return;
   }
@@ -205,7 +206,7 @@ function aim() {
 
 function envelope(env) {
   const ev = env.event;
-  if (env.topic === 'activity') {
+  if (env.topic === ACTIVITY) {
     if (ev.kind !== 'data') return;
     const before = model.activity.get(env.ws);
     model.activity.set(env.ws, ev.data);
@@ -216,12 +217,12 @@ function envelope(env) {
     changed();
     return;
   }
-  if (env.topic === 'conversation') {
+  if (env.topic === CONVERSATION) {
     const c = conversation;
     if (c && c.ws === env.ws && c.key === env.key) c.onEnvelope(env);
     return;
   }
-  if (env.topic === 'inventory') {
+  if (env.topic === INVENTORY) {
     const inv = model.inventory;
     if (!inv || inv.ws !== env.ws) return;
     if (ev.kind === 'data') {
@@ -237,13 +238,13 @@ function envelope(env) {
     changed();
     return;
   }
-  if (env.topic !== 'document' || !model.doc || model.doc.ws !== env.ws) return;
+  if (env.topic !== DOCUMENT || !model.doc || model.doc.ws !== env.ws) return;
   const d = model.doc;
   switch (ev.kind) {
     case 'data':
       if (applyUpdate(d.doc, ev.data) === RESYNC) {
         d.status = 'refreshing';
-        stream.resubscribe('document');
+        stream.resubscribe(DOCUMENT);
       } else if (d.status !== 'live' && d.doc.epoch) {
         d.status = 'live';
       }
