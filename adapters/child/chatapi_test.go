@@ -19,6 +19,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/agentscript"
+	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 

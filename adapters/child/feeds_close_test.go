@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 	"github.com/wharfhub/wharf/hub/service"
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 // The live stream takes subscriptions as the topic table says: a
@@ -15,7 +16,7 @@ import (
 // is refused with the contract's message, a key is refused where the
 // topic takes none and required where it needs one.
 func TestLiveSubscriptionsFollowTheTopicTable(t *testing.T) {
-	s := newServer(t, hub.Config{}, nil)
+	s := newServer(t, service.Config{}, nil)
 	s.repo(t, "/home/ann/app")
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)

@@ -120,7 +120,7 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSess
 	ended := s.ended
 	after := map[hub.SubKey]bool{}
 	for id := range s.subs {
-		if b.topic(id.Topic).subscribable() { // activity does not count
+		if subscribable(id.Topic) { // activity does not count
 			after[id] = true
 		}
 	}

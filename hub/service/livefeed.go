@@ -19,7 +19,7 @@ type feedTopic struct {
 
 func (t *feedTopic) name() hub.Topic             { return t.topic }
 func (t *feedTopic) feed() *feedTopic            { return t }
-func (t *feedTopic) subscribable() bool          { return true }
+func (t *feedTopic) checkKey(hub.SubKey) error   { return nil }
 func (t *feedTopic) attachLocked(a *attachment)  { t.b.followLocked(a, t) }
 func (t *feedTopic) releaseLocked(a *attachment) { t.b.unfollowLocked(a) }
 

@@ -1,17 +1,18 @@
 package service
 
 import (
-	"strings"
 	"unicode/utf8"
 
 	"github.com/wharfhub/wharf/hub"
 )
 
-// liveTopic is what is particular to one topic of the live stream: which
-// keys it takes, when two subscriptions are one, what a joining subscriber
-// is owed and how it is released. Each topic is one type in its own file
-// (livetopic_*.go), registered in newTopics; the broker, the streams and
-// the HTTP transport know only this interface.
+// liveTopic is what is particular to one topic of the live stream in the
+// Hub: when two subscriptions are one, what a joining subscriber is owed
+// and how it is released. What every side knows of a topic (whether
+// clients name it, how it is keyed, whether a session feeds it) is in the
+// one table, hub.Topics; each topic's implementation is one type in its
+// own file (livetopic_*.go), registered in topicImpls; the broker, the
+// streams and the HTTP transport know only this interface.
 //
 // attachLocked and releaseLocked run under liveBroker.mu, which is what
 // makes a join exact: the replay or snapshot a subscriber is owed, its
@@ -21,11 +22,9 @@ import (
 type liveTopic interface {
 	// name is the topic's name on the wire.
 	name() hub.Topic
-	// subscribable reports whether clients name the topic in `subs` and
-	// subscription changes. Activity is not: `activity=1` turns it on.
-	subscribable() bool
-	// checkKey validates a subscription's key (its size and encoding are
-	// already checked); its errors are the contract's 400 messages.
+	// checkKey validates what the topic itself asks of a key, once the
+	// table's key rule and the key's size and encoding are checked; its
+	// errors are the contract's 400 messages.
 	checkKey(k hub.SubKey) error
 	// identity is what makes two subscriptions of a stream one (and share
 	// one upstream); k has passed checkKey.
@@ -40,17 +39,29 @@ type liveTopic interface {
 	releaseLocked(a *attachment)
 }
 
-// newTopics is the one table of the live topics, in the order the
-// contract's messages name them. A new topic is one new file and one line
-// here.
+// topicImpls are the Hub's implementations of the topics of hub.Topics.
+// A new topic is a line in the table, one new file and one line here.
+var topicImpls = map[hub.Topic]func(*liveBroker) liveTopic{
+	hub.TopicDocument:     func(b *liveBroker) liveTopic { return newDocumentTopic(b) },
+	hub.TopicInventory:    func(b *liveBroker) liveTopic { return newInventoryTopic(b) },
+	hub.TopicConversation: func(b *liveBroker) liveTopic { return newConversationTopic(b) },
+	hub.TopicActivity:     func(b *liveBroker) liveTopic { return newActivityTopic(b) },
+	hub.TopicWorktrees:    func(b *liveBroker) liveTopic { return newWorktreesTopic(b) },
+}
+
+// newTopics makes the broker's topics, one for every topic of the table,
+// in its order; a topic of the table the Hub does not implement is a
+// programming error every test meets.
 func newTopics(b *liveBroker) []liveTopic {
-	return []liveTopic{
-		newDocumentTopic(b),
-		newInventoryTopic(b),
-		newConversationTopic(b),
-		newWorktreesTopic(b),
-		newActivityTopic(b),
+	var out []liveTopic
+	for _, spec := range hub.Topics() {
+		impl := topicImpls[spec.Name]
+		if impl == nil {
+			panic("service: no implementation of the live topic " + string(spec.Name))
+		}
+		out = append(out, impl(b))
 	}
+	return out
 }
 
 // topic returns the topic named t, or nil.
@@ -63,7 +74,9 @@ func (b *liveBroker) topic(t hub.Topic) liveTopic {
 	return nil
 }
 
-// checkSubKey validates a topic and its key.
+// checkSubKey validates a topic and its key: the key's size and encoding,
+// then the table's rules (a topic clients name, the key it takes), then
+// what the topic itself asks of its key.
 func (b *liveBroker) checkSubKey(k hub.SubKey) error {
 	if len(k.Key) > hub.MaxLiveKeyBytes {
 		return hub.Errorf(hub.Invalid, "subscription key is too large")
@@ -71,35 +84,24 @@ func (b *liveBroker) checkSubKey(k hub.SubKey) error {
 	if !utf8.ValidString(k.Key) {
 		return hub.Errorf(hub.Invalid, "subscription key must be a string")
 	}
-	t := b.topic(k.Topic)
-	if t == nil || !t.subscribable() {
-		return hub.Errorf(hub.Invalid, "subscription topic must be %s", b.subscribableNames())
+	spec, ok := hub.LookupTopic(k.Topic)
+	if !ok || !spec.Subscribable() {
+		return hub.SubscriptionTopicError()
 	}
-	return t.checkKey(k)
-}
-
-// subscribableNames lists the subscribable topics as the contract's
-// message does: "document, inventory, conversation, or worktrees".
-func (b *liveBroker) subscribableNames() string {
-	var names []string
-	for _, t := range b.topics {
-		if t.subscribable() {
-			names = append(names, string(t.name()))
-		}
+	switch {
+	case spec.Key == hub.KeyNone && k.Keyed:
+		return hub.Errorf(hub.Invalid, "%s subscription takes no key", k.Topic)
+	case spec.Key == hub.KeyRequired && (!k.Keyed || k.Key == ""):
+		return hub.Errorf(hub.Invalid, "%s subscription needs a key", k.Topic)
 	}
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + ", or " + names[len(names)-1]
+	return b.topic(k.Topic).checkKey(k)
 }
 
 // identity is the identity of k, which has passed checkSubKey.
 func (b *liveBroker) identity(k hub.SubKey) hub.SubKey { return b.topic(k.Topic).identity(k) }
 
-// keyless is the key rule of the topics that take no key.
-func keyless(k hub.SubKey) error {
-	if k.Keyed {
-		return hub.Errorf(hub.Invalid, "%s subscription takes no key", k.Topic)
-	}
-	return nil
+// subscribable reports whether clients name topic t.
+func subscribable(t hub.Topic) bool {
+	spec, ok := hub.LookupTopic(t)
+	return ok && spec.Subscribable()
 }

@@ -35,8 +35,7 @@ func newActivityTopic(b *liveBroker) *activityTopic {
 func (*activityTopic) name() hub.Topic { return hub.TopicActivity }
 
 // subscribable is false: `activity=1` turns the topic on.
-func (*activityTopic) subscribable() bool               { return false }
-func (*activityTopic) checkKey(k hub.SubKey) error      { return keyless(k) }
+func (*activityTopic) checkKey(hub.SubKey) error        { return nil }
 func (*activityTopic) identity(k hub.SubKey) hub.SubKey { return k }
 
 func (f *activityFeed) next() string {

@@ -58,13 +58,6 @@ func newConversationTopic(b *liveBroker) *conversationTopic {
 	return &conversationTopic{feedTopic{b: b, topic: hub.TopicConversation, newCodec: func() feedCodec { return &conversationFeed{} }}}
 }
 
-func (conversationTopic) checkKey(k hub.SubKey) error {
-	if !k.Keyed || k.Key == "" {
-		return hub.Errorf(hub.Invalid, "conversation subscription needs a key")
-	}
-	return nil
-}
-
 func (conversationTopic) identity(k hub.SubKey) hub.SubKey { return k }
 
 // conversationFeed is one conversation upstream's replay log. It outlives

@@ -13,7 +13,6 @@ func newInventoryTopic(b *liveBroker) *inventoryTopic {
 	return &inventoryTopic{feedTopic{b: b, topic: hub.TopicInventory, newCodec: func() feedCodec { return &inventoryFeed{} }}}
 }
 
-func (inventoryTopic) checkKey(k hub.SubKey) error      { return keyless(k) }
 func (inventoryTopic) identity(k hub.SubKey) hub.SubKey { return k }
 
 // inventoryFeed is one inventory upstream's state: its latest tick.

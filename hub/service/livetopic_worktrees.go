@@ -25,8 +25,7 @@ func newWorktreesTopic(b *liveBroker) *worktreesTopic {
 }
 
 func (*worktreesTopic) name() hub.Topic                  { return hub.TopicWorktrees }
-func (*worktreesTopic) subscribable() bool               { return true }
-func (*worktreesTopic) checkKey(k hub.SubKey) error      { return keyless(k) }
+func (*worktreesTopic) checkKey(hub.SubKey) error        { return nil }
 func (*worktreesTopic) identity(k hub.SubKey) hub.SubKey { return k }
 func (t *worktreesTopic) releaseLocked(a *attachment) {
 	set := t.subs[a.s.ws]
