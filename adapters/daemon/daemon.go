@@ -172,7 +172,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	}
 	// The browser dashboard is a client of the API like any other; it
 	// gets the GET and HEAD requests outside /api/ and /s/.
-	d.handler = httpapi.NewHandler(d.hub, httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
+	d.handler = httpapi.NewHandler(httpapi.ServicesOf(d.hub), httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
 		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...),
 		Pages:        web.NewHandler()})
 	return d, nil

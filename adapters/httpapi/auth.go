@@ -99,11 +99,11 @@ func bearerToken(r *http.Request) (string, bool) {
 // over the cookie, and a bad bearer never falls back to the cookie.
 func (a *api) authenticate(r *http.Request) (s hub.DeviceSession, viaCookie bool, err error) {
 	if token, ok := bearerToken(r); ok {
-		s, err = a.hub.Authenticate(r.Context(), token)
+		s, err = a.auth.Authenticate(r.Context(), token)
 		return s, false, err
 	}
 	if id := deviceSessionCookie(r); id != "" {
-		s, err = a.hub.Authenticate(r.Context(), id)
+		s, err = a.auth.Authenticate(r.Context(), id)
 		return s, true, err
 	}
 	return hub.DeviceSession{}, false, hub.Errorf(hub.Unauthenticated, "authentication required")

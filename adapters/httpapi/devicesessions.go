@@ -47,7 +47,7 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return hub.Errorf(hub.Forbidden, "cross-origin login rejected")
 	}
 	addr := a.clientAddr(r)
-	if err := a.hub.CheckLoginRate(addr); err != nil {
+	if err := a.auth.CheckLoginRate(addr); err != nil {
 		setRetryAfter(w, err)
 		return err
 	}
@@ -55,15 +55,15 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if err := httpjson.Decode(r, loginBodyLimit, false, &req); err != nil {
 		return err
 	}
-	res, err := a.hub.Login(r.Context(), hub.LoginRequest{Name: req.Name, Password: req.Password,
+	res, err := a.auth.Login(r.Context(), hub.LoginRequest{Name: req.Name, Password: req.Password,
 		DeviceLabel: req.DeviceLabel, UserAgent: r.UserAgent(), ClientAddr: addr, DeviceToken: deviceCookie(r)})
 	if err != nil {
 		setRetryAfter(w, err)
 		return err
 	}
-	setDeviceSessionCookie(w, r, res.SessionID, int(a.hub.DeviceSessionLifetime().Seconds()))
+	setDeviceSessionCookie(w, r, res.SessionID, int(a.auth.DeviceSessionLifetime().Seconds()))
 	if res.DeviceToken != "" {
-		setDeviceCookie(w, r, res.DeviceToken, int(a.hub.DeviceTokenLifetime().Seconds()))
+		setDeviceCookie(w, r, res.DeviceToken, int(a.auth.DeviceTokenLifetime().Seconds()))
 	}
 	writeJSON(w, http.StatusOK, loginResponse{SessionID: res.SessionID, User: res.Session.User})
 	return nil
@@ -84,7 +84,7 @@ func (a *api) handleLogout(w http.ResponseWriter, r *http.Request, _ caller) err
 	if !ok {
 		return hub.Errorf(hub.Forbidden, "logout requires an active bearer session")
 	}
-	if err := a.hub.Logout(r.Context(), token); err != nil {
+	if err := a.auth.Logout(r.Context(), token); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, revocationResult{Revoked: true})
@@ -92,7 +92,7 @@ func (a *api) handleLogout(w http.ResponseWriter, r *http.Request, _ caller) err
 }
 
 func (a *api) handleListDeviceSessions(w http.ResponseWriter, r *http.Request, c caller) error {
-	list, err := a.hub.DeviceSessions(r.Context(), c.DeviceSession)
+	list, err := a.auth.DeviceSessions(r.Context(), c.DeviceSession)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (a *api) handleListDeviceSessions(w http.ResponseWriter, r *http.Request, c
 // handleRevokeDeviceSession revokes one of the caller's device sessions; revoking
 // its own session over the cookie also clears the cookie.
 func (a *api) handleRevokeDeviceSession(w http.ResponseWriter, r *http.Request, c caller) error {
-	current, err := a.hub.RevokeDeviceSession(r.Context(), c.DeviceSession, r.PathValue("sessionHandle"))
+	current, err := a.auth.RevokeDeviceSession(r.Context(), c.DeviceSession, r.PathValue("sessionHandle"))
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func (a *api) handleBrowse(w http.ResponseWriter, r *http.Request, _ caller) err
 	if _, given := q["path"]; given && q.Get("path") == "" {
 		return hub.Errorf(hub.Invalid, "path must be absolute")
 	}
-	res, err := a.hub.Browse(r.Context(), q.Get("path"))
+	res, err := a.folders.Browse(r.Context(), q.Get("path"))
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (a *api) handleCreateFolder(w http.ResponseWriter, r *http.Request, _ calle
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
-	p, err := a.hub.CreateFolder(r.Context(), req.Parent, req.Name)
+	p, err := a.folders.CreateFolder(r.Context(), req.Parent, req.Name)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (a *api) handleRenameFolder(w http.ResponseWriter, r *http.Request, _ calle
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
-	res, err := a.hub.RenameFolder(r.Context(), req.Path, req.Name, req.Stop)
+	res, err := a.folders.RenameFolder(r.Context(), req.Path, req.Name, req.Stop)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (a *api) handleRemoveFolder(w http.ResponseWriter, r *http.Request, _ calle
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
-	res, err := a.hub.RemoveFolder(r.Context(), req.Path, req.Stop)
+	res, err := a.folders.RemoveFolder(r.Context(), req.Path, req.Stop)
 	if err != nil {
 		return err
 	}

@@ -168,5 +168,5 @@ func fuzzServer(f *testing.F) (http.Handler, string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return httpapi.NewHandler(h, httpapi.Options{}), res.SessionID
+	return httpapi.NewHandler(httpapi.ServicesOf(h), httpapi.Options{}), res.SessionID
 }

@@ -239,7 +239,7 @@ func TestSecurityHeaders(t *testing.T) {
 	l := s.openLive(t, "ws=app", auth...)
 	is.Equal(l.resp.Header.Get("X-Content-Type-Options"), "nosniff") // on the live stream too
 
-	tlsSrv := httptest.NewTLSServer(httpapi.NewHandler(s.hub, httpapi.Options{}))
+	tlsSrv := httptest.NewTLSServer(httpapi.NewHandler(httpapi.ServicesOf(s.hub), httpapi.Options{}))
 	defer tlsSrv.Close()
 	resp, err := tlsSrv.Client().Get(tlsSrv.URL + "/api/hub/state")
 	is.NoErr(err)

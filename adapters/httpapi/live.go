@@ -59,7 +59,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 			return err
 		}
 	}
-	s, err := a.hub.OpenLive(r.Context(), c.DeviceSession, ws, q.Get("activity") == "1", subs)
+	s, err := a.live.OpenLive(r.Context(), c.DeviceSession, ws, q.Get("activity") == "1", subs)
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func (a *api) decodeSubs(entries []json.RawMessage, withCursor bool) ([]hub.Subs
 				return nil, hub.Errorf(hub.Invalid, "subscription cursor must be a string")
 			}
 		}
-		if err := a.hub.CheckSubscription(sub); err != nil {
+		if err := a.live.CheckSubscription(sub); err != nil {
 			return nil, err
 		}
 		subs = append(subs, sub)
@@ -319,7 +319,7 @@ func (a *api) handleLiveSubscriptions(w http.ResponseWriter, r *http.Request, c 
 	for _, s := range rem {
 		change.Remove = append(change.Remove, s.SubKey)
 	}
-	if err := a.hub.UpdateLiveSubscriptions(r.Context(), c.DeviceSession, r.PathValue("streamId"), change); err != nil {
+	if err := a.live.UpdateLiveSubscriptions(r.Context(), c.DeviceSession, r.PathValue("streamId"), change); err != nil {
 		return err
 	}
 	writeRawJSON(w, http.StatusOK, []byte(`{"ok":true}`))

@@ -93,7 +93,7 @@ func pacedStream(t *testing.T) (c *pacedClient, clock *fakes.Clock, send func(cu
 	served = make(chan struct{})
 	go func() {
 		defer close(served)
-		httpapi.NewHandler(h, httpapi.Options{}).ServeHTTP(c, req)
+		httpapi.NewHandler(httpapi.ServicesOf(h), httpapi.Options{}).ServeHTTP(c, req)
 	}()
 	synctest.Wait()
 	feed, err := backend.WaitFeed(ctx, w.ID, hub.TopicConversation, "claude:1", 1)

@@ -25,7 +25,7 @@ func toPersonalState(st hub.PersonalState) personalState {
 }
 
 func (a *api) handleGetPersonalState(w http.ResponseWriter, r *http.Request, c caller) error {
-	st, err := a.hub.PersonalState(r.Context(), c.DeviceSession, r.PathValue("workspaceId"))
+	st, err := a.personal.PersonalState(r.Context(), c.DeviceSession, r.PathValue("workspaceId"))
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (a *api) handlePatchPersonalState(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	st, err := a.hub.PatchPersonalState(r.Context(), c.DeviceSession, r.PathValue("workspaceId"), p)
+	st, err := a.personal.PatchPersonalState(r.Context(), c.DeviceSession, r.PathValue("workspaceId"), p)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (a *api) handlePatchPersonalState(w http.ResponseWriter, r *http.Request, c
 }
 
 func (a *api) handleActivityViewed(w http.ResponseWriter, r *http.Request, c caller) error {
-	if err := a.hub.AcknowledgeActivity(r.Context(), c.DeviceSession, r.PathValue("workspaceId")); err != nil {
+	if err := a.personal.AcknowledgeActivity(r.Context(), c.DeviceSession, r.PathValue("workspaceId")); err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -27,7 +27,7 @@ func (a *api) newProxy() *httputil.ReverseProxy {
 			if err != nil {
 				host = addr
 			}
-			return a.hub.DialWorkspaceSession(ctx, strings.TrimSuffix(host, sessionHostSuffix))
+			return a.workspaces.DialWorkspaceSession(ctx, strings.TrimSuffix(host, sessionHostSuffix))
 		},
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       30 * time.Second,
@@ -59,7 +59,7 @@ func (a *api) newProxy() *httputil.ReverseProxy {
 // handleProxy forwards a request to the workspace's child; a stopped
 // workspace answers 503 and an unknown one 404 without contacting anyone.
 func (a *api) handleProxy(w http.ResponseWriter, r *http.Request, _ caller) error {
-	if err := a.hub.CheckRunning(r.Context(), r.PathValue("workspaceId")); err != nil {
+	if err := a.workspaces.CheckRunning(r.Context(), r.PathValue("workspaceId")); err != nil {
 		return err
 	}
 	if r.ContentLength != 0 {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
 )
 
 // Options tunes the handler. The zero value is ready to use.
@@ -123,19 +122,26 @@ func Routes() []Route {
 }
 
 type api struct {
-	hub     *service.Hub
-	proxy   *httputil.ReverseProxy
-	log     *slog.Logger
-	mux     *http.ServeMux
-	exact   map[string]http.Handler // the routes without wildcards, by path
-	proxies []netip.Prefix
-	hosts   map[string]struct{} // Options.AllowedHosts, normalized
-	pages   http.Handler        // Options.Pages
+	auth       AuthService
+	state      StateService
+	folders    FolderService
+	workspaces WorkspaceService
+	personal   PersonalService
+	live       LiveService
+	proxy      *httputil.ReverseProxy
+	log        *slog.Logger
+	mux        *http.ServeMux
+	exact      map[string]http.Handler // the routes without wildcards, by path
+	proxies    []netip.Prefix
+	hosts      map[string]struct{} // Options.AllowedHosts, normalized
+	pages      http.Handler        // Options.Pages
 }
 
-// NewHandler returns the HTTP handler of the Hub API over h.
-func NewHandler(h *service.Hub, opts Options) http.Handler {
-	a := &api{hub: h, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+// NewHandler returns the HTTP handler of the Hub API over s, every
+// family of which is required.
+func NewHandler(s Services, opts Options) http.Handler {
+	s.check()
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {

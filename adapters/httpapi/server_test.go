@@ -98,7 +98,7 @@ func newServer(t *testing.T, cfg service.Config, store hub.Store, opts ...httpap
 		o = opts[0]
 	}
 	o.Logger = log
-	s.Server = httptest.NewServer(httpapi.NewHandler(h, o))
+	s.Server = httptest.NewServer(httpapi.NewHandler(httpapi.ServicesOf(h), o))
 	_, s.port, _ = net.SplitHostPort(s.Listener.Addr().String())
 	s.client = &http.Client{
 		Transport:     contractTransport{t: t, base: s.Server.Client().Transport},

@@ -87,7 +87,7 @@ func toWorkspaceDefaults(d hub.WorkspaceDefaults) workspaceDefaults {
 }
 
 func (a *api) handleState(w http.ResponseWriter, r *http.Request, c caller) error {
-	st, err := a.hub.State(r.Context(), c.DeviceSession)
+	st, err := a.state.State(r.Context(), c.DeviceSession)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func encodeState(st *hub.HubState) []byte {
 }
 
 func (a *api) handleGetDefaults(w http.ResponseWriter, r *http.Request, _ caller) error {
-	d, err := a.hub.WorkspaceDefaults(r.Context())
+	d, err := a.state.WorkspaceDefaults(r.Context())
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (a *api) handleSetDefaults(w http.ResponseWriter, r *http.Request, _ caller
 	if err := json.Unmarshal(req.DefaultWorkspaceParent, &dir); err != nil {
 		return hub.Errorf(hub.Invalid, "defaultWorkspaceParent must be a string or null")
 	}
-	d, err := a.hub.SetDefaultParent(r.Context(), dir)
+	d, err := a.state.SetDefaultParent(r.Context(), dir)
 	if err != nil {
 		return err
 	}

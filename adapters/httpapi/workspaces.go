@@ -5,7 +5,6 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
 )
 
 type workspaceAction struct {
@@ -107,7 +106,7 @@ func (a *api) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, _ ca
 		return err
 	}
 	start := req.Start == nil || *req.Start // the legacy operation starts by default
-	act, err := a.hub.Register(r.Context(), hub.RegisterRequest{Path: req.Path, Init: req.Init, Start: start})
+	act, err := a.workspaces.Register(r.Context(), hub.RegisterRequest{Path: req.Path, Init: req.Init, Start: start})
 	if err != nil {
 		return err
 	}
@@ -123,7 +122,7 @@ func (a *api) handleConfigureWorkspace(w http.ResponseWriter, r *http.Request, _
 	if req.DisplayName == nil {
 		return hub.Errorf(hub.Invalid, "displayName is required")
 	}
-	res, err := a.hub.Configure(r.Context(), hub.ConfigureRequest{Path: req.Path, DisplayName: *req.DisplayName,
+	res, err := a.workspaces.Configure(r.Context(), hub.ConfigureRequest{Path: req.Path, DisplayName: *req.DisplayName,
 		Authentication: toSelections(req.Authentication), Signing: deref(req.Signing), Init: req.Init, Start: req.Start})
 	if err != nil {
 		return err
@@ -140,7 +139,7 @@ func (a *api) handleCreateConfiguredWorkspace(w http.ResponseWriter, r *http.Req
 	if req.DisplayName == nil {
 		return hub.Errorf(hub.Invalid, "displayName is required")
 	}
-	res, err := a.hub.CreateConfigured(r.Context(), hub.CreateConfiguredRequest{Parent: req.Parent,
+	res, err := a.workspaces.CreateConfigured(r.Context(), hub.CreateConfiguredRequest{Parent: req.Parent,
 		FolderName: req.FolderName, DisplayName: *req.DisplayName,
 		Authentication: toSelections(req.Authentication), Signing: deref(req.Signing), Start: req.Start})
 	if err != nil {
@@ -158,7 +157,7 @@ func (a *api) handleDisplayName(w http.ResponseWriter, r *http.Request, _ caller
 	if req.DisplayName == nil {
 		return hub.Errorf(hub.Invalid, "displayName is required")
 	}
-	v, err := a.hub.SetDisplayName(r.Context(), r.PathValue("workspaceId"), *req.DisplayName)
+	v, err := a.workspaces.SetDisplayName(r.Context(), r.PathValue("workspaceId"), *req.DisplayName)
 	if err != nil {
 		return err
 	}
@@ -168,9 +167,9 @@ func (a *api) handleDisplayName(w http.ResponseWriter, r *http.Request, _ caller
 
 // lifecycle adapts a lifecycle operation on one workspace. These take no
 // body; one sent anyway is ignored, as the contract lists no 400 for them.
-func (a *api) lifecycle(op func(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error)) handler {
+func (a *api) lifecycle(op func(ws WorkspaceService, r *http.Request, id string) (hub.WorkspaceAction, error)) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ caller) error {
-		act, err := op(a.hub, r, r.PathValue("workspaceId"))
+		act, err := op(a.workspaces, r, r.PathValue("workspaceId"))
 		if err != nil {
 			return err
 		}
@@ -179,14 +178,14 @@ func (a *api) lifecycle(op func(h *service.Hub, r *http.Request, id string) (hub
 	}
 }
 
-func startWorkspace(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
-	return h.StartWorkspace(r.Context(), id)
+func startWorkspace(ws WorkspaceService, r *http.Request, id string) (hub.WorkspaceAction, error) {
+	return ws.StartWorkspace(r.Context(), id)
 }
 
-func stopWorkspace(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
-	return h.StopWorkspace(r.Context(), id)
+func stopWorkspace(ws WorkspaceService, r *http.Request, id string) (hub.WorkspaceAction, error) {
+	return ws.StopWorkspace(r.Context(), id)
 }
 
-func forgetWorkspace(h *service.Hub, r *http.Request, id string) (hub.WorkspaceAction, error) {
-	return h.ForgetWorkspace(r.Context(), id)
+func forgetWorkspace(ws WorkspaceService, r *http.Request, id string) (hub.WorkspaceAction, error) {
+	return ws.ForgetWorkspace(r.Context(), id)
 }

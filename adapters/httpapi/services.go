@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
+)
+
+// Services are the operations the handler serves, one small interface per
+// family of the contract (the handlers of a family see only theirs). The
+// Hub service (hub/service) implements them all: ServicesOf. Each method
+// is documented where the service implements it.
+type Services struct {
+	Auth       AuthService
+	State      StateService
+	Folders    FolderService
+	Workspaces WorkspaceService
+	Personal   PersonalService
+	Live       LiveService
+}
+
+// AuthService is logins and device sessions (auth.go, devicesessions.go).
+type AuthService interface {
+	Login(ctx context.Context, req hub.LoginRequest) (hub.LoginResult, error)
+	Logout(ctx context.Context, id string) error
+	Authenticate(ctx context.Context, id string) (hub.DeviceSession, error)
+	CheckLoginRate(clientAddr string) error
+	DeviceSessionLifetime() time.Duration
+	DeviceTokenLifetime() time.Duration
+	DeviceSessions(ctx context.Context, caller hub.DeviceSession) ([]hub.DeviceSessionEntry, error)
+	RevokeDeviceSession(ctx context.Context, caller hub.DeviceSession, handle string) (current bool, err error)
+}
+
+// StateService is the Hub state and the workspace defaults (state.go).
+type StateService interface {
+	State(ctx context.Context, caller hub.DeviceSession) (*hub.HubState, error)
+	WorkspaceDefaults(ctx context.Context) (hub.WorkspaceDefaults, error)
+	SetDefaultParent(ctx context.Context, dir *string) (hub.WorkspaceDefaults, error)
+}
+
+// FolderService is folder browsing and changes (folders.go).
+type FolderService interface {
+	Browse(ctx context.Context, dir string) (hub.BrowseResult, error)
+	CreateFolder(ctx context.Context, parent, name string) (string, error)
+	RenameFolder(ctx context.Context, path, name string, stop bool) (hub.RenameResult, error)
+	RemoveFolder(ctx context.Context, path string, stop bool) (hub.RemoveResult, error)
+}
+
+// WorkspaceService is the registry and the workspace sessions' lifecycle,
+// and the way to a running session (workspaces.go, proxy.go).
+type WorkspaceService interface {
+	Register(ctx context.Context, req hub.RegisterRequest) (hub.WorkspaceAction, error)
+	Configure(ctx context.Context, req hub.ConfigureRequest) (hub.OnboardingResult, error)
+	CreateConfigured(ctx context.Context, req hub.CreateConfiguredRequest) (hub.OnboardingResult, error)
+	SetDisplayName(ctx context.Context, id, name string) (hub.WorkspaceView, error)
+	StartWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error)
+	StopWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error)
+	ForgetWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error)
+	CheckRunning(ctx context.Context, id string) error
+	DialWorkspaceSession(ctx context.Context, id string) (net.Conn, error)
+}
+
+// PersonalService is each user's state in each workspace
+// (personalstate.go).
+type PersonalService interface {
+	PersonalState(ctx context.Context, caller hub.DeviceSession, id string) (hub.PersonalState, error)
+	PatchPersonalState(ctx context.Context, caller hub.DeviceSession, id string, p hub.PersonalStatePatch) (hub.PersonalState, error)
+	AcknowledgeActivity(ctx context.Context, caller hub.DeviceSession, id string) error
+}
+
+// LiveService is the live stream (live.go).
+type LiveService interface {
+	OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*service.LiveStream, error)
+	UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error
+	CheckSubscription(s hub.Subscription) error
+}
+
+// ServicesOf serves every family from h, as the Hub service does.
+func ServicesOf(h interface {
+	AuthService
+	StateService
+	FolderService
+	WorkspaceService
+	PersonalService
+	LiveService
+}) Services {
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h}
+}
+
+// check panics on a family left out: every route is served.
+func (s Services) check() {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil {
+		panic("httpapi: every field of Services is required")
+	}
+}
