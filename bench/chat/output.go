@@ -61,6 +61,24 @@ func (w *wharf) finish(ctx context.Context, c conversation, child int, text stri
 	}
 }
 
+// alone opens a conversation in a workspace of its own, named name, and
+// finds the workspace's child process, whose CPU and memory are measured.
+func (w *wharf) alone(ctx context.Context, name string) (conversation, int, error) {
+	ws, err := w.workspace(ctx, name)
+	if err != nil {
+		return conversation{}, 0, err
+	}
+	c, err := w.newConversation(ctx, ws)
+	if err != nil {
+		return conversation{}, 0, err
+	}
+	child := sessionChild(w.d.Pid(), ws)
+	if child == 0 {
+		return conversation{}, 0, fmt.Errorf("no session child found for workspace %s", ws)
+	}
+	return c, child, nil
+}
+
 // streamedText measures one answer of 16 MiB in 4 KiB chunks against 16
 // answers of 1 MiB in the same chunks, in a conversation of a workspace
 // of its own: the same bytes, the same chunks. With text grown in linear
@@ -68,17 +86,9 @@ func (w *wharf) finish(ctx context.Context, c conversation, child int, text stri
 // answer cost 16 times as much.
 func streamedText(ctx context.Context, w *wharf) (verdict, error) {
 	progress("streamed text: 16 × 1 MiB, then 16 MiB, in chunks of %d KiB", textChunk>>10)
-	ws, err := w.workspace(ctx, "text")
+	c, child, err := w.alone(ctx, "text")
 	if err != nil {
 		return verdict{}, err
-	}
-	c, err := w.newConversation(ctx, ws)
-	if err != nil {
-		return verdict{}, err
-	}
-	child := sessionChild(w.d.Pid(), ws)
-	if child == 0 {
-		return verdict{}, fmt.Errorf("no session child found for workspace %s", ws)
 	}
 	prompt := func(n int) string { return fmt.Sprintf("%s %d %d", agentscript.Text, n, textChunk) }
 	if _, _, err := w.finish(ctx, c, child, prompt(64<<10)); err != nil { // the agent starts; the path is warm
@@ -130,17 +140,9 @@ const floodRSSTarget = 192 << 20
 func toolFlood(ctx context.Context, w *wharf) (verdict, error) {
 	const calls, size = 200, 1 << 20
 	progress("tool output flood: %d tool calls of %d KiB", calls, size>>10)
-	ws, err := w.workspace(ctx, "flood")
+	c, child, err := w.alone(ctx, "flood")
 	if err != nil {
 		return verdict{}, err
-	}
-	c, err := w.newConversation(ctx, ws)
-	if err != nil {
-		return verdict{}, err
-	}
-	child := sessionChild(w.d.Pid(), ws)
-	if child == 0 {
-		return verdict{}, fmt.Errorf("no session child found for workspace %s", ws)
 	}
 	sleepUntil(ctx, time.Now().Add(2*time.Second))
 	before, err := settledRSS(ctx, child)

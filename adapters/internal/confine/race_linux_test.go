@@ -3,41 +3,12 @@ package confine
 import (
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/matryer/is"
-	"golang.org/x/sys/unix"
-)
 
-// exchangeUntilStopped atomically exchanges the names a and b in a loop
-// (RENAME_EXCHANGE) until the returned stop is called (at the latest when
-// the test ends); stop says how many exchanges were made.
-func exchangeUntilStopped(t *testing.T, a, b string) (stop func() int) {
-	quit, done := make(chan struct{}), make(chan int, 1)
-	go func() {
-		n := 0
-		defer func() { done <- n }()
-		for ; n < 50_000_000; n++ { // a bound; stopped long before
-			select {
-			case <-quit:
-				return
-			default:
-			}
-			if unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE) != nil {
-				return
-			}
-		}
-	}()
-	var once sync.Once
-	n := 0
-	stop = func() int {
-		once.Do(func() { close(quit); n = <-done })
-		return n
-	}
-	t.Cleanup(func() { stop() })
-	return stop
-}
+	"github.com/wharfhub/wharf/adapters/internal/confine/confinetest"
+)
 
 // TestSwappingAFolderForALinkOutNeverLeadsOut writes and reads under
 // docs/ while a loop exchanges docs with a link to the outside folder.
@@ -50,7 +21,7 @@ func TestSwappingAFolderForALinkOutNeverLeadsOut(t *testing.T) {
 			is.NoErr(os.Symlink("../outside", filepath.Join(ws, "swap")))
 			r := rootWith(ws, res)
 
-			stop := exchangeUntilStopped(t, filepath.Join(ws, "docs"), filepath.Join(ws, "swap"))
+			stop := confinetest.ExchangeUntilStopped(t, filepath.Join(ws, "docs"), filepath.Join(ws, "swap"))
 			leaked, wrote, read := 0, 0, 0
 			for range 2000 {
 				if r.WriteFile("docs/f.txt", []byte("agent text")) == nil {
