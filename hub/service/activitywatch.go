@@ -29,17 +29,17 @@ func (b *liveBroker) observe(ctx context.Context, ws string, o hub.Observation) 
 	b.mu.Unlock()
 	switch {
 	case has && (!had || after != before):
-		b.persistMarks(ctx, func(tx *writes) error {
+		b.persistMarks(ctx, func(tx MarkWrites) error {
 			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, Stamp: after})
 		})
 	case had && !has:
-		b.persistMarks(ctx, func(tx *writes) error { return tx.DeleteActivityMark(ws, "") })
+		b.persistMarks(ctx, func(tx MarkWrites) error { return tx.DeleteActivityMark(ws, "") })
 	}
 }
 
-// acknowledge records that user viewed ws's activity, reporting whether
+// Acknowledge records that user viewed ws's activity, reporting whether
 // there was an unseen finish to acknowledge.
-func (b *liveBroker) acknowledge(ctx context.Context, user, ws string) bool {
+func (b *liveBroker) Acknowledge(ctx context.Context, user, ws string) bool {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -50,7 +50,7 @@ func (b *liveBroker) acknowledge(ctx context.Context, user, ws string) bool {
 	}
 	b.mu.Unlock()
 	if changed {
-		b.persistMarks(ctx, func(tx *writes) error {
+		b.persistMarks(ctx, func(tx MarkWrites) error {
 			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, User: user, Stamp: stamp})
 		})
 	}
@@ -77,19 +77,26 @@ func (b *liveBroker) clearActivity(ctx context.Context, ws string, forgotten boo
 	}
 	b.mu.Unlock()
 	if !forgotten { // a forgotten workspace's marks went with its record
-		b.persistMarks(ctx, func(tx *writes) error { return tx.DeleteActivityMarks(ws) })
+		b.persistMarks(ctx, func(tx MarkWrites) error { return tx.DeleteActivityMarks(ws) })
 	}
 }
 
-// persistMarks writes a change of marks. A failure is logged and not
-// retried: the marks in memory stay right for this Hub's life, and only a
-// restart could show an older finish.
-func (b *liveBroker) persistMarks(ctx context.Context, fn func(*writes) error) {
+// WorkspaceForgotten forgets every activity mark of ws, which left the
+// registry: a later workspace must inherit nothing of it. Its stored
+// marks went with its record.
+func (b *liveBroker) WorkspaceForgotten(ctx context.Context, ws string) {
+	b.clearActivity(ctx, ws, true)
+}
+
+// persistMarks writes a change of marks through the Hub's commit path. A
+// failure is logged and not retried: the marks in memory stay right for
+// this Hub's life, and only a restart could show an older finish.
+func (b *liveBroker) persistMarks(ctx context.Context, fn func(MarkWrites) error) {
 	// Not cancelled with the request or the watch that made the change:
 	// the marks in memory already hold it.
-	err := b.h.commit(context.WithoutCancel(ctx), fn)
+	err := b.host.CommitMarks(context.WithoutCancel(ctx), fn)
 	if err != nil && hub.KindOf(err) != hub.NotFound {
-		b.h.log.Warn("activity marks could not be persisted", "err", err)
+		b.log.Warn("activity marks could not be persisted", "err", err)
 	}
 }
 
@@ -118,11 +125,11 @@ func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.Worksp
 		if !failing {
 			failing = true
 			// Never the workspace id: it is the user's.
-			b.h.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
+			b.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
 				slog.String("kind", hub.KindOf(err).String()))
 		}
 		b.observe(ctx, ws, hub.Observation{})
-		if !b.h.sleep(ctx, delay) {
+		if !b.sleep(ctx, delay) {
 			return
 		}
 		delay = min(2*delay, upstreamRetryMax)
@@ -148,10 +155,11 @@ func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed)
 	}
 }
 
-// sleep waits d on the Hub's clock, reporting false when ctx ended first.
-func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d on the broker's clock, reporting false when ctx ended
+// first.
+func (b *liveBroker) sleep(ctx context.Context, d time.Duration) bool {
 	fired := make(chan struct{})
-	t := h.clock.AfterFunc(d, func() { close(fired) })
+	t := b.clock.AfterFunc(d, func() { close(fired) })
 	select {
 	case <-fired:
 		return true
@@ -161,25 +169,18 @@ func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// registered tells the activity feeds of a new workspace: not running.
-func (b *liveBroker) registered(ws string) {
+// WorkspaceRegistered tells the activity feeds of a new workspace: not
+// running.
+func (b *liveBroker) WorkspaceRegistered(ws string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.activity().changedLocked(ws)
 }
 
-// loadMarks restores the persisted marks; Recover calls it before any
-// session starts. The counter resumes above every stamp read back.
-func (h *Hub) loadMarks(ctx context.Context) error {
-	var marks []hub.ActivityMark
-	if err := h.store.View(ctx, func(tx hub.Tx) error {
-		var err error
-		marks, err = tx.ActivityMarks()
-		return err
-	}); err != nil {
-		return err
-	}
-	b := &h.live
+// RestoreMarks restores the activity marks the store kept; the Hub calls
+// it once, before any session starts. The counter resumes above every
+// stamp read back.
+func (b *liveBroker) RestoreMarks(marks []hub.ActivityMark) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	m := b.marks
@@ -194,5 +195,4 @@ func (h *Hub) loadMarks(ctx context.Context) error {
 		}
 		m.viewedAt[mk.User][mk.WorkspaceID] = mk.Stamp
 	}
-	return nil
 }

@@ -42,7 +42,7 @@ type change interface {
 // worktree inventory may have changed, and where they were before.
 type publication struct {
 	touched []hub.Workspace
-	left    []departure
+	left    []Departure
 }
 
 // commit runs fn in a write transaction of the store and, once it has
@@ -124,6 +124,6 @@ func (h *Hub) publish(ctx context.Context, changes []change) {
 		c.publish(ctx, h, &pub)
 	}
 	if len(pub.touched) > 0 {
-		h.announceWorktrees(ctx, pub.left, pub.touched...)
+		h.live.AnnounceWorktrees(pub.left, pub.touched...)
 	}
 }

@@ -47,7 +47,7 @@ type Config struct {
 	Password PasswordParams
 	// LoginLimits bounds failed logins (see LoginLimits for the defaults).
 	LoginLimits LoginLimits
-	// LiveLimits bounds the live stream.
+	// LiveLimits bounds the live stream (see LiveLimits for the defaults).
 	LiveLimits LiveLimits
 	// KDFConcurrency bounds concurrent password hashing; default the number
 	// of CPUs.
@@ -100,7 +100,7 @@ type Hub struct {
 	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
 	wsLocks   keylock.Locks
 	reserved  reservations
-	live      liveBroker
+	live      *liveBroker
 
 	// commitMu serializes commits and settlements (commit.go), so their
 	// consequences reach memory in the order they happened.
@@ -108,8 +108,9 @@ type Hub struct {
 	st       hubState   // the registry, the facts and the state snapshot
 	auth     deviceAuth // the active device sessions, by digest
 
-	// bg is the context of the Hub's background work (upstream feeds,
-	// retries); Close cancels it with stopBG and waits for that work.
+	// bg is the context of the Hub's own background work (facts
+	// refreshes; the live broker has its own); Close cancels it with
+	// stopBG.
 	bg     context.Context
 	stopBG context.CancelFunc
 
@@ -141,9 +142,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		loginGate: newLoginGate(cfg.LoginLimits),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
-	h.live.h = h
-	h.live.topics = newTopics(&h.live)
-	h.live.marks = newActivityMarks()
+	h.live = newLiveBroker(liveConfig{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error
@@ -164,7 +163,6 @@ func withDefaults(cfg Config) Config {
 		cfg.Password = DefaultPasswordParams
 	}
 	cfg.LoginLimits = cfg.LoginLimits.withDefaults()
-	cfg.LiveLimits = cfg.LiveLimits.withDefaults()
 	if cfg.KDFConcurrency <= 0 {
 		cfg.KDFConcurrency = runtime.NumCPU()
 	}

@@ -42,7 +42,7 @@ const (
 func (s *LiveStream) wrote() {
 	s.mu.Lock()
 	s.writing = false
-	s.progressed = s.h.clock.Now()
+	s.progressed = s.b.clock.Now()
 	s.mu.Unlock()
 }
 
@@ -51,7 +51,7 @@ func (s *LiveStream) wrote() {
 // written, so a client reading a big frame is not taken for a stalled one
 // (see MaxLiveBacklog).
 func (s *LiveStream) Progress() {
-	now := s.h.clock.Now()
+	now := s.b.clock.Now()
 	s.mu.Lock()
 	s.progressed = now
 	s.mu.Unlock()
@@ -84,12 +84,12 @@ func (s *LiveStream) judgeLocked() bool {
 	case holds <= MaxLiveBacklog:
 		return true
 	}
-	wait := LiveStallTimeout - s.h.clock.Now().Sub(s.progressed)
+	wait := LiveStallTimeout - s.b.clock.Now().Sub(s.progressed)
 	if wait <= 0 {
 		return false
 	}
 	if s.stall == nil {
-		s.stall = s.h.clock.AfterFunc(wait, s.stallCheck)
+		s.stall = s.b.clock.AfterFunc(wait, s.stallCheck)
 	}
 	return true
 }

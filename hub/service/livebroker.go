@@ -2,7 +2,7 @@ package service
 
 import (
 	"context"
-	"slices"
+	"log/slog"
 	"sync"
 
 	"github.com/wharfhub/wharf/hub"
@@ -15,8 +15,16 @@ import (
 // publishing to it both happen under liveBroker.mu, so a subscriber never
 // misses nor doubles an event published while it joins.
 type liveBroker struct {
-	h       *Hub
-	topics  []liveTopic // the one table (newTopics); fixed after New
+	host   LiveHost
+	clock  hub.Clock
+	log    *slog.Logger
+	limits LiveLimits
+	topics []liveTopic // the one table (newTopics); fixed after New
+	// bg is the context of the broker's background work (upstream feeds,
+	// catch-ups, activity watches); Wait cancels it and waits for them.
+	bg     context.Context
+	stopBG context.CancelFunc
+
 	mu      sync.Mutex
 	streams map[string]*LiveStream
 	ups     map[upKey]*upstream
@@ -35,32 +43,55 @@ type liveBroker struct {
 	wg       sync.WaitGroup // upstream readers
 }
 
+// liveConfig tunes a broker.
+type liveConfig struct {
+	// Clock is the Hub's: keepalives, stalls, retries and lingers run on it.
+	Clock hub.Clock
+	// Logger receives the broker's warnings; default discards them.
+	Logger *slog.Logger
+	// Limits bound the streams and upstreams; a zero field takes its
+	// default.
+	Limits LiveLimits
+}
+
+// newLiveBroker returns a broker over host. Close ends its streams; Wait,
+// after Close, stops its background work and waits for it.
+func newLiveBroker(cfg liveConfig, host LiveHost) *liveBroker {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	b := &liveBroker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
+		marks: newActivityMarks()}
+	b.topics = newTopics(b)
+	b.bg, b.stopBG = context.WithCancel(context.Background())
+	return b
+}
+
 // activity returns the activity topic, which the Hub's own observations
 // of the sessions feed.
 func (b *liveBroker) activity() *activityTopic { return b.topic(hub.TopicActivity).(*activityTopic) }
 
-// OpenLive opens a live stream for caller on workspace ws with the
+// Open opens a live stream for caller on workspace ws with the
 // subscriptions subs (checked, de-duplicated with the last entry winning).
 // activity turns the activity topic on. An unknown workspace is NotFound
 // ("unknown workspace"); an invalid subscription is Invalid; a stream or
 // subscriptions over the LiveLimits are RateLimited.
-func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*LiveStream, error) {
+func (b *liveBroker) Open(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*LiveStream, error) {
 	if err := hub.CheckLiveWorkspaceID(ws, true); err != nil {
 		return nil, err
 	}
-	subs, err := h.normalizeSubs(subs)
+	subs, err := b.normalizeSubs(subs)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := h.registry(ctx)
+	registered, err := b.host.Registered(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(reg, func(w hub.Workspace) bool { return w.ID == ws }) {
+	if !registered {
 		return nil, hub.Errorf(hub.NotFound, "unknown workspace")
 	}
-	s := newLiveStream(h, caller, ws)
-	b := &h.live
+	s := newLiveStream(b, caller, ws)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -87,25 +118,24 @@ func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string,
 	return s, nil
 }
 
-// UpdateLiveSubscriptions changes the subscriptions of the caller's stream
+// UpdateSubscriptions changes the subscriptions of the caller's stream
 // streamID: removals first, then additions, an addition of a subscribed
 // topic and key replacing it from the new cursor. Once it returns, no
 // envelope of a removed or replaced subscription is written any more.
-func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
+func (b *liveBroker) UpdateSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
 	if len(change.Add) > hub.MaxLiveSubscriptions || len(change.Remove) > hub.MaxLiveSubscriptions {
 		return hub.Errorf(hub.Invalid, "too many subscriptions")
 	}
 	for _, sub := range change.Add {
-		if err := h.CheckSubscription(sub); err != nil {
+		if err := b.CheckSubscription(sub); err != nil {
 			return err
 		}
 	}
 	for _, k := range change.Remove {
-		if err := h.live.checkSubKey(k); err != nil {
+		if err := b.checkSubKey(k); err != nil {
 			return err
 		}
 	}
-	b := &h.live
 	b.mu.Lock()
 	s := b.streams[streamID]
 	if s == nil {
@@ -268,21 +298,37 @@ func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
 	return out
 }
 
-// endLiveOf ends the streams keep selects: those of a session that logged
-// out or was revoked, or of a removed user.
-func (h *Hub) endLiveOf(keep func(*LiveStream) bool) {
-	for _, s := range h.live.streamsWhere(keep) {
+// endStreams ends the streams keep selects.
+func (b *liveBroker) endStreams(keep func(*LiveStream) bool) {
+	for _, s := range b.streamsWhere(keep) {
 		s.end()
 	}
 }
 
-// closeLive ends every stream and refuses new ones; Hub.Close calls it.
-func (h *Hub) closeLive() {
-	b := &h.live
+// EndDeviceSessionStreams ends the streams of the device sessions with
+// the digests ds: they logged out, were revoked, or are gone from the
+// store.
+func (b *liveBroker) EndDeviceSessionStreams(ds ...hub.DeviceSessionDigest) {
+	ended := make(map[hub.DeviceSessionDigest]bool, len(ds))
+	for _, d := range ds {
+		ended[d] = true
+	}
+	b.endStreams(func(s *LiveStream) bool { return ended[s.owner] })
+}
+
+// EndUserStreams ends every stream of user: every device session of the
+// user ended (a password change, the user's removal).
+func (b *liveBroker) EndUserStreams(user string) {
+	b.endStreams(func(s *LiveStream) bool { return s.user == user })
+}
+
+// Close ends every stream and upstream and refuses new streams. The
+// background work it stops ends on its own; Wait waits for it.
+func (b *liveBroker) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
-	h.endLiveOf(func(*LiveStream) bool { return true })
+	b.endStreams(func(*LiveStream) bool { return true })
 	b.mu.Lock()
 	for _, u := range b.ups {
 		b.closeUpstreamLocked(u)
@@ -290,10 +336,9 @@ func (h *Hub) closeLive() {
 	b.mu.Unlock()
 }
 
-// deviceSessionActive reports whether the session with digest d is still active;
-// a store failure counts as active, so a database hiccup does not end
-// every stream.
-func (h *Hub) deviceSessionActive(ctx context.Context, d hub.DeviceSessionDigest) bool {
-	_, err := h.activeDeviceSession(ctx, d)
-	return hub.KindOf(err) != hub.Unauthenticated
+// Wait cancels the broker's background work (upstream readers, catch-ups,
+// activity watches) and waits for it to end. Call it after Close.
+func (b *liveBroker) Wait() {
+	b.stopBG()
+	b.wg.Wait()
 }

@@ -35,18 +35,18 @@ type catchUp struct {
 func (f *conversationFeed) catchUpLocked(u *upstream, a *attachment) {
 	b := u.b
 	b.stopCatchUpLocked(a)
-	ctx, cancel := context.WithCancel(b.h.bg)
+	ctx, cancel := context.WithCancel(b.bg)
 	cu := &catchUp{cancel: cancel}
 	a.catchUp = cu
-	ls := b.h.workspaceSession(u.k.ws)
-	if ls == nil || b.closed {
+	rs := b.host.WorkspaceSession(u.k.ws)
+	if rs == nil || b.closed {
 		// The session is ending: its end fails the upstream, whose
 		// recovery joins a again.
 		return
 	}
 	req := hub.FeedRequest{Topic: hub.TopicConversation, Key: u.k.key, Cursor: a.cursor}
 	b.wg.Add(1)
-	go f.runCatchUp(u, a, cu, ls.rs, ctx, req)
+	go f.runCatchUp(u, a, cu, rs, ctx, req)
 }
 
 // runCatchUp relays the frames of a's own feed until it meets the
@@ -128,7 +128,7 @@ func (f *conversationFeed) catchUpFailedLocked(u *upstream, a *attachment, err e
 		d = upstreamRetryMin
 	}
 	a.retryDelay = min(2*d, upstreamRetryMax)
-	a.rejoin = b.h.clock.AfterFunc(d, func() {
+	a.rejoin = b.clock.AfterFunc(d, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if a.up == u && a.pending && u.state == upLive {

@@ -44,7 +44,7 @@ func (l LiveLimits) withDefaults() LiveLimits {
 // admitStreamLocked refuses a new stream of caller over a bound. b.mu is
 // held.
 func (b *liveBroker) admitStreamLocked(caller hub.DeviceSession) error {
-	lim := b.h.cfg.LiveLimits
+	lim := b.limits
 	if len(b.streams) >= lim.Total {
 		return hub.Errorf(hub.RateLimited, "the Hub holds as many live streams as it can (%d): try again later", lim.Total)
 	}
@@ -89,7 +89,7 @@ func (b *liveBroker) admitUpstreamsLocked(ws string, subs []hub.Subscription) er
 			have++
 		}
 	}
-	if lim := b.h.cfg.LiveLimits.UpstreamsPerWorkspace; have+len(need) > lim {
+	if lim := b.limits.UpstreamsPerWorkspace; have+len(need) > lim {
 		return hub.Errorf(hub.RateLimited, "too many distinct live subscriptions on this workspace (at most %d)", lim)
 	}
 	return nil

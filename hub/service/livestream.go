@@ -27,7 +27,7 @@ type LiveStream struct {
 	owner hub.DeviceSessionDigest
 	user  string
 	ws    string
-	h     *Hub
+	b     *liveBroker
 
 	// sending holds a token while a batch is written, so a subscription
 	// change can wait, for a bounded time, for a batch already taken
@@ -68,11 +68,11 @@ const (
 	maxChangeWait = 30 * time.Second
 )
 
-func newLiveStream(h *Hub, caller hub.DeviceSession, ws string) *LiveStream {
+func newLiveStream(b *liveBroker, caller hub.DeviceSession, ws string) *LiveStream {
 	life, endLife := context.WithCancel(context.Background())
-	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
+	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, b: b,
 		subs: map[hub.SubKey]*attachment{}, wake: make(chan struct{}, 1),
-		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now(), progressed: h.clock.Now()}
+		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: b.clock.Now(), progressed: b.clock.Now()}
 }
 
 // Context is cancelled once the stream has ended, so a transport can
@@ -144,7 +144,7 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 			break // with s.mu held
 		}
 		if s.idle == nil {
-			s.armIdleLocked(KeepaliveInterval - s.h.clock.Now().Sub(s.lastSent))
+			s.armIdleLocked(KeepaliveInterval - s.b.clock.Now().Sub(s.lastSent))
 		}
 		s.mu.Unlock()
 		select {
@@ -156,12 +156,12 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 	}
 	// s.mu is held. The keepalive timer stays armed: it checks the
 	// silence when it fires, so a busy stream costs no timer per batch.
-	s.lastSent = s.h.clock.Now()
+	s.lastSent = s.b.clock.Now()
 	s.progressed = s.lastSent
 	keepalive := s.due && len(s.queue) == 0
 	s.due = false
 	s.mu.Unlock()
-	if keepalive && !s.h.deviceSessionActive(ctx, s.owner) {
+	if keepalive && !s.b.host.DeviceSessionActive(ctx, s.owner) {
 		s.end()
 		return ErrLiveEnded
 	}
@@ -196,14 +196,14 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 // KeepaliveInterval, and otherwise re-arms itself for the rest. s.mu is
 // held.
 func (s *LiveStream) armIdleLocked(d time.Duration) {
-	s.idle = s.h.clock.AfterFunc(d, func() {
+	s.idle = s.b.clock.AfterFunc(d, func() {
 		s.mu.Lock()
 		if s.ended {
 			s.mu.Unlock()
 			return
 		}
 		s.idle = nil
-		if rest := KeepaliveInterval - s.h.clock.Now().Sub(s.lastSent); rest > 0 {
+		if rest := KeepaliveInterval - s.b.clock.Now().Sub(s.lastSent); rest > 0 {
 			s.armIdleLocked(rest)
 			s.mu.Unlock()
 			return
@@ -218,10 +218,10 @@ func (s *LiveStream) armIdleLocked(d time.Duration) {
 // when the writer made no progress for maxWriterWait or the wait passed
 // maxChangeWait (the stream is then ended), or ctx ended first.
 func (s *LiveStream) waitWriter(ctx context.Context) bool {
-	start := s.h.clock.Now()
+	start := s.b.clock.Now()
 	for range maxChangeWait / maxWriterWait {
 		expired := make(chan struct{})
-		t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
+		t := s.b.clock.AfterFunc(maxWriterWait, func() { close(expired) })
 		select {
 		case s.sending <- struct{}{}:
 			<-s.sending
@@ -235,7 +235,7 @@ func (s *LiveStream) waitWriter(ctx context.Context) bool {
 			return false
 		case <-expired:
 		}
-		now := s.h.clock.Now()
+		now := s.b.clock.Now()
 		s.mu.Lock()
 		stuck := now.Sub(s.progressed) >= maxWriterWait
 		s.mu.Unlock()
@@ -266,7 +266,7 @@ func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 	}
 	if len(s.queue) == 0 && !s.writing {
 		// An idle writer owes nothing: its wait starts now.
-		s.progressed = s.h.clock.Now()
+		s.progressed = s.b.clock.Now()
 	}
 	for _, e := range envs {
 		if e.coalesce && s.coalesceLocked(a, e) {
@@ -305,7 +305,7 @@ func (s *LiveStream) end() {
 	s.mu.Lock()
 	subs := s.endLocked()
 	s.mu.Unlock()
-	s.h.live.forget(s, subs)
+	s.b.forget(s, subs)
 }
 
 // endLocked ends the stream and returns the attachments it held, for the

@@ -59,7 +59,7 @@ func (t *activityTopic) attachLocked(a *attachment) {
 		t.feeds[user] = f
 	}
 	f.subs[a] = struct{}{}
-	reg := t.b.h.st.workspaces()
+	reg := t.b.host.Workspaces()
 	envs := make([]Envelope, 0, len(reg))
 	for _, w := range reg {
 		v := t.b.marks.of(user, w.ID)

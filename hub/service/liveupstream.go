@@ -123,17 +123,17 @@ func (b *liveBroker) openLocked(u *upstream) {
 	u.gen++
 	gen := u.gen
 	u.state = upOpening
-	u.lastTry = b.h.clock.Now()
+	u.lastTry = b.clock.Now()
 	req := u.codec.begin(u)
-	ls := b.h.workspaceSession(u.k.ws)
-	if ls == nil || b.closed {
+	rs := b.host.WorkspaceSession(u.k.ws)
+	if rs == nil || b.closed {
 		b.failLocked(u, gen, hub.Errorf(hub.Unavailable, "the workspace is not running"))
 		return
 	}
-	ctx, cancel := context.WithCancel(b.h.bg)
+	ctx, cancel := context.WithCancel(b.bg)
 	u.cancel = cancel
 	b.wg.Add(1)
-	go b.run(u, gen, ls.rs, ctx, req)
+	go b.run(u, gen, rs, ctx, req)
 }
 
 // run opens the feed of attempt gen and relays its frames until it ends or
@@ -216,7 +216,7 @@ func (b *liveBroker) failLocked(u *upstream, gen uint64, err error) {
 	if !u.logged {
 		u.logged = true
 		// Never the workspace id, key or cursor: those are the user's.
-		b.h.log.LogAttrs(context.Background(), slog.LevelWarn, "live upstream failed",
+		b.log.LogAttrs(context.Background(), slog.LevelWarn, "live upstream failed",
 			slog.String("topic", string(u.k.topic)), slog.String("kind", hub.KindOf(err).String()))
 	}
 	for a := range u.subs {
@@ -246,7 +246,7 @@ func (b *liveBroker) tellUnavailableLocked(u *upstream, a *attachment) {
 // once otherwise. b.mu is held.
 func (b *liveBroker) scheduleRetryLocked(u *upstream) {
 	b.stopRetryLocked(u)
-	if len(u.subs) == 0 || b.closed || b.h.workspaceSession(u.k.ws) == nil {
+	if len(u.subs) == 0 || b.closed || b.host.WorkspaceSession(u.k.ws) == nil {
 		return
 	}
 	d := u.delay
@@ -258,7 +258,7 @@ func (b *liveBroker) scheduleRetryLocked(u *upstream) {
 // b.mu is held.
 func (b *liveBroker) retryAfterLocked(u *upstream, d time.Duration) {
 	b.stopRetryLocked(u)
-	u.retry = b.h.clock.AfterFunc(d, func() {
+	u.retry = b.clock.AfterFunc(d, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if u.state == upFailed && len(u.subs) > 0 {
@@ -281,10 +281,10 @@ func (b *liveBroker) stopRetryLocked(u *upstream) {
 // b.mu is held.
 func (b *liveBroker) joinFailedLocked(u *upstream, a *attachment) {
 	b.tellUnavailableLocked(u, a)
-	if b.h.workspaceSession(u.k.ws) == nil {
+	if b.host.WorkspaceSession(u.k.ws) == nil {
 		return
 	}
-	wait := u.lastTry.Add(upstreamRetryMin).Sub(b.h.clock.Now())
+	wait := u.lastTry.Add(upstreamRetryMin).Sub(b.clock.Now())
 	if u.lastTry.IsZero() || wait <= 0 {
 		b.openLocked(u)
 		return
@@ -322,7 +322,7 @@ func (b *liveBroker) unfollowLocked(a *attachment) {
 	if u.linger != nil {
 		u.linger.Stop()
 	}
-	u.linger = b.h.clock.AfterFunc(upstreamLinger, func() {
+	u.linger = b.clock.AfterFunc(upstreamLinger, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if len(u.subs) == 0 && u.state != upClosed {

@@ -11,15 +11,12 @@ import (
 // activity; an end fails what follows the session and clears its
 // activity marks.
 
-// workspaceSessionStarted reopens at once the failed upstreams of ws that
-// still have subscribers, and starts the Hub's own watch of the session's
-// activity. rw is the session that started: when it is no longer ws's
-// (published after it ended), there is nothing to do.
-func (b *liveBroker) workspaceSessionStarted(ctx context.Context, ws string, rw *runningWorkspace) {
-	ls := b.h.workspaceSession(ws)
-	if ls == nil || ls != rw {
-		return
-	}
+// WorkspaceSessionStarted reopens at once the failed upstreams of ws that
+// still have subscribers, and starts the Hub's own watch of the activity
+// of rs, the session that started. The caller has checked that rs is
+// still ws's running session (a start published after the session ended
+// is not announced).
+func (b *liveBroker) WorkspaceSessionStarted(ctx context.Context, ws string, rs hub.WorkspaceSession) {
 	// Running, nothing heard yet: said before the watch starts, so a
 	// stream opened right after the start sees the session as running.
 	b.observe(ctx, ws, hub.Observation{Running: true})
@@ -37,24 +34,21 @@ func (b *liveBroker) workspaceSessionStarted(ctx context.Context, ws string, rw 
 	if stop := b.watches[ws]; stop != nil {
 		stop()
 	}
-	ctx, cancel := context.WithCancel(b.h.bg)
+	ctx, cancel := context.WithCancel(b.bg)
 	if b.watches == nil {
 		b.watches = map[string]context.CancelFunc{}
 	}
 	b.watches[ws] = cancel
 	b.wg.Add(1)
-	go b.watchActivity(ctx, ws, ls.rs)
+	go b.watchActivity(ctx, ws, rs)
 }
 
-// workspaceSessionEnded fails the upstreams of ws at once, rather than
+// WorkspaceSessionEnded fails the upstreams of ws at once, rather than
 // waiting for their feeds to notice, ends the watch of its activity and
-// clears its activity marks. rw is the session that ended: when ws already
-// runs a newer one (this was published after that one started), the newer
-// session's upstreams, watch and marks are left alone.
-func (b *liveBroker) workspaceSessionEnded(ctx context.Context, ws string, rw *runningWorkspace) {
-	if cur := b.h.workspaceSession(ws); cur != nil && cur != rw {
-		return
-	}
+// clears its activity marks. The caller has checked that ws runs no newer
+// session (an end published after the next start is not announced: the
+// newer session's upstreams, watch and marks are left alone).
+func (b *liveBroker) WorkspaceSessionEnded(ctx context.Context, ws string) {
 	b.mu.Lock()
 	for k, u := range b.ups {
 		if k.ws == ws && (u.state == upLive || u.state == upOpening) {
