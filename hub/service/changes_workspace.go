@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // The consequences of the registry's writes (writes.go): a workspace
@@ -16,7 +17,7 @@ type workspaceSaved struct {
 	// Set by apply: whether its path changed (or may have: the registry
 	// was not loaded), and where it was.
 	moved bool
-	left  Departure
+	left  live.Departure
 }
 
 func (c *workspaceSaved) apply(h *Hub) (took, shown bool) {
@@ -42,7 +43,7 @@ func (c *workspaceSaved) publish(_ context.Context, h *Hub, pub *publication) {
 // it had (its path is what the consequences need).
 type workspaceDeleted struct {
 	w    hub.Workspace
-	left Departure // set by apply
+	left live.Departure // set by apply
 }
 
 func (c *workspaceDeleted) apply(h *Hub) (took, shown bool) {

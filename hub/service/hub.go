@@ -27,6 +27,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/internal/keylock"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // The contract revisions this core implements.
@@ -48,7 +49,7 @@ type Config struct {
 	// LoginLimits bounds failed logins (see LoginLimits for the defaults).
 	LoginLimits LoginLimits
 	// LiveLimits bounds the live stream (see LiveLimits for the defaults).
-	LiveLimits LiveLimits
+	LiveLimits live.Limits
 	// KDFConcurrency bounds concurrent password hashing; default the number
 	// of CPUs.
 	KDFConcurrency int
@@ -100,7 +101,7 @@ type Hub struct {
 	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
 	wsLocks   keylock.Locks
 	reserved  reservations
-	live      *liveBroker
+	live      *live.Broker
 
 	// commitMu serializes commits and settlements (commit.go), so their
 	// consequences reach memory in the order they happened.
@@ -142,7 +143,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		loginGate: newLoginGate(cfg.LoginLimits),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
-	h.live = newLiveBroker(liveConfig{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits}, liveHost{h})
+	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error

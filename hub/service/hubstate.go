@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // hubState is what the state answer is built from, in memory, and the
@@ -124,11 +125,11 @@ func (st *hubState) unsure() {
 // will tell), and, for a move or a deletion, where the workspace was (its
 // path is "" when the registry was not loaded). The slice is replaced,
 // never changed in place: readers hold it. commitMu is held.
-func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool) (moved bool, left Departure) {
+func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool) (moved bool, left live.Departure) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if f, ok := st.facts[w.ID]; ok {
-		left = Departure{Path: f.path, Repo: f.folder.repo.CommonDir}
+		left = live.Departure{Path: f.path, Repo: f.folder.repo.CommonDir}
 	}
 	if deleted {
 		left.Path = w.Path
@@ -146,7 +147,7 @@ func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool)
 	i := slices.IndexFunc(st.ws, func(x hub.Workspace) bool { return x.ID == w.ID })
 	if i < 0 {
 		st.ws = append(slices.Clip(st.ws), w)
-		return false, Departure{}
+		return false, live.Departure{}
 	}
 	moved = st.ws[i].Path != w.Path
 	left.Path = st.ws[i].Path

@@ -5,13 +5,14 @@ import (
 	"slices"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // liveHost is the Hub as its live broker sees it (LiveHost): the only way
 // from the broker to the service.
 type liveHost struct{ h *Hub }
 
-var _ LiveHost = liveHost{}
+var _ live.Host = liveHost{}
 
 func (l liveHost) Registered(ctx context.Context, ws string) (bool, error) {
 	reg, err := l.h.registry(ctx)
@@ -41,22 +42,22 @@ func (l liveHost) FolderRepository(dir string) string { return l.h.folderOf(dir)
 
 // CommitMarks commits fn's writes through the commit path, where they are
 // recorded like every other write (writes.go).
-func (l liveHost) CommitMarks(ctx context.Context, fn func(MarkWrites) error) error {
+func (l liveHost) CommitMarks(ctx context.Context, fn func(live.MarkWrites) error) error {
 	return l.h.commit(ctx, func(tx *writes) error { return fn(tx) })
 }
 
 // The live stream's operations, as the broker serves them.
 
-// OpenLive opens a live stream (liveBroker.Open).
-func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*LiveStream, error) {
+// OpenLive opens a live stream (Broker.Open).
+func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*live.Stream, error) {
 	return h.live.Open(ctx, caller, ws, activity, subs)
 }
 
 // UpdateLiveSubscriptions changes the subscriptions of the caller's
-// stream (liveBroker.UpdateSubscriptions).
+// stream (Broker.UpdateSubscriptions).
 func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
 	return h.live.UpdateSubscriptions(ctx, caller, streamID, change)
 }
 
-// CheckSubscription validates one subscription (liveBroker.CheckSubscription).
+// CheckSubscription validates one subscription (Broker.CheckSubscription).
 func (h *Hub) CheckSubscription(s hub.Subscription) error { return h.live.CheckSubscription(s) }

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// LiveHost is what the broker needs of the Hub service: the registry, the
+// Host is what the broker needs of the Hub service: the registry, the
 // running sessions, device sessions, repositories, and the commit path
 // for the activity marks. The broker holds no other way to the service.
 // Its methods are safe for concurrent use. Those the broker calls with its
 // own lock held (said below) never wait on a port nor call the broker.
-type LiveHost interface {
+type Host interface {
 	// Registered reports whether workspace ws is registered, reading the
 	// registry from the store when the Hub does not hold it; the error is
 	// the store's.

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // of rs, the session that started. The caller has checked that rs is
 // still ws's running session (a start published after the session ended
 // is not announced).
-func (b *liveBroker) WorkspaceSessionStarted(ctx context.Context, ws string, rs hub.WorkspaceSession) {
+func (b *Broker) WorkspaceSessionStarted(ctx context.Context, ws string, rs hub.WorkspaceSession) {
 	// Running, nothing heard yet: said before the watch starts, so a
 	// stream opened right after the start sees the session as running.
 	b.observe(ctx, ws, hub.Observation{Running: true})
@@ -48,7 +48,7 @@ func (b *liveBroker) WorkspaceSessionStarted(ctx context.Context, ws string, rs 
 // clears its activity marks. The caller has checked that ws runs no newer
 // session (an end published after the next start is not announced: the
 // newer session's upstreams, watch and marks are left alone).
-func (b *liveBroker) WorkspaceSessionEnded(ctx context.Context, ws string) {
+func (b *Broker) WorkspaceSessionEnded(ctx context.Context, ws string) {
 	b.mu.Lock()
 	for k, u := range b.ups {
 		if k.ws == ws && (u.state == upLive || u.state == upOpening) {

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// This file is what feeds the activity topic (livetopic_activity.go): the
+// This file is what feeds the activity topic (topic_activity.go): the
 // Hub watches the activity of every running workspace session itself,
 // whether or not anyone looks (a finish seen by nobody must still show
 // when someone comes), keeps the marks behind `finished` and persists
@@ -18,7 +18,7 @@ import (
 // observe records what the Hub learned of ws's session and tells the
 // feeds what changed, then persists a finish mark that was set or
 // cleared. marksMu orders the writes as the observations were made.
-func (b *liveBroker) observe(ctx context.Context, ws string, o hub.Observation) {
+func (b *Broker) observe(ctx context.Context, ws string, o hub.Observation) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -39,7 +39,7 @@ func (b *liveBroker) observe(ctx context.Context, ws string, o hub.Observation) 
 
 // Acknowledge records that user viewed ws's activity, reporting whether
 // there was an unseen finish to acknowledge.
-func (b *liveBroker) Acknowledge(ctx context.Context, user, ws string) bool {
+func (b *Broker) Acknowledge(ctx context.Context, user, ws string) bool {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -59,7 +59,7 @@ func (b *liveBroker) Acknowledge(ctx context.Context, user, ws string) bool {
 
 // clearActivity forgets every mark of ws: its session stopped, or it left
 // the registry (a later workspace must inherit nothing of it).
-func (b *liveBroker) clearActivity(ctx context.Context, ws string, forgotten bool) {
+func (b *Broker) clearActivity(ctx context.Context, ws string, forgotten bool) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -84,14 +84,14 @@ func (b *liveBroker) clearActivity(ctx context.Context, ws string, forgotten boo
 // WorkspaceForgotten forgets every activity mark of ws, which left the
 // registry: a later workspace must inherit nothing of it. Its stored
 // marks went with its record.
-func (b *liveBroker) WorkspaceForgotten(ctx context.Context, ws string) {
+func (b *Broker) WorkspaceForgotten(ctx context.Context, ws string) {
 	b.clearActivity(ctx, ws, true)
 }
 
 // persistMarks writes a change of marks through the Hub's commit path. A
 // failure is logged and not retried: the marks in memory stay right for
 // this Hub's life, and only a restart could show an older finish.
-func (b *liveBroker) persistMarks(ctx context.Context, fn func(MarkWrites) error) {
+func (b *Broker) persistMarks(ctx context.Context, fn func(MarkWrites) error) {
 	// Not cancelled with the request or the watch that made the change:
 	// the marks in memory already hold it.
 	err := b.host.CommitMarks(context.WithoutCancel(ctx), fn)
@@ -104,7 +104,7 @@ func (b *liveBroker) persistMarks(ctx context.Context, fn func(MarkWrites) error
 // ends (the session stopped). A session that stops answering reads as not
 // running, with its marks kept, and is asked again with backoff; one
 // without an activity feed reads as running with nothing known.
-func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceSession) {
+func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceSession) {
 	defer b.wg.Done()
 	delay := upstreamRetryMin
 	failing := false // an episode of failures is logged once, at its start
@@ -138,7 +138,7 @@ func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.Worksp
 
 // readActivity relays one activity feed until it ends. Only the two
 // booleans are kept; anything else the session says is dropped.
-func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed) error {
+func (b *Broker) readActivity(ctx context.Context, ws string, feed hub.Feed) error {
 	for {
 		fr, err := feed.Next(ctx)
 		if err != nil {
@@ -157,7 +157,7 @@ func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed)
 
 // sleep waits d on the broker's clock, reporting false when ctx ended
 // first.
-func (b *liveBroker) sleep(ctx context.Context, d time.Duration) bool {
+func (b *Broker) sleep(ctx context.Context, d time.Duration) bool {
 	fired := make(chan struct{})
 	t := b.clock.AfterFunc(d, func() { close(fired) })
 	select {
@@ -171,7 +171,7 @@ func (b *liveBroker) sleep(ctx context.Context, d time.Duration) bool {
 
 // WorkspaceRegistered tells the activity feeds of a new workspace: not
 // running.
-func (b *liveBroker) WorkspaceRegistered(ws string) {
+func (b *Broker) WorkspaceRegistered(ws string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.activity().changedLocked(ws)
@@ -180,7 +180,7 @@ func (b *liveBroker) WorkspaceRegistered(ws string) {
 // RestoreMarks restores the activity marks the store kept; the Hub calls
 // it once, before any session starts. The counter resumes above every
 // stamp read back.
-func (b *liveBroker) RestoreMarks(marks []hub.ActivityMark) {
+func (b *Broker) RestoreMarks(marks []hub.ActivityMark) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	m := b.marks

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"path"
@@ -15,11 +15,11 @@ import (
 var worktreeInventory = []byte(`{"type":"worktree.inventory"}`)
 
 type worktreesTopic struct {
-	b    *liveBroker
-	subs map[string]map[*attachment]struct{} // by workspace id; guarded by liveBroker.mu
+	b    *Broker
+	subs map[string]map[*attachment]struct{} // by workspace id; guarded by Broker.mu
 }
 
-func newWorktreesTopic(b *liveBroker) *worktreesTopic {
+func newWorktreesTopic(b *Broker) *worktreesTopic {
 	return &worktreesTopic{b: b, subs: map[string]map[*attachment]struct{}{}}
 }
 
@@ -84,7 +84,7 @@ type Departure struct {
 // workspaces were: git can no longer place a folder that moved or went,
 // so its repository is the one the Hub knew, or else the one of its old
 // parent folder. It costs nothing when nobody follows the topic.
-func (b *liveBroker) AnnounceWorktrees(left []Departure, affected ...hub.Workspace) {
+func (b *Broker) AnnounceWorktrees(left []Departure, affected ...hub.Workspace) {
 	t := b.topic(hub.TopicWorktrees).(*worktreesTopic)
 	followed := t.followed()
 	if len(followed) == 0 {

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"unicode/utf8"
@@ -34,7 +34,7 @@ func (e Envelope) size() int {
 // CheckSubscription validates one subscription's topic, key and cursor
 // against the contract, as the topic it names defines them. It does not
 // look at the set it joins.
-func (b *liveBroker) CheckSubscription(s hub.Subscription) error {
+func (b *Broker) CheckSubscription(s hub.Subscription) error {
 	if err := b.checkSubKey(s.SubKey); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (b *liveBroker) CheckSubscription(s hub.Subscription) error {
 
 // normalizeSubs checks subs and de-duplicates them by identity, the last
 // entry winning, keeping first-seen order.
-func (b *liveBroker) normalizeSubs(subs []hub.Subscription) ([]hub.Subscription, error) {
+func (b *Broker) normalizeSubs(subs []hub.Subscription) ([]hub.Subscription, error) {
 	if len(subs) > hub.MaxLiveSubscriptions {
 		return nil, hub.Errorf(hub.Invalid, "too many subscriptions")
 	}

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 type documentTopic struct{ feedTopic }
 
-func newDocumentTopic(b *liveBroker) *documentTopic {
+func newDocumentTopic(b *Broker) *documentTopic {
 	return &documentTopic{feedTopic{b: b, topic: hub.TopicDocument, newCodec: func() feedCodec { return &documentFeed{} }}}
 }
 

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 )
 
 // A joiner of a conversation whose cursor the shared upstream cannot place
-// (livetopic_conversation.go) catches up on a feed of its own, opened from
+// (topic_conversation.go) catches up on a feed of its own, opened from
 // its cursor: the session replays what followed it, or answers `resync`
 // with the ChatResyncEvent that says why it cannot (a cursor of another
 // generation, too old, not a cursor), which the joiner gets as it is. The
@@ -141,7 +141,7 @@ func (f *conversationFeed) catchUpFailedLocked(u *upstream, a *attachment, err e
 
 // metLocked ends a's catch-up where it meets the upstream: a gets owed,
 // the upstream's events it still misses, then `ready`. b.mu is held.
-func (b *liveBroker) metLocked(u *upstream, a *attachment, owed []Envelope) {
+func (b *Broker) metLocked(u *upstream, a *attachment, owed []Envelope) {
 	b.stopCatchUpLocked(a)
 	a.cursor = u.head
 	a.told, a.retryDelay = false, 0
@@ -150,7 +150,7 @@ func (b *liveBroker) metLocked(u *upstream, a *attachment, owed []Envelope) {
 
 // stopCatchUpLocked closes a's own feed and cancels its retry, if any.
 // b.mu is held.
-func (b *liveBroker) stopCatchUpLocked(a *attachment) {
+func (b *Broker) stopCatchUpLocked(a *attachment) {
 	if a.catchUp != nil {
 		a.catchUp.cancel()
 		a.catchUp = nil

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -8,25 +8,25 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// liveBroker owns the live streams and who follows what.
+// Broker owns the live streams and who follows what.
 //
-// Lock order: liveBroker.mu, then a LiveStream's mu. Joining a topic
+// Lock order: Broker.mu, then a Stream's mu. Joining a topic
 // (queueing what the subscriber is owed, then registering it) and
-// publishing to it both happen under liveBroker.mu, so a subscriber never
+// publishing to it both happen under Broker.mu, so a subscriber never
 // misses nor doubles an event published while it joins.
-type liveBroker struct {
-	host   LiveHost
+type Broker struct {
+	host   Host
 	clock  hub.Clock
 	log    *slog.Logger
-	limits LiveLimits
-	topics []liveTopic // the one table (newTopics); fixed after New
+	limits Limits
+	topics []topic // the one table (newTopics); fixed after New
 	// bg is the context of the broker's background work (upstream feeds,
 	// catch-ups, activity watches); Wait cancels it and waits for them.
 	bg     context.Context
 	stopBG context.CancelFunc
 
 	mu      sync.Mutex
-	streams map[string]*LiveStream
+	streams map[string]*Stream
 	ups     map[upKey]*upstream
 	closed  bool
 
@@ -39,28 +39,28 @@ type liveBroker struct {
 	watches map[string]context.CancelFunc
 	// dropping lists streams that must end, found while b.mu was held in the
 	// middle of a fan-out; settleLocked ends them once it is safe.
-	dropping []*LiveStream
+	dropping []*Stream
 	wg       sync.WaitGroup // upstream readers
 }
 
-// liveConfig tunes a broker.
-type liveConfig struct {
+// Config tunes a broker.
+type Config struct {
 	// Clock is the Hub's: keepalives, stalls, retries and lingers run on it.
 	Clock hub.Clock
 	// Logger receives the broker's warnings; default discards them.
 	Logger *slog.Logger
 	// Limits bound the streams and upstreams; a zero field takes its
 	// default.
-	Limits LiveLimits
+	Limits Limits
 }
 
-// newLiveBroker returns a broker over host. Close ends its streams; Wait,
+// New returns a broker over host. Close ends its streams; Wait,
 // after Close, stops its background work and waits for it.
-func newLiveBroker(cfg liveConfig, host LiveHost) *liveBroker {
+func New(cfg Config, host Host) *Broker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	b := &liveBroker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
+	b := &Broker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
 		marks: newActivityMarks()}
 	b.topics = newTopics(b)
 	b.bg, b.stopBG = context.WithCancel(context.Background())
@@ -69,14 +69,14 @@ func newLiveBroker(cfg liveConfig, host LiveHost) *liveBroker {
 
 // activity returns the activity topic, which the Hub's own observations
 // of the sessions feed.
-func (b *liveBroker) activity() *activityTopic { return b.topic(hub.TopicActivity).(*activityTopic) }
+func (b *Broker) activity() *activityTopic { return b.topic(hub.TopicActivity).(*activityTopic) }
 
 // Open opens a live stream for caller on workspace ws with the
 // subscriptions subs (checked, de-duplicated with the last entry winning).
 // activity turns the activity topic on. An unknown workspace is NotFound
 // ("unknown workspace"); an invalid subscription is Invalid; a stream or
-// subscriptions over the LiveLimits are RateLimited.
-func (b *liveBroker) Open(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*LiveStream, error) {
+// subscriptions over the Limits are RateLimited.
+func (b *Broker) Open(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*Stream, error) {
 	if err := hub.CheckLiveWorkspaceID(ws, true); err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (b *liveBroker) Open(ctx context.Context, caller hub.DeviceSession, ws stri
 	if !registered {
 		return nil, hub.Errorf(hub.NotFound, "unknown workspace")
 	}
-	s := newLiveStream(b, caller, ws)
+	s := newStream(b, caller, ws)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -104,7 +104,7 @@ func (b *liveBroker) Open(ctx context.Context, caller hub.DeviceSession, ws stri
 		return nil, err
 	}
 	if b.streams == nil {
-		b.streams = map[string]*LiveStream{}
+		b.streams = map[string]*Stream{}
 	}
 	b.streams[s.id] = s
 	for _, sub := range subs {
@@ -122,7 +122,7 @@ func (b *liveBroker) Open(ctx context.Context, caller hub.DeviceSession, ws stri
 // streamID: removals first, then additions, an addition of a subscribed
 // topic and key replacing it from the new cursor. Once it returns, no
 // envelope of a removed or replaced subscription is written any more.
-func (b *liveBroker) UpdateSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
+func (b *Broker) UpdateSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
 	if len(change.Add) > hub.MaxLiveSubscriptions || len(change.Remove) > hub.MaxLiveSubscriptions {
 		return hub.Errorf(hub.Invalid, "too many subscriptions")
 	}
@@ -196,9 +196,9 @@ func (b *liveBroker) UpdateSubscriptions(ctx context.Context, caller hub.DeviceS
 }
 
 // attachLocked subscribes s to sub through sub's topic (see
-// liveTopic.attachLocked). A stream that overflows while being owed its
+// topic.attachLocked). A stream that overflows while being owed its
 // replay is ended at the next settleLocked.
-func (b *liveBroker) attachLocked(s *LiveStream, sub hub.Subscription) {
+func (b *Broker) attachLocked(s *Stream, sub hub.Subscription) {
 	a := &attachment{s: s, sub: sub, cursor: sub.Cursor, topic: b.topic(sub.Topic)}
 	s.mu.Lock()
 	ended := s.ended
@@ -212,9 +212,9 @@ func (b *liveBroker) attachLocked(s *LiveStream, sub hub.Subscription) {
 }
 
 // deliverLocked queues envs for a's stream. A stream that must end (see
-// MaxLiveBacklog) is ended by the next settleLocked, not here, because the caller
+// MaxBacklog) is ended by the next settleLocked, not here, because the caller
 // may be iterating what ending it changes. b.mu is held.
-func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
+func (b *Broker) deliverLocked(a *attachment, envs ...Envelope) {
 	s := a.s
 	s.mu.Lock()
 	ok := s.pushLocked(a, envs...)
@@ -225,7 +225,7 @@ func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
 }
 
 // settleLocked ends the streams that must end. b.mu is held.
-func (b *liveBroker) settleLocked() {
+func (b *Broker) settleLocked() {
 	for len(b.dropping) > 0 {
 		s := b.dropping[0]
 		b.dropping = b.dropping[1:]
@@ -236,7 +236,7 @@ func (b *liveBroker) settleLocked() {
 
 // detachLocked removes s's subscription id, purging what it queued and not
 // yet handed to the writer.
-func (b *liveBroker) detachLocked(s *LiveStream, id hub.SubKey) {
+func (b *Broker) detachLocked(s *Stream, id hub.SubKey) {
 	s.mu.Lock()
 	a := s.subs[id]
 	if a != nil {
@@ -259,10 +259,10 @@ func (b *liveBroker) detachLocked(s *LiveStream, id hub.SubKey) {
 }
 
 // releaseLocked takes a out of its topic.
-func (b *liveBroker) releaseLocked(a *attachment) { a.topic.releaseLocked(a) }
+func (b *Broker) releaseLocked(a *attachment) { a.topic.releaseLocked(a) }
 
 // dropLocked ends s and releases everything it followed.
-func (b *liveBroker) dropLocked(s *LiveStream) {
+func (b *Broker) dropLocked(s *Stream) {
 	s.mu.Lock()
 	subs := s.endLocked()
 	s.mu.Unlock()
@@ -270,13 +270,13 @@ func (b *liveBroker) dropLocked(s *LiveStream) {
 }
 
 // forget releases an ended stream.
-func (b *liveBroker) forget(s *LiveStream, subs map[hub.SubKey]*attachment) {
+func (b *Broker) forget(s *Stream, subs map[hub.SubKey]*attachment) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.forgetLocked(s, subs)
 }
 
-func (b *liveBroker) forgetLocked(s *LiveStream, subs map[hub.SubKey]*attachment) {
+func (b *Broker) forgetLocked(s *Stream, subs map[hub.SubKey]*attachment) {
 	if b.streams[s.id] == s {
 		delete(b.streams, s.id)
 	}
@@ -286,10 +286,10 @@ func (b *liveBroker) forgetLocked(s *LiveStream, subs map[hub.SubKey]*attachment
 }
 
 // streamsWhere returns the open streams keep selects.
-func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
+func (b *Broker) streamsWhere(keep func(*Stream) bool) []*Stream {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []*LiveStream
+	var out []*Stream
 	for _, s := range b.streams {
 		if keep(s) {
 			out = append(out, s)
@@ -299,7 +299,7 @@ func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
 }
 
 // endStreams ends the streams keep selects.
-func (b *liveBroker) endStreams(keep func(*LiveStream) bool) {
+func (b *Broker) endStreams(keep func(*Stream) bool) {
 	for _, s := range b.streamsWhere(keep) {
 		s.end()
 	}
@@ -308,27 +308,27 @@ func (b *liveBroker) endStreams(keep func(*LiveStream) bool) {
 // EndDeviceSessionStreams ends the streams of the device sessions with
 // the digests ds: they logged out, were revoked, or are gone from the
 // store.
-func (b *liveBroker) EndDeviceSessionStreams(ds ...hub.DeviceSessionDigest) {
+func (b *Broker) EndDeviceSessionStreams(ds ...hub.DeviceSessionDigest) {
 	ended := make(map[hub.DeviceSessionDigest]bool, len(ds))
 	for _, d := range ds {
 		ended[d] = true
 	}
-	b.endStreams(func(s *LiveStream) bool { return ended[s.owner] })
+	b.endStreams(func(s *Stream) bool { return ended[s.owner] })
 }
 
 // EndUserStreams ends every stream of user: every device session of the
 // user ended (a password change, the user's removal).
-func (b *liveBroker) EndUserStreams(user string) {
-	b.endStreams(func(s *LiveStream) bool { return s.user == user })
+func (b *Broker) EndUserStreams(user string) {
+	b.endStreams(func(s *Stream) bool { return s.user == user })
 }
 
 // Close ends every stream and upstream and refuses new streams. The
 // background work it stops ends on its own; Wait waits for it.
-func (b *liveBroker) Close() {
+func (b *Broker) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
-	b.endStreams(func(*LiveStream) bool { return true })
+	b.endStreams(func(*Stream) bool { return true })
 	b.mu.Lock()
 	for _, u := range b.ups {
 		b.closeUpstreamLocked(u)
@@ -338,7 +338,7 @@ func (b *liveBroker) Close() {
 
 // Wait cancels the broker's background work (upstream readers, catch-ups,
 // activity watches) and waits for it to end. Call it after Close.
-func (b *liveBroker) Wait() {
+func (b *Broker) Wait() {
 	b.stopBG()
 	b.wg.Wait()
 }
