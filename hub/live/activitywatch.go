@@ -81,13 +81,6 @@ func (b *Broker) clearActivity(ctx context.Context, ws string, forgotten bool) {
 	}
 }
 
-// WorkspaceForgotten forgets every activity mark of ws, which left the
-// registry: a later workspace must inherit nothing of it. Its stored
-// marks went with its record.
-func (b *Broker) WorkspaceForgotten(ctx context.Context, ws string) {
-	b.clearActivity(ctx, ws, true)
-}
-
 // persistMarks writes a change of marks through the Hub's commit path. A
 // failure is logged and not retried: the marks in memory stay right for
 // this Hub's life, and only a restart could show an older finish.
@@ -167,14 +160,6 @@ func (b *Broker) sleep(ctx context.Context, d time.Duration) bool {
 		t.Stop()
 		return false
 	}
-}
-
-// WorkspaceRegistered tells the activity feeds of a new workspace: not
-// running.
-func (b *Broker) WorkspaceRegistered(ws string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.activity().changedLocked(ws)
 }
 
 // RestoreMarks restores the activity marks the store kept; the Hub calls

@@ -8,10 +8,11 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// Broker owns the live streams and who follows what.
+// Broker owns the live streams and who follows what. Its methods are safe
+// for concurrent use; New makes one, Close and then Wait end it.
 //
-// Lock order: Broker.mu, then a Stream's mu. Joining a topic
-// (queueing what the subscriber is owed, then registering it) and
+// Lock order: marksMu, then Broker.mu, then a Stream's mu. Joining a
+// topic (queueing what the subscriber is owed, then registering it) and
 // publishing to it both happen under Broker.mu, so a subscriber never
 // misses nor doubles an event published while it joins.
 type Broker struct {
@@ -40,12 +41,13 @@ type Broker struct {
 	// dropping lists streams that must end, found while b.mu was held in the
 	// middle of a fan-out; settleLocked ends them once it is safe.
 	dropping []*Stream
-	wg       sync.WaitGroup // upstream readers
+	wg       sync.WaitGroup // the background work: upstream readers, catch-ups, activity watches
 }
 
 // Config tunes a broker.
 type Config struct {
-	// Clock is the Hub's: keepalives, stalls, retries and lingers run on it.
+	// Clock is the Hub's: keepalives, stalls, retries and lingers run on
+	// it. Required.
 	Clock hub.Clock
 	// Logger receives the broker's warnings; default discards them.
 	Logger *slog.Logger
@@ -54,9 +56,12 @@ type Config struct {
 	Limits Limits
 }
 
-// New returns a broker over host. Close ends its streams; Wait,
-// after Close, stops its background work and waits for it.
+// New returns a broker over host, which it reaches for nothing else. A
+// missing Clock or host is a programming error, and panics.
 func New(cfg Config, host Host) *Broker {
+	if cfg.Clock == nil || host == nil {
+		panic("live.New: a Clock and a Host are required")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -4,11 +4,13 @@
 // New builds a Hub from a Config and the Ports (every one required). The
 // Hub holds the registry of workspaces and their sessions' lifecycle, the
 // folder operations and their recovery journals, logins and device
-// sessions (authenticated from memory), personal state, and the live
-// stream's broker. Every change of the store goes through one commit path
-// (commit.go): the transaction, then, once it has committed, what it means
-// for memory and for the live stream. Time enters only through hub.Clock,
-// so tests drive the same Hub with the fakes and move time by hand.
+// sessions (authenticated from memory) and personal state, and it runs the
+// live stream's broker (hub/live), which reaches it only through
+// live.Host (livehost.go). Every change of the store goes through one
+// commit path (commit.go): the transaction, then, once it has committed,
+// what it means for memory and for the live stream. Time enters only
+// through hub.Clock, so tests drive the same Hub with the fakes and move
+// time by hand.
 //
 // Like package hub it is pure: it never imports net/http, os/exec,
 // database/sql or a driver (a test enforces it). The daemon
@@ -92,9 +94,10 @@ type Hub struct {
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then commitMu, then st.mu or auth.mu, then mu. The live
-	// broker's lock is never held while commitMu is taken; its marksMu
-	// and device authentication's reloadMu are taken before it (both
-	// write through the commit path). Each workspace
+	// broker's lock is never held while commitMu is taken (it calls
+	// live.Host with its lock held only for what takes st.mu or mu); its
+	// marks lock and device authentication's reloadMu are taken before
+	// commitMu (both write through the commit path). Each workspace
 	// lock serializes that workspace's lifecycle: start, stop, forget,
 	// renames and display-name changes.
 	folderMu  sync.Mutex // serializes folder mutations

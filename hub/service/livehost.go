@@ -8,7 +8,7 @@ import (
 	"github.com/wharfhub/wharf/hub/live"
 )
 
-// liveHost is the Hub as its live broker sees it (LiveHost): the only way
+// liveHost is the Hub as its live broker sees it (live.Host): the only way
 // from the broker to the service.
 type liveHost struct{ h *Hub }
 
@@ -48,16 +48,17 @@ func (l liveHost) CommitMarks(ctx context.Context, fn func(live.MarkWrites) erro
 
 // The live stream's operations, as the broker serves them.
 
-// OpenLive opens a live stream (Broker.Open).
+// OpenLive opens a live stream (live.Broker.Open: its contract).
 func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*live.Stream, error) {
 	return h.live.Open(ctx, caller, ws, activity, subs)
 }
 
 // UpdateLiveSubscriptions changes the subscriptions of the caller's
-// stream (Broker.UpdateSubscriptions).
+// stream (live.Broker.UpdateSubscriptions: its contract).
 func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
 	return h.live.UpdateSubscriptions(ctx, caller, streamID, change)
 }
 
-// CheckSubscription validates one subscription (Broker.CheckSubscription).
+// CheckSubscription validates one subscription
+// (live.Broker.CheckSubscription: its contract).
 func (h *Hub) CheckSubscription(s hub.Subscription) error { return h.live.CheckSubscription(s) }

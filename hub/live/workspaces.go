@@ -6,10 +6,20 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// This file connects the live broker to the sessions' lifecycle: a start
-// reopens what waits for it and starts the Hub's watch of the session's
-// activity; an end fails what follows the session and clears its
-// activity marks.
+// This file is what the service tells the broker of its workspaces, from
+// the consequences of its commits (hub/service's changes): a workspace
+// registered shows in the activity feeds; a session's start reopens what
+// waits for it and starts the Hub's watch of the session's activity; its
+// end fails what follows the session and clears its activity marks; a
+// workspace that leaves the registry leaves no mark behind.
+
+// WorkspaceRegistered tells the activity feeds of a new workspace: not
+// running.
+func (b *Broker) WorkspaceRegistered(ws string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.activity().changedLocked(ws)
+}
 
 // WorkspaceSessionStarted reopens at once the failed upstreams of ws that
 // still have subscribers, and starts the Hub's own watch of the activity
@@ -62,4 +72,11 @@ func (b *Broker) WorkspaceSessionEnded(ctx context.Context, ws string) {
 	}
 	b.mu.Unlock()
 	b.clearActivity(ctx, ws, false)
+}
+
+// WorkspaceForgotten forgets every activity mark of ws, which left the
+// registry: a later workspace must inherit nothing of it. Its stored
+// marks went with its record.
+func (b *Broker) WorkspaceForgotten(ctx context.Context, ws string) {
+	b.clearActivity(ctx, ws, true)
 }
