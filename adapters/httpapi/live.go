@@ -14,15 +14,15 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/adapters/internal/jsonkeys"
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // Frames are written piece by piece, at most livePiece bytes at a time,
 // each under a write deadline at least liveWriteTimeout/2 away, and each
-// piece written is reported to the core as progress (LiveStream.Progress):
+// piece written is reported to the core as progress (live.Stream.Progress):
 // a client that reads a big frame at any pace above one piece per 15 s is
 // served, and one that stops reading is cut off by the deadline (or ended
-// by the core once frames pile up behind it, hub.LiveStallTimeout). Data
+// by the core once frames pile up behind it, live.StallTimeout). Data
 // is written from the envelope itself, never copied into a buffer: ten
 // streams of a 16 MiB answer share its one copy.
 const (
@@ -102,7 +102,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 		return nil // the client went away
 	}
 	for {
-		err := s.Next(r.Context(), func(envs []service.Envelope, keepalive bool) error {
+		err := s.Next(r.Context(), func(envs []live.Envelope, keepalive bool) error {
 			if keepalive {
 				buf.WriteString(": keepalive\n\n")
 			}
@@ -118,7 +118,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 		if err != nil {
 			// Any end is the stream's end; the status line is long gone,
 			// so there is nobody to tell but the log.
-			if !errors.Is(err, service.ErrLiveEnded) && r.Context().Err() == nil {
+			if !errors.Is(err, live.ErrEnded) && r.Context().Err() == nil {
 				a.log.LogAttrs(r.Context(), slog.LevelDebug, "live stream ended", slog.String("why", err.Error()))
 			}
 			return nil
@@ -130,7 +130,7 @@ func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error
 type liveWriter struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
-	s        *service.LiveStream
+	s        *live.Stream
 	deadline time.Time
 }
 
@@ -138,7 +138,7 @@ type liveWriter struct {
 // (and compact, one line) JSON shared by many streams, so it is spliced in
 // rather than re-encoded; a large one is written from where it lies, after
 // what buf holds, rather than copied into buf.
-func (o *liveWriter) envelope(buf *bytes.Buffer, e service.Envelope) error {
+func (o *liveWriter) envelope(buf *bytes.Buffer, e live.Envelope) error {
 	appendEnvelopeHead(buf, e)
 	if e.Data != nil {
 		buf.WriteString(`,"data":`)
@@ -189,7 +189,7 @@ func (o *liveWriter) writePiece(p []byte) error {
 	// After the deadline is set, so the watcher's cut cannot be undone.
 	select {
 	case <-o.s.Done():
-		return service.ErrLiveEnded
+		return live.ErrEnded
 	default:
 	}
 	_, err := o.w.Write(p)
@@ -208,7 +208,7 @@ func (o *liveWriter) flush(buf *bytes.Buffer) error {
 }
 
 // appendEnvelopeHead writes e as LiveEnvelope JSON up to its data.
-func appendEnvelopeHead(buf *bytes.Buffer, e service.Envelope) {
+func appendEnvelopeHead(buf *bytes.Buffer, e live.Envelope) {
 	buf.WriteString(`{"ws":`)
 	appendString(buf, e.WS)
 	buf.WriteString(`,"topic":`)

@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/hub/live"
 	"github.com/wharfhub/wharf/hub/service"
 )
 
@@ -335,7 +336,7 @@ func TestLiveKeepalive(t *testing.T) {
 	// the test cannot observe; moving the clock until one arrives, a
 	// bounded number of times, is the deterministic equivalent.
 	for range 500 {
-		s.clock.Advance(service.KeepaliveInterval)
+		s.clock.Advance(live.KeepaliveInterval)
 		select {
 		case f := <-l.frames:
 			is.Equal(f.comment, "keepalive") // a keepalive comment
@@ -390,7 +391,7 @@ func TestLiveSubscriptionChangesRefused(t *testing.T) {
 // and so is a change that would follow too many contexts.
 func TestLiveLimitsOverHTTP(t *testing.T) {
 	is := is.New(t)
-	s := newServer(t, service.Config{LiveLimits: service.LiveLimits{PerDeviceSession: 1, UpstreamsPerWorkspace: 1}}, nil)
+	s := newServer(t, service.Config{LiveLimits: live.Limits{PerDeviceSession: 1, UpstreamsPerWorkspace: 1}}, nil)
 	s.repo(t, "/home/ann/app")
 	auth := bearer(s.login(t, "ann", annPassword))
 	s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app"}`, auth...)

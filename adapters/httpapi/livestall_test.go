@@ -17,6 +17,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 	"github.com/wharfhub/wharf/hub/service"
 )
 
@@ -146,8 +147,8 @@ func TestAClientThatStopsReadingIsCutOff(t *testing.T) {
 		for i := range 20 {
 			send("d"+string(rune('a'+i)), 100<<10)
 		}
-		clock.Advance(service.LiveStallTimeout) // no piece read in all that time
-		close(c.tokens)                         // let the blocked write return, as its deadline would
+		clock.Advance(live.StallTimeout) // no piece read in all that time
+		close(c.tokens)                  // let the blocked write return, as its deadline would
 		select {
 		case <-served:
 		case <-time.After(time.Minute):

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // Services are the operations the handler serves, one small interface per
@@ -73,7 +73,7 @@ type PersonalService interface {
 
 // LiveService is the live stream (live.go).
 type LiveService interface {
-	OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*service.LiveStream, error)
+	OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*live.Stream, error)
 	UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error
 	CheckSubscription(s hub.Subscription) error
 }

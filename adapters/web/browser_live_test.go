@@ -38,7 +38,7 @@ func TestBrowserReconnectsAfterHubRestart(t *testing.T) {
 }
 
 // The document reducer in the page follows the Hub's rules
-// (hub/docstate.go): patches apply only in order, within their epoch and
+// (hub/internal/docstate): patches apply only in order, within their epoch and
 // context, whole or not at all; everything else asks for a snapshot.
 func TestBrowserDocumentReducer(t *testing.T) {
 	is := is.New(t)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // W13: big agent answers on the conversation topic. The bench publishes,
@@ -37,8 +37,8 @@ const (
 	w13Answer, w13Delta   = 16 << 20, 4 << 10
 	w13Deltas, w13TurnGap = 256, 2 * time.Second
 	w13Key                = "perf:big"
-	w13TurnWait           = 30 * time.Second                          // for every fast stream to have a turn
-	w13StallWait          = service.LiveStallTimeout + 20*time.Second // for the Hub to end the stalled stream
+	w13TurnWait           = 30 * time.Second                   // for every fast stream to have a turn
+	w13StallWait          = live.StallTimeout + 20*time.Second // for the Hub to end the stalled stream
 	w13MaxRatio           = 1.25
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // The live workloads: one engine (liveRun) and a scenario each.
@@ -316,9 +316,9 @@ const (
 )
 
 // w7Holds is what the Hub lets W7's slow stream hold before its stall
-// ends it: MaxLiveBacklog, then LiveStallTimeout of its ticks.
+// ends it: live.MaxBacklog, then live.StallTimeout of its ticks.
 const (
-	w7Holds     = uint64(service.MaxLiveBacklog + int64(service.LiveStallTimeout/time.Second)*slowTick*slowTicks)
+	w7Holds     = uint64(live.MaxBacklog + int64(live.StallTimeout/time.Second)*slowTick*slowTicks)
 	w7HeapBound = w7Holds + uint64(w7HeapSlack)
 )
 
@@ -400,7 +400,7 @@ var w7 = &scenario{name: "W7", sides: []side{{"Wharf", w3Streams - 1}}, topic: "
 			{"W7 the slow stream", fmt.Sprintf("the Hub ended it (its handler returned) %s into the window; B got %d ticks of %s, its client "+
 				"read %s; peak live heap %s (W3's %s)%s", secs(w.slowEnded), w.slowTicks, kb(slowTick), kb(float64(w.slowRead)), mib(w.heapPeak),
 				mib(base.heapPeak), errNote(w.err)), fmt.Sprintf("ended once > 1 MiB held and %s without progress; peak live heap < W3's + %s "+
-				"(what it may hold: 1 MiB and that long of its ticks, %s, and %s)", secs(service.LiveStallTimeout), mib(w7HeapBound), mib(w7Holds), mib(w7HeapSlack)),
+				"(what it may hold: 1 MiB and that long of its ticks, %s, and %s)", secs(live.StallTimeout), mib(w7HeapBound), mib(w7Holds), mib(w7HeapSlack)),
 				w.err == "" && w.slowEnded >= 0 && int64(w.heapPeak)-int64(base.heapPeak) < int64(w7HeapBound)}}
 	}}
 

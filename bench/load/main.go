@@ -32,6 +32,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/hub/live"
 	"github.com/wharfhub/wharf/hub/service"
 )
 
@@ -257,7 +258,7 @@ func (e *env) openWharf(ctx context.Context, adapt func(*service.Ports), wrap fu
 	}
 	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, SessionCommand: child, Adapt: adapt, MaxConns: benchMaxConns,
 		MaxConnsPerClient: benchMaxConns, Hub: service.Config{Version: "bench", LoginLimits: benchLoginLimits,
-			LiveLimits: service.LiveLimits{PerDeviceSession: benchMaxConns, PerUser: benchMaxConns, Total: benchMaxConns}}})
+			LiveLimits: live.Limits{PerDeviceSession: benchMaxConns, PerUser: benchMaxConns, Total: benchMaxConns}}})
 	if err != nil {
 		return nil, err
 	}

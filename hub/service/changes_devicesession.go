@@ -38,7 +38,7 @@ type deviceSessionRevoked struct{ digest hub.DeviceSessionDigest }
 
 func (c deviceSessionRevoked) apply(h *Hub) (bool, bool) { return applyDevice(h, c) }
 func (c deviceSessionRevoked) publish(_ context.Context, h *Hub, _ *publication) {
-	h.endLiveOf(func(ls *LiveStream) bool { return ls.owner == c.digest })
+	h.live.EndDeviceSessionStreams(c.digest)
 }
 func (c deviceSessionRevoked) applyTo(t map[hub.DeviceSessionDigest]hub.DeviceSession) {
 	delete(t, c.digest)
@@ -64,7 +64,7 @@ type userSignedOut struct{ user string }
 
 func (c userSignedOut) apply(h *Hub) (bool, bool) { return applyDevice(h, c) }
 func (c userSignedOut) publish(_ context.Context, h *Hub, _ *publication) {
-	h.endLiveOf(func(ls *LiveStream) bool { return ls.user == c.user })
+	h.live.EndUserStreams(c.user)
 }
 func (c userSignedOut) applyTo(t map[hub.DeviceSessionDigest]hub.DeviceSession) {
 	for d, s := range t {
@@ -82,9 +82,5 @@ type deviceSessionsGone struct{ digests []hub.DeviceSessionDigest }
 
 func (deviceSessionsGone) apply(*Hub) (took, shown bool) { return true, false }
 func (c deviceSessionsGone) publish(_ context.Context, h *Hub, _ *publication) {
-	ended := make(map[hub.DeviceSessionDigest]bool, len(c.digests))
-	for _, d := range c.digests {
-		ended[d] = true
-	}
-	h.endLiveOf(func(ls *LiveStream) bool { return ended[ls.owner] })
+	h.live.EndDeviceSessionStreams(c.digests...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // The consequences of the registry's writes (writes.go): a workspace
@@ -16,7 +17,7 @@ type workspaceSaved struct {
 	// Set by apply: whether its path changed (or may have: the registry
 	// was not loaded), and where it was.
 	moved bool
-	left  departure
+	left  live.Departure
 }
 
 func (c *workspaceSaved) apply(h *Hub) (took, shown bool) {
@@ -30,7 +31,7 @@ func (c *workspaceSaved) apply(h *Hub) (took, shown bool) {
 func (c *workspaceSaved) publish(_ context.Context, h *Hub, pub *publication) {
 	switch {
 	case c.created:
-		h.live.registered(c.w.ID)
+		h.live.WorkspaceRegistered(c.w.ID)
 		pub.touched = append(pub.touched, c.w)
 	case c.moved:
 		pub.touched = append(pub.touched, c.w)
@@ -42,7 +43,7 @@ func (c *workspaceSaved) publish(_ context.Context, h *Hub, pub *publication) {
 // it had (its path is what the consequences need).
 type workspaceDeleted struct {
 	w    hub.Workspace
-	left departure // set by apply
+	left live.Departure // set by apply
 }
 
 func (c *workspaceDeleted) apply(h *Hub) (took, shown bool) {
@@ -53,7 +54,7 @@ func (c *workspaceDeleted) apply(h *Hub) (took, shown bool) {
 // publish ends the workspace's activity and has the worktrees of its
 // repository announced.
 func (c *workspaceDeleted) publish(ctx context.Context, h *Hub, pub *publication) {
-	h.live.clearActivity(ctx, c.w.ID, true)
+	h.live.WorkspaceForgotten(ctx, c.w.ID)
 	pub.touched = append(pub.touched, c.w)
 	pub.left = append(pub.left, c.left)
 }

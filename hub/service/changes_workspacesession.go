@@ -21,9 +21,13 @@ func (c workspaceSessionStarted) apply(h *Hub) (took, shown bool) {
 	return true, true
 }
 
-// publish reopens the workspace's upstreams on the new session.
+// publish reopens the workspace's upstreams on the new session, unless
+// it is no longer the workspace's (this was published after it ended).
 func (c workspaceSessionStarted) publish(ctx context.Context, h *Hub, _ *publication) {
-	h.live.workspaceSessionStarted(ctx, c.id, c.rw)
+	if cur := h.workspaceSession(c.id); cur == nil || cur != c.rw {
+		return
+	}
+	h.live.WorkspaceSessionStarted(ctx, c.id, c.rw.rs)
 }
 
 // workspaceSessionEnded: the session rw of workspace id ended, stopped or
@@ -49,9 +53,14 @@ func (c workspaceSessionEnded) apply(h *Hub) (took, shown bool) {
 	return true, true
 }
 
-// publish fails the workspace's upstreams at once.
+// publish fails the workspace's upstreams at once, unless the workspace
+// already runs a newer session (this was published after that one
+// started), whose upstreams, watch and marks are left alone.
 func (c workspaceSessionEnded) publish(ctx context.Context, h *Hub, _ *publication) {
-	h.live.workspaceSessionEnded(ctx, c.id, c.rw)
+	if cur := h.workspaceSession(c.id); cur != nil && cur != c.rw {
+		return
+	}
+	h.live.WorkspaceSessionEnded(ctx, c.id)
 }
 
 // factsChanged: facts refreshed in the background differ from the ones

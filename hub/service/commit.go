@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // This file is the Hub's one commit path, and only its mechanism. Every
@@ -42,7 +43,7 @@ type change interface {
 // worktree inventory may have changed, and where they were before.
 type publication struct {
 	touched []hub.Workspace
-	left    []departure
+	left    []live.Departure
 }
 
 // commit runs fn in a write transaction of the store and, once it has
@@ -124,6 +125,6 @@ func (h *Hub) publish(ctx context.Context, changes []change) {
 		c.publish(ctx, h, &pub)
 	}
 	if len(pub.touched) > 0 {
-		h.announceWorktrees(ctx, pub.left, pub.touched...)
+		h.live.AnnounceWorktrees(pub.left, pub.touched...)
 	}
 }

@@ -4,11 +4,13 @@
 // New builds a Hub from a Config and the Ports (every one required). The
 // Hub holds the registry of workspaces and their sessions' lifecycle, the
 // folder operations and their recovery journals, logins and device
-// sessions (authenticated from memory), personal state, and the live
-// stream's broker. Every change of the store goes through one commit path
-// (commit.go): the transaction, then, once it has committed, what it means
-// for memory and for the live stream. Time enters only through hub.Clock,
-// so tests drive the same Hub with the fakes and move time by hand.
+// sessions (authenticated from memory) and personal state, and it runs the
+// live stream's broker (hub/live), which reaches it only through
+// live.Host (livehost.go). Every change of the store goes through one
+// commit path (commit.go): the transaction, then, once it has committed,
+// what it means for memory and for the live stream. Time enters only
+// through hub.Clock, so tests drive the same Hub with the fakes and move
+// time by hand.
 //
 // Like package hub it is pure: it never imports net/http, os/exec,
 // database/sql or a driver (a test enforces it). The daemon
@@ -27,6 +29,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/internal/keylock"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // The contract revisions this core implements.
@@ -47,8 +50,8 @@ type Config struct {
 	Password PasswordParams
 	// LoginLimits bounds failed logins (see LoginLimits for the defaults).
 	LoginLimits LoginLimits
-	// LiveLimits bounds the live stream.
-	LiveLimits LiveLimits
+	// LiveLimits bounds the live stream (see LiveLimits for the defaults).
+	LiveLimits live.Limits
 	// KDFConcurrency bounds concurrent password hashing; default the number
 	// of CPUs.
 	KDFConcurrency int
@@ -91,16 +94,17 @@ type Hub struct {
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then commitMu, then st.mu or auth.mu, then mu. The live
-	// broker's lock is never held while commitMu is taken; its marksMu
-	// and device authentication's reloadMu are taken before it (both
-	// write through the commit path). Each workspace
+	// broker's lock is never held while commitMu is taken (it calls
+	// live.Host with its lock held only for what takes st.mu or mu); its
+	// marks lock and device authentication's reloadMu are taken before
+	// commitMu (both write through the commit path). Each workspace
 	// lock serializes that workspace's lifecycle: start, stop, forget,
 	// renames and display-name changes.
 	folderMu  sync.Mutex // serializes folder mutations
 	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
 	wsLocks   keylock.Locks
 	reserved  reservations
-	live      liveBroker
+	live      *live.Broker
 
 	// commitMu serializes commits and settlements (commit.go), so their
 	// consequences reach memory in the order they happened.
@@ -108,8 +112,9 @@ type Hub struct {
 	st       hubState   // the registry, the facts and the state snapshot
 	auth     deviceAuth // the active device sessions, by digest
 
-	// bg is the context of the Hub's background work (upstream feeds,
-	// retries); Close cancels it with stopBG and waits for that work.
+	// bg is the context of the Hub's own background work (facts
+	// refreshes; the live broker has its own); Close cancels it with
+	// stopBG.
 	bg     context.Context
 	stopBG context.CancelFunc
 
@@ -141,9 +146,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		loginGate: newLoginGate(cfg.LoginLimits),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
-	h.live.h = h
-	h.live.topics = newTopics(&h.live)
-	h.live.marks = newActivityMarks()
+	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error
@@ -164,7 +167,6 @@ func withDefaults(cfg Config) Config {
 		cfg.Password = DefaultPasswordParams
 	}
 	cfg.LoginLimits = cfg.LoginLimits.withDefaults()
-	cfg.LiveLimits = cfg.LiveLimits.withDefaults()
 	if cfg.KDFConcurrency <= 0 {
 		cfg.KDFConcurrency = runtime.NumCPU()
 	}

@@ -112,7 +112,7 @@ func (h *Hub) folderOf(dir string) folderFacts {
 
 // commonDir returns the common Git directory of w's repository, "" when
 // none or unknown: from the facts when they are of w's path, else asked.
-func (h *Hub) commonDir(ctx context.Context, w hub.Workspace) string {
+func (h *Hub) commonDir(w hub.Workspace) string {
 	h.st.mu.Lock()
 	f, ok := h.st.facts[w.ID]
 	h.st.mu.Unlock()

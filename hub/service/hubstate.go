@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // hubState is what the state answer is built from, in memory, and the
@@ -118,28 +119,20 @@ func (st *hubState) unsure() {
 	st.rev.Add(1)
 }
 
-// departure is where a workspace was before it moved or left the
-// registry: its old path, and the common Git directory the facts knew for
-// it ("" when none were known). Once the folder is moved or removed, git
-// can no longer tell.
-type departure struct {
-	path, repo string
-}
-
 // applyWorkspaceLocked applies a committed registration, update or
 // deletion (deleted) of w and reports whether the workspace's path
 // changed (or may have, when the registry is not loaded and the next read
 // will tell), and, for a move or a deletion, where the workspace was (its
 // path is "" when the registry was not loaded). The slice is replaced,
 // never changed in place: readers hold it. commitMu is held.
-func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool) (moved bool, left departure) {
+func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool) (moved bool, left live.Departure) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if f, ok := st.facts[w.ID]; ok {
-		left = departure{path: f.path, repo: f.folder.repo.CommonDir}
+		left = live.Departure{Path: f.path, Repo: f.folder.repo.CommonDir}
 	}
 	if deleted {
-		left.path = w.Path
+		left.Path = w.Path
 	}
 	if !st.loaded {
 		st.gen++
@@ -154,10 +147,10 @@ func (st *hubState) applyWorkspaceLocked(w hub.Workspace, created, deleted bool)
 	i := slices.IndexFunc(st.ws, func(x hub.Workspace) bool { return x.ID == w.ID })
 	if i < 0 {
 		st.ws = append(slices.Clip(st.ws), w)
-		return false, departure{}
+		return false, live.Departure{}
 	}
 	moved = st.ws[i].Path != w.Path
-	left.path = st.ws[i].Path
+	left.Path = st.ws[i].Path
 	st.ws = slices.Clone(st.ws)
 	st.ws[i] = w
 	if moved {

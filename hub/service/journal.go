@@ -193,9 +193,15 @@ func (h *Hub) Recover(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := h.loadMarks(ctx); err != nil {
+	var marks []hub.ActivityMark
+	if err := h.store.View(ctx, func(tx hub.Tx) error {
+		var err error
+		marks, err = tx.ActivityMarks()
+		return err
+	}); err != nil {
 		return fmt.Errorf("load activity marks: %w", err)
 	}
+	h.live.RestoreMarks(marks)
 	for _, j := range js {
 		unresolved, err := h.recoverJournal(ctx, j)
 		if err != nil {

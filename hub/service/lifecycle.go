@@ -313,7 +313,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (hub.Workspac
 // work. The stopped workspaces keep their AutoStart mark, so the next Hub
 // on the same store starts them again. It does not close the ports.
 func (h *Hub) Close() error {
-	h.closeLive()
+	h.live.Close()
 	h.mu.Lock()
 	h.closed = true
 	var all []*runningWorkspace
@@ -338,7 +338,7 @@ func (h *Hub) Close() error {
 	}
 	h.watchers.Wait()
 	h.stopBG()
-	h.live.wg.Wait()
+	h.live.Wait()
 	h.st.close()
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 	"github.com/wharfhub/wharf/hub/service"
 )
 
@@ -41,7 +42,7 @@ func newLiveEnv(t *testing.T) *liveEnv {
 }
 
 // open opens a stream on app for ann's session, failing the test on error.
-func (e *liveEnv) open(subs ...hub.Subscription) *service.LiveStream {
+func (e *liveEnv) open(subs ...hub.Subscription) *live.Stream {
 	e.t.Helper()
 	s, err := e.OpenLive(e.ctx, e.sess, e.app, false, subs)
 	if err != nil {
@@ -52,20 +53,20 @@ func (e *liveEnv) open(subs ...hub.Subscription) *service.LiveStream {
 
 // next is one turn of a live stream's writer.
 type next struct {
-	envs      []service.Envelope
+	envs      []live.Envelope
 	keepalive bool
 	err       error
 }
 
 // reader runs s's writer in the background and hands over each turn.
-func reader(ctx context.Context, s *service.LiveStream) <-chan next {
+func reader(ctx context.Context, s *live.Stream) <-chan next {
 	out := make(chan next)
 	go func() {
 		defer close(out)
 		for {
 			var turn next
-			turn.err = s.Next(ctx, func(envs []service.Envelope, keepalive bool) error {
-				turn.envs, turn.keepalive = append([]service.Envelope(nil), envs...), keepalive
+			turn.err = s.Next(ctx, func(envs []live.Envelope, keepalive bool) error {
+				turn.envs, turn.keepalive = append([]live.Envelope(nil), envs...), keepalive
 				return nil
 			})
 			select {
@@ -83,9 +84,9 @@ func reader(ctx context.Context, s *service.LiveStream) <-chan next {
 
 // take collects envelopes from turns until n have arrived, checking each
 // against the contract.
-func take(t *testing.T, turns <-chan next, n int) []service.Envelope {
+func take(t *testing.T, turns <-chan next, n int) []live.Envelope {
 	t.Helper()
-	var got []service.Envelope
+	var got []live.Envelope
 	deadline := time.After(5 * time.Second)
 	for len(got) < n {
 		select {
@@ -117,7 +118,7 @@ var payloadSchema = map[hub.Topic]string{
 }
 
 // checkEnvelope says how e breaks the contract's LiveEnvelope rules, or "".
-func checkEnvelope(e service.Envelope) string {
+func checkEnvelope(e live.Envelope) string {
 	schema, ok := payloadSchema[e.Topic]
 	switch {
 	case !ok:
@@ -313,7 +314,7 @@ func TestKeepalivesAndTheSessionsEnd(t *testing.T) {
 		turns := reader(t.Context(), e.open())
 
 		is.True(idle(turns)) // nothing before the interval
-		e.clock.Advance(service.KeepaliveInterval - time.Second)
+		e.clock.Advance(live.KeepaliveInterval - time.Second)
 		is.True(idle(turns)) // nor just before it
 		e.clock.Advance(time.Second)
 		turn := <-turns
@@ -322,7 +323,7 @@ func TestKeepalivesAndTheSessionsEnd(t *testing.T) {
 
 		is.NoErr(e.Logout(e.ctx, e.id)) // logout
 		turn = <-turns
-		is.True(errors.Is(turn.err, service.ErrLiveEnded)) // ends the session's streams
+		is.True(errors.Is(turn.err, live.ErrEnded)) // ends the session's streams
 	})
 }
 
@@ -334,7 +335,7 @@ func TestAnExpiredSessionsStreamEndsAtTheNextKeepalive(t *testing.T) {
 		is.True(idle(turns)) // waiting
 		e.clock.Set(e.sess.ExpiresAt.Add(time.Second))
 		turn := <-turns
-		is.True(errors.Is(turn.err, service.ErrLiveEnded)) // the keepalive check ends it
+		is.True(errors.Is(turn.err, live.ErrEnded)) // the keepalive check ends it
 	})
 }
 
@@ -344,7 +345,7 @@ func TestAChangeDoesNotWaitOnAStuckWriter(t *testing.T) {
 		e := newLiveEnv(t)
 		s := e.open(worktrees())
 		stuck, release := make(chan struct{}), make(chan struct{})
-		go s.Next(t.Context(), func([]service.Envelope, bool) error {
+		go s.Next(t.Context(), func([]live.Envelope, bool) error {
 			close(stuck)
 			<-release // a client that stopped reading
 			return nil
@@ -382,7 +383,7 @@ func TestKeepalivesFollowTheLastWrite(t *testing.T) {
 		e.dir("/home/ann/app/sub")
 		e.register("/home/ann/app/sub")
 		take(t, turns, 1) // traffic 10 s in
-		e.clock.Advance(service.KeepaliveInterval - time.Second)
+		e.clock.Advance(live.KeepaliveInterval - time.Second)
 		is.True(idle(turns)) // no keepalive 14 s after it, though 24 s after the open
 		e.clock.Advance(time.Second)
 		turn := <-turns

@@ -8,14 +8,14 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // envReader hands out a stream's envelopes one at a time, however the
 // writer batched them.
 type envReader struct {
 	turns <-chan next
-	buf   []service.Envelope
+	buf   []live.Envelope
 }
 
 // activityOf opens an activity stream for caller.

@@ -12,7 +12,7 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// The conversation topic's catch-up (livecatchup.go) and its closed
+// The conversation topic's catch-up (hub/live/catchup.go) and its closed
 // conversations.
 
 // TestConversationCursorAheadOfTheUpstream joins with a cursor the

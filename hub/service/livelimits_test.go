@@ -9,6 +9,7 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/live"
 	"github.com/wharfhub/wharf/hub/service"
 )
 
@@ -20,7 +21,7 @@ func TestLiveLimits(t *testing.T) {
 	ctx := context.Background()
 	fsys := fakes.NewFS("/home/ann")
 	h, err := service.New(service.Config{Password: cheap,
-		LiveLimits: service.LiveLimits{PerDeviceSession: 2, PerUser: 3, Total: 4, UpstreamsPerWorkspace: 2}},
+		LiveLimits: live.Limits{PerDeviceSession: 2, PerUser: 3, Total: 4, UpstreamsPerWorkspace: 2}},
 		service.Ports{Store: fakes.NewStore(), Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 			FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend()})
 	is.NoErr(err)
@@ -31,7 +32,7 @@ func TestLiveLimits(t *testing.T) {
 	ann1 := hub.DeviceSession{User: "ann", Digest: hub.DeviceSessionDigest{1}}
 	ann2 := hub.DeviceSession{User: "ann", Digest: hub.DeviceSessionDigest{2}}
 	bob := hub.DeviceSession{User: "bob", Digest: hub.DeviceSessionDigest{3}}
-	open := func(caller hub.DeviceSession, subs ...hub.Subscription) (*service.LiveStream, error) {
+	open := func(caller hub.DeviceSession, subs ...hub.Subscription) (*live.Stream, error) {
 		return h.OpenLive(ctx, caller, "app", false, subs)
 	}
 	doc := func(key string) hub.Subscription {

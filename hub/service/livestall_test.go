@@ -10,7 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 // bigChatEvent is a ChatEvent of about n bytes for the cursor c.
@@ -21,7 +21,7 @@ func bigChatEvent(c string, n int) []byte {
 
 // conversationStream opens a stream following claude:1 on a running app,
 // nobody reading it yet, and returns it with the conversation's feed.
-func (e *liveEnv) conversationStream(t *testing.T) (*service.LiveStream, func(cursor string, data []byte)) {
+func (e *liveEnv) conversationStream(t *testing.T) (*live.Stream, func(cursor string, data []byte)) {
 	t.Helper()
 	e.backend.SetFeedOpener(e.app, hub.TopicConversation, func(hub.FeedRequest) ([]hub.FeedFrame, error) { return nil, nil })
 	e.startApp()
@@ -34,7 +34,7 @@ func (e *liveEnv) conversationStream(t *testing.T) (*service.LiveStream, func(cu
 }
 
 // ended reports whether s has ended.
-func ended(s *service.LiveStream) bool {
+func ended(s *live.Stream) bool {
 	select {
 	case <-s.Done():
 		return true
@@ -75,13 +75,13 @@ func TestAStalledStreamIsEndedAfterTheStallTimeout(t *testing.T) {
 			send("c"+string(rune('1'+i)), bigChatEvent("c", 600<<10))
 		}
 		is.True(!ended(s)) // over the backlog bound, but not for long
-		e.clock.Advance(service.LiveStallTimeout - time.Second)
+		e.clock.Advance(live.StallTimeout - time.Second)
 		is.True(!ended(s)) // nor yet long enough
 		e.clock.Advance(time.Second)
 		synctest.Wait()
 		is.True(ended(s)) // no progress for the stall timeout: ended, with nothing more sent
-		err := s.Next(e.ctx, func([]service.Envelope, bool) error { return nil })
-		is.True(errors.Is(err, service.ErrLiveEnded)) // and its writer learns it
+		err := s.Next(e.ctx, func([]live.Envelope, bool) error { return nil })
+		is.True(errors.Is(err, live.ErrEnded)) // and its writer learns it
 	})
 }
 
@@ -99,7 +99,7 @@ func TestAStreamUnderTheBacklogBoundIsNeverStalled(t *testing.T) {
 }
 
 // A client reading a big batch slowly reports progress as it goes; while it
-// does, what piles up behind it does not end it, up to MaxLiveHeld.
+// does, what piles up behind it does not end it, up to live.MaxHeld.
 func TestAWriterThatProgressesIsNotStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
@@ -107,7 +107,7 @@ func TestAWriterThatProgressesIsNotStalled(t *testing.T) {
 		s, send := e.conversationStream(t)
 		send("c1", bigChatEvent("c1", 4<<20))
 		writing, progress, release := make(chan struct{}), make(chan bool), make(chan struct{})
-		go s.Next(t.Context(), func([]service.Envelope, bool) error {
+		go s.Next(t.Context(), func([]live.Envelope, bool) error {
 			close(writing)
 			for more := range progress { // a slow client, piece by piece
 				if more {
@@ -128,7 +128,7 @@ func TestAWriterThatProgressesIsNotStalled(t *testing.T) {
 		}
 		is.True(!ended(s)) // holding 1.8 MiB for a minute, but progressing
 		close(progress)
-		e.clock.Advance(service.LiveStallTimeout)
+		e.clock.Advance(live.StallTimeout)
 		synctest.Wait()
 		is.True(ended(s)) // no progress since: ended
 		close(release)
@@ -140,12 +140,12 @@ func TestAStreamTooFarBehindIsEndedAtOnce(t *testing.T) {
 		is := is.New(t)
 		e := newLiveEnv(t)
 		s, send := e.conversationStream(t) // nobody reads
-		for i := range service.MaxLiveHeld/(8<<20) + 1 {
+		for i := range live.MaxHeld/(8<<20) + 1 {
 			is.True(!ended(s)) // not yet
 			send("c"+string(rune('a'+i)), bigChatEvent("c", 8<<20))
 		}
 		send("cz", chatEvent("cz"))
-		is.True(ended(s)) // more than MaxLiveHeld behind its head, with no time passing
+		is.True(ended(s)) // more than live.MaxHeld behind its head, with no time passing
 	})
 }
 
@@ -159,7 +159,7 @@ func TestAChangeWaitsForAWriterThatProgresses(t *testing.T) {
 		s, send := e.conversationStream(t)
 		send("c1", bigChatEvent("c1", 4<<20))
 		writing, progress := make(chan struct{}), make(chan struct{})
-		go s.Next(t.Context(), func([]service.Envelope, bool) error {
+		go s.Next(t.Context(), func([]live.Envelope, bool) error {
 			close(writing)
 			for range progress {
 				s.Progress()

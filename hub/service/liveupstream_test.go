@@ -12,7 +12,7 @@ import (
 
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
-	"github.com/wharfhub/wharf/hub/service"
+	"github.com/wharfhub/wharf/hub/live"
 )
 
 func docSub(key, cursor string) hub.Subscription {
@@ -50,7 +50,7 @@ var folderCtx = hub.DocumentContext{CompareTarget: "base"}
 
 const folderKey = "compareTarget=base&scope=folder"
 
-func kinds(envs []service.Envelope) string {
+func kinds(envs []live.Envelope) string {
 	var out []string
 	for _, e := range envs {
 		out = append(out, string(e.Kind))

@@ -58,6 +58,6 @@ func (h *Hub) AcknowledgeActivity(ctx context.Context, caller hub.DeviceSession,
 	if _, err := h.workspace(ctx, id); err != nil {
 		return err
 	}
-	h.live.acknowledge(ctx, caller.User, id)
+	h.live.Acknowledge(ctx, caller.User, id)
 	return nil
 }

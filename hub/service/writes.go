@@ -129,8 +129,9 @@ func (w *writes) PutPersonalState(user, id string, st hub.PersonalState) error {
 }
 
 // The activity marks are changed in memory, and published, by the live
-// broker before it persists them (activitywatch.go): their writes have
-// no further consequence.
+// broker before it persists them through live.Host's CommitMarks
+// (livehost.go): their writes have no further consequence. writes
+// satisfies live.MarkWrites.
 
 func (w *writes) PutActivityMark(m hub.ActivityMark) error {
 	return w.did(w.tx.PutActivityMark(m), storedOnly{})

@@ -1,6 +1,6 @@
 // The document topic's reducer: what a workspace's DocumentUpdate frames
 // (api/openapi.yaml: DocumentSnapshot, DocumentPatch) add up to. The
-// rules are the Hub's own (hub/docstate.go), so the page and the Hub
+// rules are the Hub's own (hub/internal/docstate), so the page and the Hub
 // agree on every update:
 //   - an update whose epoch is empty or whose revision is not a safe
 //     integer >= 0 cannot apply (resync);

@@ -1,4 +1,4 @@
-package service
+package live
 
 import "github.com/wharfhub/wharf/hub"
 
@@ -9,8 +9,8 @@ import "github.com/wharfhub/wharf/hub"
 // stream or a change that would go over answers 429 before anything
 // starts, and the client learns why.
 
-// LiveLimits bound the live stream. A zero field takes its default.
-type LiveLimits struct {
+// Limits bound the live stream. A zero field takes its default.
+type Limits struct {
 	// PerDeviceSession bounds the open streams of one device session
 	// (one per browser tab or app window); default 8.
 	PerDeviceSession int
@@ -25,7 +25,7 @@ type LiveLimits struct {
 	UpstreamsPerWorkspace int
 }
 
-func (l LiveLimits) withDefaults() LiveLimits {
+func (l Limits) withDefaults() Limits {
 	if l.PerDeviceSession <= 0 {
 		l.PerDeviceSession = 8
 	}
@@ -43,8 +43,8 @@ func (l LiveLimits) withDefaults() LiveLimits {
 
 // admitStreamLocked refuses a new stream of caller over a bound. b.mu is
 // held.
-func (b *liveBroker) admitStreamLocked(caller hub.DeviceSession) error {
-	lim := b.h.cfg.LiveLimits
+func (b *Broker) admitStreamLocked(caller hub.DeviceSession) error {
+	lim := b.limits
 	if len(b.streams) >= lim.Total {
 		return hub.Errorf(hub.RateLimited, "the Hub holds as many live streams as it can (%d): try again later", lim.Total)
 	}
@@ -69,7 +69,7 @@ func (b *liveBroker) admitStreamLocked(caller hub.DeviceSession) error {
 // admitUpstreamsLocked refuses subscriptions of workspace ws that would
 // need more upstreams than the workspace may have. An upstream that
 // exists (lingering ones included) costs nothing more. b.mu is held.
-func (b *liveBroker) admitUpstreamsLocked(ws string, subs []hub.Subscription) error {
+func (b *Broker) admitUpstreamsLocked(ws string, subs []hub.Subscription) error {
 	need := map[upKey]bool{}
 	for _, sub := range subs {
 		if _, ok := b.topic(sub.Topic).(interface{ feed() *feedTopic }); !ok {
@@ -89,7 +89,7 @@ func (b *liveBroker) admitUpstreamsLocked(ws string, subs []hub.Subscription) er
 			have++
 		}
 	}
-	if lim := b.h.cfg.LiveLimits.UpstreamsPerWorkspace; have+len(need) > lim {
+	if lim := b.limits.UpstreamsPerWorkspace; have+len(need) > lim {
 		return hub.Errorf(hub.RateLimited, "too many distinct live subscriptions on this workspace (at most %d)", lim)
 	}
 	return nil

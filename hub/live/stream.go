@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -15,19 +15,19 @@ import (
 // keepalive is due.
 const KeepaliveInterval = 15 * time.Second
 
-// ErrLiveEnded is returned by LiveStream.Next once the stream has ended:
+// ErrEnded is returned by Stream.Next once the stream has ended:
 // closed by its client, its session logged out, revoked or expired, its
 // client stalled or too far behind, or the Hub closed.
-var ErrLiveEnded = errors.New("live stream ended")
+var ErrEnded = errors.New("live stream ended")
 
-// LiveStream is one client's live stream. Producers add envelopes without
+// Stream is one client's live stream. Producers add envelopes without
 // ever blocking; the stream's single writer takes them with Next.
-type LiveStream struct {
+type Stream struct {
 	id    string
 	owner hub.DeviceSessionDigest
 	user  string
 	ws    string
-	h     *Hub
+	b     *Broker
 
 	// sending holds a token while a batch is written, so a subscription
 	// change can wait, for a bounded time, for a batch already taken
@@ -48,7 +48,7 @@ type LiveStream struct {
 	idle     hub.Timer // the keepalive timer; one at a time, re-armed lazily
 	lastSent time.Time // when the writer last took a batch
 	// writing is set while the writer writes a batch it took; progressed
-	// is when it last made progress (see MaxLiveBacklog), or when
+	// is when it last made progress (see MaxBacklog), or when
 	// envelopes began to wait for an idle writer.
 	writing    bool
 	progressed time.Time
@@ -68,19 +68,19 @@ const (
 	maxChangeWait = 30 * time.Second
 )
 
-func newLiveStream(h *Hub, caller hub.DeviceSession, ws string) *LiveStream {
+func newStream(b *Broker, caller hub.DeviceSession, ws string) *Stream {
 	life, endLife := context.WithCancel(context.Background())
-	return &LiveStream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, h: h,
+	return &Stream{id: newStreamID(), owner: caller.Digest, user: caller.User, ws: ws, b: b,
 		subs: map[hub.SubKey]*attachment{}, wake: make(chan struct{}, 1),
-		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: h.clock.Now(), progressed: h.clock.Now()}
+		sending: make(chan struct{}, 1), life: life, endLife: endLife, lastSent: b.clock.Now(), progressed: b.clock.Now()}
 }
 
 // Context is cancelled once the stream has ended, so a transport can
 // abandon a write the client is not reading.
-func (s *LiveStream) Context() context.Context { return s.life }
+func (s *Stream) Context() context.Context { return s.life }
 
 // Done is closed once the stream has ended.
-func (s *LiveStream) Done() <-chan struct{} { return s.life.Done() }
+func (s *Stream) Done() <-chan struct{} { return s.life.Done() }
 
 // queued is an envelope waiting to be written, with the attachment that
 // produced it (nil for none), so a removal can purge it.
@@ -91,21 +91,21 @@ type queued struct {
 
 // attachment is one subscription of a stream.
 type attachment struct {
-	s   *LiveStream
+	s   *Stream
 	sub hub.Subscription // as the client gave it; its key is echoed
 	// removed is set under s.mu when the subscription is removed or
 	// replaced; nothing more is queued for it.
 	removed bool
 
-	topic liveTopic // the subscription's topic
+	topic topic // the subscription's topic
 
-	// Guarded by liveBroker.mu:
+	// Guarded by Broker.mu:
 	up      *upstream // followed upstream; nil for other topics or once released
 	cursor  string    // the last cursor sent (or the client's)
 	pending bool      // waiting for the upstream to be live to join it
 	told    bool      // sent `unavailable` in this failure episode
 	// catchUp, for a conversation, is the joiner's own feed while it
-	// catches up with the upstream (livecatchup.go); rejoin reopens a
+	// catches up with the upstream (catchup.go); rejoin reopens a
 	// failed one after retryDelay.
 	catchUp    *catchUp
 	rejoin     hub.Timer
@@ -125,26 +125,26 @@ func newStreamID() string {
 }
 
 // ID is the stream's unguessable handle (LiveHello.streamId).
-func (s *LiveStream) ID() string { return s.id }
+func (s *Stream) ID() string { return s.id }
 
 // Next waits until envelopes are queued, a keepalive is due or the stream
 // ends, and calls write with the envelopes in order (keepalive true and no
 // envelopes when only a keepalive is due). A keepalive first checks that
 // the stream's session is still active, ending the stream otherwise. Next
-// returns write's error, ctx's, or ErrLiveEnded; the stream is ended on any
+// returns write's error, ctx's, or ErrEnded; the stream is ended on any
 // error. Only one goroutine may call Next.
-func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepalive bool) error) error {
+func (s *Stream) Next(ctx context.Context, write func(envs []Envelope, keepalive bool) error) error {
 	for {
 		s.mu.Lock()
 		if s.ended {
 			s.mu.Unlock()
-			return ErrLiveEnded
+			return ErrEnded
 		}
 		if len(s.queue) > 0 || s.due {
 			break // with s.mu held
 		}
 		if s.idle == nil {
-			s.armIdleLocked(KeepaliveInterval - s.h.clock.Now().Sub(s.lastSent))
+			s.armIdleLocked(KeepaliveInterval - s.b.clock.Now().Sub(s.lastSent))
 		}
 		s.mu.Unlock()
 		select {
@@ -156,14 +156,14 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 	}
 	// s.mu is held. The keepalive timer stays armed: it checks the
 	// silence when it fires, so a busy stream costs no timer per batch.
-	s.lastSent = s.h.clock.Now()
+	s.lastSent = s.b.clock.Now()
 	s.progressed = s.lastSent
 	keepalive := s.due && len(s.queue) == 0
 	s.due = false
 	s.mu.Unlock()
-	if keepalive && !s.h.deviceSessionActive(ctx, s.owner) {
+	if keepalive && !s.b.host.DeviceSessionActive(ctx, s.owner) {
 		s.end()
-		return ErrLiveEnded
+		return ErrEnded
 	}
 
 	s.sending <- struct{}{}
@@ -195,15 +195,15 @@ func (s *LiveStream) Next(ctx context.Context, write func(envs []Envelope, keepa
 // it makes a keepalive due if the stream has been silent for
 // KeepaliveInterval, and otherwise re-arms itself for the rest. s.mu is
 // held.
-func (s *LiveStream) armIdleLocked(d time.Duration) {
-	s.idle = s.h.clock.AfterFunc(d, func() {
+func (s *Stream) armIdleLocked(d time.Duration) {
+	s.idle = s.b.clock.AfterFunc(d, func() {
 		s.mu.Lock()
 		if s.ended {
 			s.mu.Unlock()
 			return
 		}
 		s.idle = nil
-		if rest := KeepaliveInterval - s.h.clock.Now().Sub(s.lastSent); rest > 0 {
+		if rest := KeepaliveInterval - s.b.clock.Now().Sub(s.lastSent); rest > 0 {
 			s.armIdleLocked(rest)
 			s.mu.Unlock()
 			return
@@ -217,11 +217,11 @@ func (s *LiveStream) armIdleLocked(d time.Duration) {
 // waitWriter waits until no batch is being written, and reports false
 // when the writer made no progress for maxWriterWait or the wait passed
 // maxChangeWait (the stream is then ended), or ctx ended first.
-func (s *LiveStream) waitWriter(ctx context.Context) bool {
-	start := s.h.clock.Now()
+func (s *Stream) waitWriter(ctx context.Context) bool {
+	start := s.b.clock.Now()
 	for range maxChangeWait / maxWriterWait {
 		expired := make(chan struct{})
-		t := s.h.clock.AfterFunc(maxWriterWait, func() { close(expired) })
+		t := s.b.clock.AfterFunc(maxWriterWait, func() { close(expired) })
 		select {
 		case s.sending <- struct{}{}:
 			<-s.sending
@@ -235,7 +235,7 @@ func (s *LiveStream) waitWriter(ctx context.Context) bool {
 			return false
 		case <-expired:
 		}
-		now := s.h.clock.Now()
+		now := s.b.clock.Now()
 		s.mu.Lock()
 		stuck := now.Sub(s.progressed) >= maxWriterWait
 		s.mu.Unlock()
@@ -248,7 +248,7 @@ func (s *LiveStream) waitWriter(ctx context.Context) bool {
 }
 
 // signal wakes the writer without blocking.
-func (s *LiveStream) signal() {
+func (s *Stream) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -256,17 +256,17 @@ func (s *LiveStream) signal() {
 }
 
 // pushLocked queues envs from a (nil for none); the caller holds s.mu. It
-// reports false when the stream must end (see MaxLiveBacklog): the caller,
+// reports false when the stream must end (see MaxBacklog): the caller,
 // holding the broker's lock, ends it once it has let go of s.mu
-// (liveBroker.dropLocked). Pushing to an ended stream or for a removed
+// (Broker.dropLocked). Pushing to an ended stream or for a removed
 // attachment does nothing.
-func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
+func (s *Stream) pushLocked(a *attachment, envs ...Envelope) bool {
 	if s.ended || (a != nil && a.removed) {
 		return true
 	}
 	if len(s.queue) == 0 && !s.writing {
 		// An idle writer owes nothing: its wait starts now.
-		s.progressed = s.h.clock.Now()
+		s.progressed = s.b.clock.Now()
 	}
 	for _, e := range envs {
 		if e.coalesce && s.coalesceLocked(a, e) {
@@ -288,7 +288,7 @@ func (s *LiveStream) pushLocked(a *attachment, envs ...Envelope) bool {
 // snapshot makes an unsent one worthless, so a stalled reader flooded
 // with snapshots holds one, not all; they do not count toward the
 // backlog for the same reason. s.mu is held.
-func (s *LiveStream) coalesceLocked(a *attachment, e Envelope) bool {
+func (s *Stream) coalesceLocked(a *attachment, e Envelope) bool {
 	for i := range s.queue {
 		if q := &s.queue[i]; q.a == a && q.env.coalesce {
 			q.env = e
@@ -299,18 +299,18 @@ func (s *LiveStream) coalesceLocked(a *attachment, e Envelope) bool {
 }
 
 // Close ends the stream and releases its subscriptions.
-func (s *LiveStream) Close() { s.end() }
+func (s *Stream) Close() { s.end() }
 
-func (s *LiveStream) end() {
+func (s *Stream) end() {
 	s.mu.Lock()
 	subs := s.endLocked()
 	s.mu.Unlock()
-	s.h.live.forget(s, subs)
+	s.b.forget(s, subs)
 }
 
 // endLocked ends the stream and returns the attachments it held, for the
 // broker to release; the caller holds s.mu.
-func (s *LiveStream) endLocked() map[hub.SubKey]*attachment {
+func (s *Stream) endLocked() map[hub.SubKey]*attachment {
 	if s.ended {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package service
+package live
 
 import "time"
 
@@ -13,13 +13,13 @@ import "time"
 //     small ones around it, never count against a client that reads (a
 //     batch the writer is writing is not counted either, nor are document
 //     snapshots, which replace each other).
-//   - A stream holding more than MaxLiveBacklog is behind, and ended once
-//     its writer has had envelopes to write for LiveStallTimeout without
+//   - A stream holding more than MaxBacklog is behind, and ended once
+//     its writer has had envelopes to write for StallTimeout without
 //     making progress. Progress is the writer taking a batch, finishing
 //     one, or reporting bytes written (Progress), all timed on the Hub's
 //     Clock; a transport reports it as it writes a large batch piece by
 //     piece.
-//   - A stream holding more than MaxLiveHeld is ended however it
+//   - A stream holding more than MaxHeld is ended however it
 //     progresses: a client that reads, but slower than its workspaces
 //     produce, must not make the Hub hold without bound.
 //
@@ -28,41 +28,41 @@ import "time"
 // stopped reading and to those that read slower than their workspaces
 // produce, never to a client reading a frame of whatever size.
 const (
-	// MaxLiveBacklog is what a stream may hold (see above) before its
+	// MaxBacklog is what a stream may hold (see above) before its
 	// writer's progress is watched.
-	MaxLiveBacklog = 1 << 20
-	// LiveStallTimeout is how long a stream past MaxLiveBacklog may go
+	MaxBacklog = 1 << 20
+	// StallTimeout is how long a stream past MaxBacklog may go
 	// without progress before it is ended.
-	LiveStallTimeout = 10 * time.Second
-	// MaxLiveHeld is what a stream may hold before it is ended at once.
-	MaxLiveHeld = 64 << 20
+	StallTimeout = 10 * time.Second
+	// MaxHeld is what a stream may hold before it is ended at once.
+	MaxHeld = 64 << 20
 )
 
 // wrote records that the writer finished a batch.
-func (s *LiveStream) wrote() {
+func (s *Stream) wrote() {
 	s.mu.Lock()
 	s.writing = false
-	s.progressed = s.h.clock.Now()
+	s.progressed = s.b.clock.Now()
 	s.mu.Unlock()
 }
 
 // Progress records that the writer made progress on the batch it is
 // writing: a transport calls it each time a piece of a large batch is
 // written, so a client reading a big frame is not taken for a stalled one
-// (see MaxLiveBacklog).
-func (s *LiveStream) Progress() {
-	now := s.h.clock.Now()
+// (see MaxBacklog).
+func (s *Stream) Progress() {
+	now := s.b.clock.Now()
 	s.mu.Lock()
 	s.progressed = now
 	s.mu.Unlock()
 }
 
-// holdsLocked is what the stream holds (see MaxLiveBacklog). s.mu is held.
-func (s *LiveStream) holdsLocked() int { return s.backlog - s.largest }
+// holdsLocked is what the stream holds (see MaxBacklog). s.mu is held.
+func (s *Stream) holdsLocked() int { return s.backlog - s.largest }
 
 // recountLocked recomputes backlog and largest after envelopes left the
 // queue otherwise than by the writer taking them all. s.mu is held.
-func (s *LiveStream) recountLocked() {
+func (s *Stream) recountLocked() {
 	s.backlog, s.largest = 0, 0
 	for _, q := range s.queue {
 		if !q.env.coalesce {
@@ -73,31 +73,31 @@ func (s *LiveStream) recountLocked() {
 	}
 }
 
-// judgeLocked applies the stream's bounds (see MaxLiveBacklog): false
+// judgeLocked applies the stream's bounds (see MaxBacklog): false
 // when the stream must end. A stream that is behind but progressing gets
 // a timer that judges it again when its time would be up. s.mu is held.
-func (s *LiveStream) judgeLocked() bool {
+func (s *Stream) judgeLocked() bool {
 	holds := s.holdsLocked()
 	switch {
-	case holds > MaxLiveHeld:
+	case holds > MaxHeld:
 		return false
-	case holds <= MaxLiveBacklog:
+	case holds <= MaxBacklog:
 		return true
 	}
-	wait := LiveStallTimeout - s.h.clock.Now().Sub(s.progressed)
+	wait := StallTimeout - s.b.clock.Now().Sub(s.progressed)
 	if wait <= 0 {
 		return false
 	}
 	if s.stall == nil {
-		s.stall = s.h.clock.AfterFunc(wait, s.stallCheck)
+		s.stall = s.b.clock.AfterFunc(wait, s.stallCheck)
 	}
 	return true
 }
 
 // stallCheck is the stall timer's: it ends a stream still behind with no
-// progress for LiveStallTimeout, and re-arms itself for one that
+// progress for StallTimeout, and re-arms itself for one that
 // progressed meanwhile.
-func (s *LiveStream) stallCheck() {
+func (s *Stream) stallCheck() {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()

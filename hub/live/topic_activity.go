@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 // the marks behind `finished`, live in activitywatch.go.
 
 type activityTopic struct {
-	b     *liveBroker
-	feeds map[string]*activityFeed // by user; guarded by liveBroker.mu
+	b     *Broker
+	feeds map[string]*activityFeed // by user; guarded by Broker.mu
 }
 
 // activityFeed is one user's activity feed: the subscribers that asked
@@ -28,7 +28,7 @@ type activityFeed struct {
 	subs  map[*attachment]struct{}
 }
 
-func newActivityTopic(b *liveBroker) *activityTopic {
+func newActivityTopic(b *Broker) *activityTopic {
 	return &activityTopic{b: b, feeds: map[string]*activityFeed{}}
 }
 
@@ -59,7 +59,7 @@ func (t *activityTopic) attachLocked(a *attachment) {
 		t.feeds[user] = f
 	}
 	f.subs[a] = struct{}{}
-	reg := t.b.h.st.workspaces()
+	reg := t.b.host.Workspaces()
 	envs := make([]Envelope, 0, len(reg))
 	for _, w := range reg {
 		v := t.b.marks.of(user, w.ID)

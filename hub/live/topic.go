@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"unicode/utf8"
@@ -6,20 +6,20 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// liveTopic is what is particular to one topic of the live stream in the
+// topic is what is particular to one topic of the live stream in the
 // Hub: when two subscriptions are one, what a joining subscriber is owed
 // and how it is released. What every side knows of a topic (whether
 // clients name it, how it is keyed, whether a session feeds it) is in the
 // one table, hub.Topics; each topic's implementation is one type in its
-// own file (livetopic_*.go), registered in topicImpls; the broker, the
+// own file (topic_*.go), registered in topicImpls; the broker, the
 // streams and the HTTP transport know only this interface.
 //
-// attachLocked and releaseLocked run under liveBroker.mu, which is what
+// attachLocked and releaseLocked run under Broker.mu, which is what
 // makes a join exact: the replay or snapshot a subscriber is owed, its
 // `ready` and its registration for what follows happen in one critical
 // section, so an event is either part of what it is owed or delivered to
 // it afterwards, never both and never neither.
-type liveTopic interface {
+type topic interface {
 	// name is the topic's name on the wire.
 	name() hub.Topic
 	// checkKey validates what the topic itself asks of a key, once the
@@ -41,23 +41,23 @@ type liveTopic interface {
 
 // topicImpls are the Hub's implementations of the topics of hub.Topics.
 // A new topic is a line in the table, one new file and one line here.
-var topicImpls = map[hub.Topic]func(*liveBroker) liveTopic{
-	hub.TopicDocument:     func(b *liveBroker) liveTopic { return newDocumentTopic(b) },
-	hub.TopicInventory:    func(b *liveBroker) liveTopic { return newInventoryTopic(b) },
-	hub.TopicConversation: func(b *liveBroker) liveTopic { return newConversationTopic(b) },
-	hub.TopicActivity:     func(b *liveBroker) liveTopic { return newActivityTopic(b) },
-	hub.TopicWorktrees:    func(b *liveBroker) liveTopic { return newWorktreesTopic(b) },
+var topicImpls = map[hub.Topic]func(*Broker) topic{
+	hub.TopicDocument:     func(b *Broker) topic { return newDocumentTopic(b) },
+	hub.TopicInventory:    func(b *Broker) topic { return newInventoryTopic(b) },
+	hub.TopicConversation: func(b *Broker) topic { return newConversationTopic(b) },
+	hub.TopicActivity:     func(b *Broker) topic { return newActivityTopic(b) },
+	hub.TopicWorktrees:    func(b *Broker) topic { return newWorktreesTopic(b) },
 }
 
 // newTopics makes the broker's topics, one for every topic of the table,
 // in its order; a topic of the table the Hub does not implement is a
 // programming error every test meets.
-func newTopics(b *liveBroker) []liveTopic {
-	var out []liveTopic
+func newTopics(b *Broker) []topic {
+	var out []topic
 	for _, spec := range hub.Topics() {
 		impl := topicImpls[spec.Name]
 		if impl == nil {
-			panic("service: no implementation of the live topic " + string(spec.Name))
+			panic("live: no implementation of the live topic " + string(spec.Name))
 		}
 		out = append(out, impl(b))
 	}
@@ -65,7 +65,7 @@ func newTopics(b *liveBroker) []liveTopic {
 }
 
 // topic returns the topic named t, or nil.
-func (b *liveBroker) topic(t hub.Topic) liveTopic {
+func (b *Broker) topic(t hub.Topic) topic {
 	for _, lt := range b.topics {
 		if lt.name() == t {
 			return lt
@@ -77,7 +77,7 @@ func (b *liveBroker) topic(t hub.Topic) liveTopic {
 // checkSubKey validates a topic and its key: the key's size and encoding,
 // then the table's rules (a topic clients name, the key it takes), then
 // what the topic itself asks of its key.
-func (b *liveBroker) checkSubKey(k hub.SubKey) error {
+func (b *Broker) checkSubKey(k hub.SubKey) error {
 	if len(k.Key) > hub.MaxLiveKeyBytes {
 		return hub.Errorf(hub.Invalid, "subscription key is too large")
 	}
@@ -98,7 +98,7 @@ func (b *liveBroker) checkSubKey(k hub.SubKey) error {
 }
 
 // identity is the identity of k, which has passed checkSubKey.
-func (b *liveBroker) identity(k hub.SubKey) hub.SubKey { return b.topic(k.Topic).identity(k) }
+func (b *Broker) identity(k hub.SubKey) hub.SubKey { return b.topic(k.Topic).identity(k) }
 
 // subscribable reports whether clients name topic t.
 func subscribable(t hub.Topic) bool {

@@ -1,8 +1,18 @@
-package service
+// Package docstate is the document reducer: what a workspace child's
+// stream of DocumentUpdate frames (api/openapi.yaml: DocumentSnapshot and
+// DocumentPatch) adds up to, kept so that a live subscriber who joins late
+// or falls behind is sent one snapshot rather than a replay.
+//
+// It is a mechanism with no domain types: bytes in (one update, raw JSON),
+// an Outcome and bytes out (the materialized snapshot). The live broker
+// (hub/live) owns one State per document upstream. An update is validated
+// whole before anything changes, so whatever a compromised or buggy child
+// sends, a refused update leaves the state as it was (FuzzDocStateApply).
+package docstate
 
 import "encoding/json"
 
-// docState is the materialized state of one document upstream: what the
+// State is the materialized state of one document upstream: what the
 // workspace child's DocumentUpdate frames (api/openapi.yaml: DocumentSnapshot
 // and DocumentPatch) add up to, so a subscriber that joins late or falls
 // behind gets one snapshot instead of a replay of raw frames.
@@ -22,9 +32,9 @@ import "encoding/json"
 //     an ignored update leaves the state exactly as it was.
 //
 // Costs: applying a patch is O(size of the patch); snapshot is O(corpus)
-// but cached until the next applied update. A docState is not safe for
+// but cached until the next applied update. A State is not safe for
 // concurrent use; its owner (the live broker) serializes calls.
-type docState struct {
+type State struct {
 	epoch    string // "" while empty
 	revision int64
 	ctx      docContext
@@ -34,25 +44,27 @@ type docState struct {
 	encoded  []byte              // snapshot's cache; nil when stale
 }
 
-// docOutcome is what apply did with an update.
-type docOutcome int
+// Outcome is what Apply did with an update.
+type Outcome int
 
+// The outcomes of Apply.
 const (
-	docApplied docOutcome = iota // the state changed (or was replaced)
-	docIgnored                   // an old snapshot/patch: harmless, state unchanged
-	docResync                    // cannot apply: state unchanged; the caller reopens the upstream
+	Applied Outcome = iota // the state changed (or was replaced)
+	Ignored                // an old snapshot/patch: harmless, state unchanged
+	Resync                 // cannot apply: state unchanged; the caller reopens the upstream
 )
 
-func (o docOutcome) String() string {
+// String names the outcome, so failures read as words.
+func (o Outcome) String() string {
 	switch o {
-	case docApplied:
+	case Applied:
 		return "applied"
-	case docIgnored:
+	case Ignored:
 		return "ignored"
-	case docResync:
+	case Resync:
 		return "resync"
 	}
-	return "docOutcome(?)"
+	return "Outcome(?)"
 }
 
 // docHeader holds the snapshot's header fields as JSON, verbatim: the
@@ -113,20 +125,20 @@ type docEntry struct {
 type docKey struct{ root, id string }
 
 // head reports the state's epoch and revision (ok false when empty).
-func (d *docState) head() (epoch string, revision int64, ok bool) {
+func (d *State) head() (epoch string, revision int64, ok bool) {
 	return d.epoch, d.revision, d.epoch != ""
 }
 
-// apply validates the whole update (raw JSON of one DocumentUpdate) before
+// Apply validates the whole update (raw JSON of one DocumentUpdate) before
 // changing anything, then applies it.
-func (d *docState) apply(update []byte) docOutcome {
+func (d *State) Apply(update []byte) Outcome {
 	u, err := decodeUpdate(update)
 	if err != nil {
-		return docResync
+		return Resync
 	}
 	rev, ok := parseRevision(u.Revision)
 	if u.Epoch.v == "" || !ok {
-		return docResync
+		return Resync
 	}
 	switch u.Kind {
 	case "snapshot":
@@ -134,45 +146,45 @@ func (d *docState) apply(update []byte) docOutcome {
 	case "patch":
 		return d.applyPatch(u, rev)
 	}
-	return docResync
+	return Resync
 }
 
 // applySnapshot replaces the state with a snapshot, unless it is an old
 // one of the current epoch.
-func (d *docState) applySnapshot(u *updateWire, rev int64) docOutcome {
+func (d *State) applySnapshot(u *updateWire, rev int64) Outcome {
 	ctx, ok := u.context()
 	if !ok {
-		return docResync
+		return Resync
 	}
 	// Another epoch replaces the state whatever its context. An old
 	// snapshot of this epoch is ignored before its insides are examined:
 	// it could not change anything anyway.
 	if d.epoch != "" && u.Epoch.v == d.epoch {
 		if ctx != d.ctx {
-			return docResync
+			return Resync
 		}
 		if rev < d.revision {
-			return docIgnored
+			return Ignored
 		}
 	}
 	if !u.snapshotComplete() {
-		return docResync
+		return Resync
 	}
 	roots := make([]*docRoot, 0, len(u.Roots))
 	byID := make(map[string]*docRoot, len(u.Roots))
 	for i := range u.Roots {
 		rw := &u.Roots[i]
 		if _, dup := byID[rw.ID.v]; dup || rw.Docs == nil {
-			return docResync
+			return Resync
 		}
 		r := &docRoot{docs: make(map[string]*docEntry, len(rw.Docs)), order: rw.Docs}
 		r.setHeader(rw)
 		for _, e := range rw.Docs {
 			if e == nil || e.rootID != r.id || e.badRevision || (e.hasRevision && e.revision > rev) {
-				return docResync
+				return Resync
 			}
 			if _, dup := r.docs[e.id]; dup {
-				return docResync
+				return Resync
 			}
 			r.docs[e.id] = e
 			r.size += len(e.raw)
@@ -181,7 +193,7 @@ func (d *docState) applySnapshot(u *updateWire, rev int64) docOutcome {
 		roots = append(roots, r)
 		byID[r.id] = r
 	}
-	*d = docState{
+	*d = State{
 		epoch:    u.Epoch.v,
 		revision: rev,
 		ctx:      ctx,
@@ -205,27 +217,27 @@ func (d *docState) applySnapshot(u *updateWire, rev int64) docOutcome {
 			terminal:             u.Terminal,
 		},
 	}
-	return docApplied
+	return Applied
 }
 
 // applyPatch checks a patch against the state and the whole batch, then
 // applies it: roots, removals, upserts, header.
-func (d *docState) applyPatch(u *updateWire, rev int64) docOutcome {
+func (d *State) applyPatch(u *updateWire, rev int64) Outcome {
 	if d.epoch == "" || u.Epoch.v != d.epoch {
-		return docResync
+		return Resync
 	}
 	if ctx, ok := u.context(); !ok || ctx != d.ctx {
-		return docResync
+		return Resync
 	}
 	prev, ok := parseRevision(u.PreviousRevision)
 	if !ok || rev <= prev {
-		return docResync
+		return Resync
 	}
 	if rev <= d.revision {
-		return docIgnored
+		return Ignored
 	}
 	if prev != d.revision || !u.patchComplete() {
-		return docResync
+		return Resync
 	}
 
 	// The root set once the patch's roots replace it: upserts and removals
@@ -237,7 +249,7 @@ func (d *docState) applyPatch(u *updateWire, rev int64) docOutcome {
 		for i := range u.Roots {
 			rw := &u.Roots[i]
 			if _, dup := next[rw.ID.v]; dup {
-				return docResync
+				return Resync
 			}
 			next[rw.ID.v] = rw
 		}
@@ -251,25 +263,25 @@ func (d *docState) applyPatch(u *updateWire, rev int64) docOutcome {
 	upserted := make(map[docKey]bool, len(u.Upserts))
 	for _, e := range u.Upserts {
 		if e == nil || !known(e.rootID) || e.badRevision || (e.hasRevision && e.revision > rev) {
-			return docResync
+			return Resync
 		}
 		// A root the patch keeps still holds its docs; one it adds has none.
 		// A file revision can only be compared with another: the field is
 		// optional, and a doc without one may replace one with it.
 		if r := d.byID[e.rootID]; r != nil {
 			if cur := r.docs[e.id]; cur != nil && cur.hasRevision && e.hasRevision && e.revision < cur.revision {
-				return docResync
+				return Resync
 			}
 		}
 		k := docKey{e.rootID, e.id}
 		if upserted[k] {
-			return docResync
+			return Resync
 		}
 		upserted[k] = true
 	}
 	for _, rm := range u.Removals {
 		if !known(rm.RootID) || upserted[docKey{rm.RootID, rm.ID}] {
-			return docResync
+			return Resync
 		}
 	}
 
@@ -316,7 +328,7 @@ func (d *docState) applyPatch(u *updateWire, rev int64) docOutcome {
 		h.repositoryState = u.RepositoryState
 	}
 	d.encoded = nil
-	return docApplied
+	return Applied
 }
 
 // setHeader takes a root's own fields (not its docs) from the wire.

@@ -1,4 +1,4 @@
-package service
+package live
 
 import "github.com/wharfhub/wharf/hub"
 

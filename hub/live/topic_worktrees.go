@@ -1,7 +1,6 @@
-package service
+package live
 
 import (
-	"context"
 	"path"
 
 	"github.com/wharfhub/wharf/hub"
@@ -16,11 +15,11 @@ import (
 var worktreeInventory = []byte(`{"type":"worktree.inventory"}`)
 
 type worktreesTopic struct {
-	b    *liveBroker
-	subs map[string]map[*attachment]struct{} // by workspace id; guarded by liveBroker.mu
+	b    *Broker
+	subs map[string]map[*attachment]struct{} // by workspace id; guarded by Broker.mu
 }
 
-func newWorktreesTopic(b *liveBroker) *worktreesTopic {
+func newWorktreesTopic(b *Broker) *worktreesTopic {
 	return &worktreesTopic{b: b, subs: map[string]map[*attachment]struct{}{}}
 }
 
@@ -68,17 +67,25 @@ func (t *worktreesTopic) invalidate(ids ...string) {
 	b.settleLocked()
 }
 
-// announceWorktrees tells worktrees subscribers that the worktree inventory
+// Departure is where a workspace was before it moved or left the
+// registry: its old path, and the common Git directory the Hub knew for
+// it ("" when it knew none). Once the folder is moved or removed, git can
+// no longer tell.
+type Departure struct {
+	Path, Repo string
+}
+
+// AnnounceWorktrees tells worktrees subscribers that the worktree inventory
 // of the affected workspaces' repositories may have changed: subscribers of
 // an affected workspace, and of every workspace in the same repository
 // (a main checkout and its linked worktrees share one common Git
 // directory). The commit path calls it after a registration, forget, or
 // folder rename or removal committed, with where the moved and departed
 // workspaces were: git can no longer place a folder that moved or went,
-// so its repository is the one the facts knew, or else the one of its old
+// so its repository is the one the Hub knew, or else the one of its old
 // parent folder. It costs nothing when nobody follows the topic.
-func (h *Hub) announceWorktrees(ctx context.Context, left []departure, affected ...hub.Workspace) {
-	t := h.live.topic(hub.TopicWorktrees).(*worktreesTopic)
+func (b *Broker) AnnounceWorktrees(left []Departure, affected ...hub.Workspace) {
+	t := b.topic(hub.TopicWorktrees).(*worktreesTopic)
 	followed := t.followed()
 	if len(followed) == 0 {
 		return
@@ -86,25 +93,25 @@ func (h *Hub) announceWorktrees(ctx context.Context, left []departure, affected 
 	ids := map[string]bool{}
 	repos := map[string]bool{}
 	for _, d := range left {
-		if d.repo == "" && d.path != "" {
-			d.repo = h.folderOf(path.Dir(d.path)).repo.CommonDir
+		if d.Repo == "" && d.Path != "" {
+			d.Repo = b.host.FolderRepository(path.Dir(d.Path))
 		}
-		if d.repo != "" {
-			repos[d.repo] = true
+		if d.Repo != "" {
+			repos[d.Repo] = true
 		}
 	}
 	for _, w := range affected {
 		ids[w.ID] = true
-		if dir := h.commonDir(ctx, w); dir != "" {
+		if dir := b.host.Repository(w); dir != "" {
 			repos[dir] = true
 		}
 	}
 	var notify []string
-	for _, w := range h.st.workspaces() {
+	for _, w := range b.host.Workspaces() {
 		if !followed[w.ID] {
 			continue
 		}
-		if ids[w.ID] || repos[h.commonDir(ctx, w)] {
+		if ids[w.ID] || repos[b.host.Repository(w)] {
 			notify = append(notify, w.ID)
 			delete(ids, w.ID)
 		}

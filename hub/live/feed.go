@@ -1,18 +1,18 @@
-package service
+package live
 
 import "github.com/wharfhub/wharf/hub"
 
 // This file is what the topics fed by a workspace session (document,
 // inventory, conversation) share: subscribers attach to one upstream per
-// workspace, topic and key (liveupstream.go opens, retries and releases
+// workspace, topic and key (upstream.go opens, retries and releases
 // it), joiners are owed what the topic's codec says, and frames fan out to
 // the subscribers already attached. Everything here runs under
-// liveBroker.mu.
+// Broker.mu.
 
-// feedTopic is the liveTopic part every session-fed topic shares; the
+// feedTopic is the topic part every session-fed topic shares; the
 // topic's own type adds its key rules.
 type feedTopic struct {
-	b        *liveBroker
+	b        *Broker
 	topic    hub.Topic
 	newCodec func() feedCodec // one per upstream
 }
@@ -25,7 +25,7 @@ func (t *feedTopic) releaseLocked(a *attachment) { t.b.unfollowLocked(a) }
 
 // feedCodec is what is particular to one upstream of a session-fed topic:
 // what it asks the session for, what it keeps for joiners and what a frame
-// does. The upstream owns one and calls it under liveBroker.mu.
+// does. The upstream owns one and calls it under Broker.mu.
 type feedCodec interface {
 	// begin prepares a fresh attempt of u (a topic with Hub-made cursors
 	// starts a new epoch and forgets its state) and returns the request.
@@ -54,7 +54,7 @@ type feedRefuser interface {
 // opening the upstream if it is new. A fresh upstream starts at its first
 // subscriber's cursor: a topic with session-made cursors resumes the
 // session from it.
-func (b *liveBroker) followLocked(a *attachment, t *feedTopic) {
+func (b *Broker) followLocked(a *attachment, t *feedTopic) {
 	k := upKey{ws: a.s.ws, topic: t.topic, key: b.identity(a.sub.SubKey).Key}
 	fresh := b.ups[k] == nil
 	u := b.upstreamFor(k, t)
@@ -77,7 +77,7 @@ func (b *liveBroker) followLocked(a *attachment, t *feedTopic) {
 // joinLiveLocked writes what a is owed by the live upstream u, then
 // `ready`; a cursor that cannot be replayed gets `resync`, and a is
 // detached.
-func (b *liveBroker) joinLiveLocked(u *upstream, a *attachment) {
+func (b *Broker) joinLiveLocked(u *upstream, a *attachment) {
 	a.pending, a.told = false, false
 	owed, ok := u.codec.owed(u, a)
 	if !ok {
@@ -95,7 +95,7 @@ func (b *liveBroker) joinLiveLocked(u *upstream, a *attachment) {
 // fanOutLocked sends one data frame to every attached subscriber of u;
 // coalesce marks a document snapshot, which a newer one may replace while
 // both wait unsent.
-func (b *liveBroker) fanOutLocked(u *upstream, data []byte, cursor string, coalesce bool) {
+func (b *Broker) fanOutLocked(u *upstream, data []byte, cursor string, coalesce bool) {
 	for a := range u.subs {
 		if a.pending {
 			continue
@@ -110,7 +110,7 @@ func (b *liveBroker) fanOutLocked(u *upstream, data []byte, cursor string, coale
 // resyncLocked sends a `resync` (carrying data, for a conversation, when
 // the session gave one) and detaches a: it stays out of its stream's
 // subscriptions until the client adds it again.
-func (b *liveBroker) resyncLocked(a *attachment, cursor string, data []byte) {
+func (b *Broker) resyncLocked(a *attachment, cursor string, data []byte) {
 	b.deliverLocked(a, a.envelope(hub.EventResync, cursor, data))
 	s := a.s
 	s.mu.Lock()

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"unicode/utf8"
@@ -34,8 +34,8 @@ func (e Envelope) size() int {
 // CheckSubscription validates one subscription's topic, key and cursor
 // against the contract, as the topic it names defines them. It does not
 // look at the set it joins.
-func (h *Hub) CheckSubscription(s hub.Subscription) error {
-	if err := h.live.checkSubKey(s.SubKey); err != nil {
+func (b *Broker) CheckSubscription(s hub.Subscription) error {
+	if err := b.checkSubKey(s.SubKey); err != nil {
 		return err
 	}
 	if len(s.Cursor) > hub.MaxLiveCursorBytes {
@@ -49,17 +49,17 @@ func (h *Hub) CheckSubscription(s hub.Subscription) error {
 
 // normalizeSubs checks subs and de-duplicates them by identity, the last
 // entry winning, keeping first-seen order.
-func (h *Hub) normalizeSubs(subs []hub.Subscription) ([]hub.Subscription, error) {
+func (b *Broker) normalizeSubs(subs []hub.Subscription) ([]hub.Subscription, error) {
 	if len(subs) > hub.MaxLiveSubscriptions {
 		return nil, hub.Errorf(hub.Invalid, "too many subscriptions")
 	}
 	out := make([]hub.Subscription, 0, len(subs))
 	at := map[hub.SubKey]int{}
 	for _, s := range subs {
-		if err := h.CheckSubscription(s); err != nil {
+		if err := b.CheckSubscription(s); err != nil {
 			return nil, err
 		}
-		id := h.live.identity(s.SubKey)
+		id := b.identity(s.SubKey)
 		if i, ok := at[id]; ok {
 			out[i] = s
 			continue

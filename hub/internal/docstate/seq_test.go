@@ -1,4 +1,4 @@
-package service
+package docstate
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 )
 
 // step applies an update and checks its outcome.
-func step(t *testing.T, d *docState, update any, want docOutcome) {
+func step(t *testing.T, d *State, update any, want Outcome) {
 	t.Helper()
-	if got := d.apply(encode(t, update)); got != want {
+	if got := d.Apply(encode(t, update)); got != want {
 		t.Fatalf("apply %s: got %v, want %v", encode(t, update), got, want)
 	}
 }
@@ -23,17 +23,17 @@ func step(t *testing.T, d *docState, update any, want docOutcome) {
 // snapshot: none of them brings the entry back.
 func TestDocStateDuplicatedRemovalIsIgnored(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
-	step(t, d, base(), docApplied)
+	d := &State{}
+	step(t, d, base(), Applied)
 	gone := patchOf(epochA, 10, 11, nil, removal(rootA, rootA+"/a.md"))
-	step(t, d, gone, docApplied)
+	step(t, d, gone, Applied)
 	want := []string{"/ws: docs/x.md@4", "/ws/docs: x.md@4"}
 	is.Equal(materialize(t, d).files(), want) // a.md removed
-	step(t, d, gone, docIgnored)
+	step(t, d, gone, Ignored)
 	is.Equal(materialize(t, d).files(), want) // the duplicate changes nothing
-	step(t, d, patchOf(epochA, 11, 12, nil, removal(rootA, rootA+"/a.md")), docApplied)
+	step(t, d, patchOf(epochA, 11, 12, nil, removal(rootA, rootA+"/a.md")), Applied)
 	is.Equal(materialize(t, d).files(), want) // removing it again is harmless
-	step(t, d, base(), docIgnored)
+	step(t, d, base(), Ignored)
 	is.Equal(materialize(t, d).files(), want) // the older snapshot cannot bring it back
 }
 
@@ -41,14 +41,14 @@ func TestDocStateDuplicatedRemovalIsIgnored(t *testing.T) {
 // epoch's patches are foreign from then on.
 func TestDocStateNewEpochRestartsRevisions(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
-	step(t, d, base(), docApplied)
-	step(t, d, snapshotOf(epochB, 0, rootOf(rootA)), docApplied)
-	step(t, d, patchOf(epochB, 0, 1, docs(docOf(rootA, "n.md", 1))), docApplied)
-	before := string(d.snapshot())
-	step(t, d, patchOf(epochA, 10, 11, docs(docOf(rootA, "o.md", 11))), docResync)
-	step(t, d, patchOf(epochB, 2, 3, docs(docOf(rootA, "o.md", 3))), docResync)
-	is.Equal(string(d.snapshot()), before) // neither a foreign epoch nor a missing predecessor changed anything
+	d := &State{}
+	step(t, d, base(), Applied)
+	step(t, d, snapshotOf(epochB, 0, rootOf(rootA)), Applied)
+	step(t, d, patchOf(epochB, 0, 1, docs(docOf(rootA, "n.md", 1))), Applied)
+	before := string(d.Snapshot())
+	step(t, d, patchOf(epochA, 10, 11, docs(docOf(rootA, "o.md", 11))), Resync)
+	step(t, d, patchOf(epochB, 2, 3, docs(docOf(rootA, "o.md", 3))), Resync)
+	is.Equal(string(d.Snapshot()), before) // neither a foreign epoch nor a missing predecessor changed anything
 	v := materialize(t, d)
 	is.Equal([]any{v.Epoch, v.Revision}, []any{epochB, int64(1)}) // the new epoch's head
 	is.Equal(v.files(), []string{"/ws: n.md@1"})                  // the new inventory only
@@ -75,19 +75,19 @@ func TestDocStateJoinerMatchesOriginal(t *testing.T) {
 	for join := range len(patches) + 1 {
 		t.Run(fmt.Sprintf("joining after %d patches", join), func(t *testing.T) {
 			is := is.New(t)
-			orig := &docState{}
-			step(t, orig, base(), docApplied)
+			orig := &State{}
+			step(t, orig, base(), Applied)
 			for _, p := range patches[:join] {
-				step(t, orig, p, docApplied)
+				step(t, orig, p, Applied)
 			}
-			joiner := &docState{}
-			step(t, joiner, bytes.Clone(orig.snapshot()), docApplied)
+			joiner := &State{}
+			step(t, joiner, bytes.Clone(orig.Snapshot()), Applied)
 			for _, p := range patches[join:] {
-				step(t, orig, p, docApplied)
-				step(t, joiner, p, docApplied)
+				step(t, orig, p, Applied)
+				step(t, joiner, p, Applied)
 			}
 			materialize(t, orig)                                         // the contract holds
-			is.Equal(string(joiner.snapshot()), string(orig.snapshot())) // identical, byte for byte
+			is.Equal(string(joiner.Snapshot()), string(orig.Snapshot())) // identical, byte for byte
 		})
 	}
 }
@@ -96,16 +96,16 @@ func TestDocStateJoinerMatchesOriginal(t *testing.T) {
 // applied, and re-applying it reproduces the state exactly.
 func TestDocStateRoundTripKeepsRevisions(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
-	step(t, d, set(base(), "revision", json.RawMessage("9007199254740990")), docApplied)
-	step(t, d, patchOf(epochA, 9007199254740990, 9007199254740991, docs(docOf(rootA, "big.md", 9007199254740991))), docApplied)
+	d := &State{}
+	step(t, d, set(base(), "revision", json.RawMessage("9007199254740990")), Applied)
+	step(t, d, patchOf(epochA, 9007199254740990, 9007199254740991, docs(docOf(rootA, "big.md", 9007199254740991))), Applied)
 	v := materialize(t, d)
 	is.Equal(v.Revision, int64(9007199254740991))          // the head revision, exact
 	is.Equal(v.files()[0], "/ws: a.md@3")                  // small doc revisions kept
 	is.Equal(v.files()[1], "/ws: big.md@9007199254740991") // large doc revisions kept exactly
-	again := &docState{}
-	step(t, again, bytes.Clone(d.snapshot()), docApplied)
-	is.Equal(string(again.snapshot()), string(d.snapshot())) // the round trip is the identity
+	again := &State{}
+	step(t, again, bytes.Clone(d.Snapshot()), Applied)
+	is.Equal(string(again.Snapshot()), string(d.Snapshot())) // the round trip is the identity
 	e1, r1, _ := d.head()
 	e2, r2, _ := again.head()
 	is.Equal([]any{e1, r1}, []any{e2, r2}) // the same head
@@ -130,49 +130,49 @@ const childSnapshot = `{"kind":"snapshot","epoch":"e","revision":7,` +
 // compacted, nothing else changed.
 func TestDocStateSnapshotIsVerbatim(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
-	step(t, d, []byte(childSnapshot), docApplied)
+	d := &State{}
+	step(t, d, []byte(childSnapshot), Applied)
 	materialize(t, d)
-	is.Equal(string(d.snapshot()), childSnapshot) // the child's bytes
+	is.Equal(string(d.Snapshot()), childSnapshot) // the child's bytes
 
 	var indented bytes.Buffer
 	is.NoErr(json.Indent(&indented, []byte(childSnapshot), "", "  ")) // indent the fixture
-	d = &docState{}
-	step(t, d, indented.Bytes(), docApplied)
-	is.Equal(string(d.snapshot()), childSnapshot) // compacted back
+	d = &State{}
+	step(t, d, indented.Bytes(), Applied)
+	is.Equal(string(d.Snapshot()), childSnapshot) // compacted back
 }
 
 // snapshot is cached until the next applied update, and a snapshot handed
 // out earlier is never written over.
 func TestDocStateSnapshotCache(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
-	is.True(d.snapshot() == nil) // no state, no snapshot
-	step(t, d, base(), docApplied)
-	first := d.snapshot()
+	d := &State{}
+	is.True(d.Snapshot() == nil) // no state, no snapshot
+	step(t, d, base(), Applied)
+	first := d.Snapshot()
 	kept := bytes.Clone(first)
-	is.True(&d.snapshot()[0] == &first[0]) // the cached encoding is shared
-	step(t, d, patchOf(epochA, 9, 10, nil), docIgnored)
-	step(t, d, patchOf(epochA, 11, 12, nil), docResync)
-	is.True(&d.snapshot()[0] == &first[0]) // updates not applied keep the cache
-	step(t, d, patchOf(epochA, 10, 11, docs(docOf(rootA, "n.md", 11))), docApplied)
-	is.True(!bytes.Equal(d.snapshot(), first)) // an applied update is seen
+	is.True(&d.Snapshot()[0] == &first[0]) // the cached encoding is shared
+	step(t, d, patchOf(epochA, 9, 10, nil), Ignored)
+	step(t, d, patchOf(epochA, 11, 12, nil), Resync)
+	is.True(&d.Snapshot()[0] == &first[0]) // updates not applied keep the cache
+	step(t, d, patchOf(epochA, 10, 11, docs(docOf(rootA, "n.md", 11))), Applied)
+	is.True(!bytes.Equal(d.Snapshot(), first)) // an applied update is seen
 	is.Equal(string(first), string(kept))      // the earlier snapshot is unchanged
 	materialize(t, d)                          // the contract holds
 }
 
 func TestDocStateHead(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
+	d := &State{}
 	_, _, ok := d.head()
 	is.True(!ok) // empty at first
-	step(t, d, set(base(), "epoch", ""), docResync)
+	step(t, d, set(base(), "epoch", ""), Resync)
 	_, _, ok = d.head()
 	is.True(!ok) // still empty after a resync
-	step(t, d, base(), docApplied)
+	step(t, d, base(), Applied)
 	epoch, rev, ok := d.head()
 	is.Equal([]any{epoch, rev, ok}, []any{epochA, int64(10), true}) // the snapshot's head
-	step(t, d, patchOf(epochA, 10, 13, nil), docApplied)
+	step(t, d, patchOf(epochA, 10, 13, nil), Applied)
 	epoch, rev, ok = d.head()
 	is.Equal([]any{epoch, rev, ok}, []any{epochA, int64(13), true}) // the patch's revision
 }
@@ -185,8 +185,8 @@ func TestDocStateOrderFollowsPatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	name := func() string { return fmt.Sprintf("d%02d/f%03d.md", rng.IntN(20), rng.IntN(40)) }
 	live := map[string]int64{} // relativePath -> revision, the model
-	d := &docState{}
-	step(t, d, snapshotOf(epochA, 0, rootOf(rootA)), docApplied)
+	d := &State{}
+	step(t, d, snapshotOf(epochA, 0, rootOf(rootA)), Applied)
 	rev, lost, merged := int64(0), 0, 0
 	for i := range 600 {
 		prev := rev
@@ -207,7 +207,7 @@ func TestDocStateOrderFollowsPatches(t *testing.T) {
 				live[rel] = rev
 			}
 		}
-		step(t, d, patchOf(epochA, prev, rev, ups, rms...), docApplied)
+		step(t, d, patchOf(epochA, prev, rev, ups, rms...), Applied)
 		// Long quiet stretches (no snapshot taken) let upserts pile up.
 		if (i/100)%2 == 0 || rng.IntN(4) == 0 {
 			continue
@@ -227,7 +227,7 @@ func TestDocStateOrderFollowsPatches(t *testing.T) {
 		if i%10 == 0 {
 			v = materialize(t, d) // now and then, against the contract too
 		} else {
-			is.NoErr(json.Unmarshal(d.snapshot(), &v)) // the snapshot is JSON
+			is.NoErr(json.Unmarshal(d.Snapshot(), &v)) // the snapshot is JSON
 		}
 		is.Equal(v.files(), want) // the materialized docs are the model's, sorted
 	}
@@ -275,11 +275,11 @@ func TestDocEntryDecoding(t *testing.T) {
 // required field fails them.
 func TestDocSnapshotContractIsChecked(t *testing.T) {
 	is := is.New(t)
-	d := &docState{}
-	step(t, d, base(), docApplied)
-	is.NoErr(checkSnapshotContract(t, d.snapshot())) // the materialized snapshot passes
+	d := &State{}
+	step(t, d, base(), Applied)
+	is.NoErr(checkSnapshotContract(t, d.Snapshot())) // the materialized snapshot passes
 	var v map[string]any
-	is.NoErr(json.Unmarshal(d.snapshot(), &v)) // decode it
+	is.NoErr(json.Unmarshal(d.Snapshot(), &v)) // decode it
 	delete(v, "build")
 	is.True(checkSnapshotContract(t, encode(t, v)) != nil) // without build it fails
 }

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 // than the log, of another generation, not a cursor at all, or ahead of
 // what the upstream relayed (a client took a snapshot while its events
 // were on their way). Such a joiner catches up on a feed of its own from
-// its cursor (livecatchup.go) until it meets the shared upstream.
+// its cursor (catchup.go) until it meets the shared upstream.
 //
 // Every `resync` of the topic carries its ChatResyncEvent. The session
 // writes them, with one exception: when the session answers that it has
@@ -54,7 +54,7 @@ func conversationClosed(id string) []byte {
 
 type conversationTopic struct{ feedTopic }
 
-func newConversationTopic(b *liveBroker) *conversationTopic {
+func newConversationTopic(b *Broker) *conversationTopic {
 	return &conversationTopic{feedTopic{b: b, topic: hub.TopicConversation, newCodec: func() feedCodec { return &conversationFeed{} }}}
 }
 

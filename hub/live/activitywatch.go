@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// This file is what feeds the activity topic (livetopic_activity.go): the
+// This file is what feeds the activity topic (topic_activity.go): the
 // Hub watches the activity of every running workspace session itself,
 // whether or not anyone looks (a finish seen by nobody must still show
 // when someone comes), keeps the marks behind `finished` and persists
@@ -18,7 +18,7 @@ import (
 // observe records what the Hub learned of ws's session and tells the
 // feeds what changed, then persists a finish mark that was set or
 // cleared. marksMu orders the writes as the observations were made.
-func (b *liveBroker) observe(ctx context.Context, ws string, o hub.Observation) {
+func (b *Broker) observe(ctx context.Context, ws string, o hub.Observation) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -29,17 +29,17 @@ func (b *liveBroker) observe(ctx context.Context, ws string, o hub.Observation) 
 	b.mu.Unlock()
 	switch {
 	case has && (!had || after != before):
-		b.persistMarks(ctx, func(tx *writes) error {
+		b.persistMarks(ctx, func(tx MarkWrites) error {
 			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, Stamp: after})
 		})
 	case had && !has:
-		b.persistMarks(ctx, func(tx *writes) error { return tx.DeleteActivityMark(ws, "") })
+		b.persistMarks(ctx, func(tx MarkWrites) error { return tx.DeleteActivityMark(ws, "") })
 	}
 }
 
-// acknowledge records that user viewed ws's activity, reporting whether
+// Acknowledge records that user viewed ws's activity, reporting whether
 // there was an unseen finish to acknowledge.
-func (b *liveBroker) acknowledge(ctx context.Context, user, ws string) bool {
+func (b *Broker) Acknowledge(ctx context.Context, user, ws string) bool {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -50,7 +50,7 @@ func (b *liveBroker) acknowledge(ctx context.Context, user, ws string) bool {
 	}
 	b.mu.Unlock()
 	if changed {
-		b.persistMarks(ctx, func(tx *writes) error {
+		b.persistMarks(ctx, func(tx MarkWrites) error {
 			return tx.PutActivityMark(hub.ActivityMark{WorkspaceID: ws, User: user, Stamp: stamp})
 		})
 	}
@@ -59,7 +59,7 @@ func (b *liveBroker) acknowledge(ctx context.Context, user, ws string) bool {
 
 // clearActivity forgets every mark of ws: its session stopped, or it left
 // the registry (a later workspace must inherit nothing of it).
-func (b *liveBroker) clearActivity(ctx context.Context, ws string, forgotten bool) {
+func (b *Broker) clearActivity(ctx context.Context, ws string, forgotten bool) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -77,19 +77,19 @@ func (b *liveBroker) clearActivity(ctx context.Context, ws string, forgotten boo
 	}
 	b.mu.Unlock()
 	if !forgotten { // a forgotten workspace's marks went with its record
-		b.persistMarks(ctx, func(tx *writes) error { return tx.DeleteActivityMarks(ws) })
+		b.persistMarks(ctx, func(tx MarkWrites) error { return tx.DeleteActivityMarks(ws) })
 	}
 }
 
-// persistMarks writes a change of marks. A failure is logged and not
-// retried: the marks in memory stay right for this Hub's life, and only a
-// restart could show an older finish.
-func (b *liveBroker) persistMarks(ctx context.Context, fn func(*writes) error) {
+// persistMarks writes a change of marks through the Hub's commit path. A
+// failure is logged and not retried: the marks in memory stay right for
+// this Hub's life, and only a restart could show an older finish.
+func (b *Broker) persistMarks(ctx context.Context, fn func(MarkWrites) error) {
 	// Not cancelled with the request or the watch that made the change:
 	// the marks in memory already hold it.
-	err := b.h.commit(context.WithoutCancel(ctx), fn)
+	err := b.host.CommitMarks(context.WithoutCancel(ctx), fn)
 	if err != nil && hub.KindOf(err) != hub.NotFound {
-		b.h.log.Warn("activity marks could not be persisted", "err", err)
+		b.log.Warn("activity marks could not be persisted", "err", err)
 	}
 }
 
@@ -97,7 +97,7 @@ func (b *liveBroker) persistMarks(ctx context.Context, fn func(*writes) error) {
 // ends (the session stopped). A session that stops answering reads as not
 // running, with its marks kept, and is asked again with backoff; one
 // without an activity feed reads as running with nothing known.
-func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceSession) {
+func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceSession) {
 	defer b.wg.Done()
 	delay := upstreamRetryMin
 	failing := false // an episode of failures is logged once, at its start
@@ -118,11 +118,11 @@ func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.Worksp
 		if !failing {
 			failing = true
 			// Never the workspace id: it is the user's.
-			b.h.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
+			b.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
 				slog.String("kind", hub.KindOf(err).String()))
 		}
 		b.observe(ctx, ws, hub.Observation{})
-		if !b.h.sleep(ctx, delay) {
+		if !b.sleep(ctx, delay) {
 			return
 		}
 		delay = min(2*delay, upstreamRetryMax)
@@ -131,7 +131,7 @@ func (b *liveBroker) watchActivity(ctx context.Context, ws string, rs hub.Worksp
 
 // readActivity relays one activity feed until it ends. Only the two
 // booleans are kept; anything else the session says is dropped.
-func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed) error {
+func (b *Broker) readActivity(ctx context.Context, ws string, feed hub.Feed) error {
 	for {
 		fr, err := feed.Next(ctx)
 		if err != nil {
@@ -148,10 +148,11 @@ func (b *liveBroker) readActivity(ctx context.Context, ws string, feed hub.Feed)
 	}
 }
 
-// sleep waits d on the Hub's clock, reporting false when ctx ended first.
-func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d on the broker's clock, reporting false when ctx ended
+// first.
+func (b *Broker) sleep(ctx context.Context, d time.Duration) bool {
 	fired := make(chan struct{})
-	t := h.clock.AfterFunc(d, func() { close(fired) })
+	t := b.clock.AfterFunc(d, func() { close(fired) })
 	select {
 	case <-fired:
 		return true
@@ -161,25 +162,10 @@ func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// registered tells the activity feeds of a new workspace: not running.
-func (b *liveBroker) registered(ws string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.activity().changedLocked(ws)
-}
-
-// loadMarks restores the persisted marks; Recover calls it before any
-// session starts. The counter resumes above every stamp read back.
-func (h *Hub) loadMarks(ctx context.Context) error {
-	var marks []hub.ActivityMark
-	if err := h.store.View(ctx, func(tx hub.Tx) error {
-		var err error
-		marks, err = tx.ActivityMarks()
-		return err
-	}); err != nil {
-		return err
-	}
-	b := &h.live
+// RestoreMarks restores the activity marks the store kept; the Hub calls
+// it once, before any session starts. The counter resumes above every
+// stamp read back.
+func (b *Broker) RestoreMarks(marks []hub.ActivityMark) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	m := b.marks
@@ -194,5 +180,4 @@ func (h *Hub) loadMarks(ctx context.Context) error {
 		}
 		m.viewedAt[mk.User][mk.WorkspaceID] = mk.Stamp
 	}
-	return nil
 }

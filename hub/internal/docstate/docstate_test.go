@@ -1,4 +1,4 @@
-package service
+package docstate
 
 import (
 	"context"
@@ -197,9 +197,9 @@ func (v docView) files() []string {
 
 // materialize takes d's snapshot, checks it against the contract and
 // decodes it.
-func materialize(t testing.TB, d *docState) docView {
+func materialize(t testing.TB, d *State) docView {
 	t.Helper()
-	raw := d.snapshot()
+	raw := d.Snapshot()
 	if raw == nil {
 		t.Fatal("no snapshot")
 	}
@@ -219,7 +219,7 @@ type docRule struct {
 	name   string
 	setup  []obj
 	update any // obj, or []byte for what no obj encodes to
-	want   docOutcome
+	want   Outcome
 	check  func(is *is.I, v docView)
 }
 
@@ -231,20 +231,20 @@ func runDocRules(t *testing.T, rows []docRule) {
 	for _, tt := range rows {
 		t.Run(tt.name, func(t *testing.T) {
 			is := is.New(t)
-			d := &docState{}
+			d := &State{}
 			for _, s := range tt.setup {
-				is.Equal(d.apply(encode(t, s)), docApplied) // a setup update applies
+				is.Equal(d.Apply(encode(t, s)), Applied) // a setup update applies
 			}
-			before := string(d.snapshot())
+			before := string(d.Snapshot())
 			epoch, rev, ok := d.head()
-			is.Equal(d.apply(encode(t, tt.update)), tt.want) // the update's outcome
-			if tt.want != docApplied {
-				is.Equal(string(d.snapshot()), before) // a refused or ignored update changes nothing
+			is.Equal(d.Apply(encode(t, tt.update)), tt.want) // the update's outcome
+			if tt.want != Applied {
+				is.Equal(string(d.Snapshot()), before) // a refused or ignored update changes nothing
 				e2, r2, ok2 := d.head()
 				is.Equal([]any{e2, r2, ok2}, []any{epoch, rev, ok}) // nor the head
 			}
 			if _, _, ok := d.head(); !ok {
-				is.True(d.snapshot() == nil) // no state, no snapshot
+				is.True(d.Snapshot() == nil) // no state, no snapshot
 				return
 			}
 			v := materialize(t, d)
@@ -284,10 +284,10 @@ func corpusPatches(tb testing.TB, n, k, count int) [][]byte {
 }
 
 // corpusState is a state holding corpusSnapshot(n).
-func corpusState(tb testing.TB, n int) *docState {
+func corpusState(tb testing.TB, n int) *State {
 	tb.Helper()
-	d := &docState{}
-	if got := d.apply(corpusSnapshot(tb, n)); got != docApplied {
+	d := &State{}
+	if got := d.Apply(corpusSnapshot(tb, n)); got != Applied {
 		tb.Fatalf("corpus snapshot: %v", got)
 	}
 	return d
@@ -303,7 +303,7 @@ func BenchmarkDocStatePatch(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				if got := d.apply(patches[i]); got != docApplied {
+				if got := d.Apply(patches[i]); got != Applied {
 					b.Fatalf("patch %d: %v", i, got)
 				}
 			}
@@ -319,35 +319,35 @@ func BenchmarkDocStateSnapshot(b *testing.B) {
 	b.Run("after-patch", func(b *testing.B) {
 		d := corpusState(b, n)
 		patches := corpusPatches(b, n, 10, b.N)
-		b.SetBytes(int64(len(d.snapshot())))
+		b.SetBytes(int64(len(d.Snapshot())))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := range b.N {
 			b.StopTimer()
-			d.apply(patches[i])
+			d.Apply(patches[i])
 			b.StartTimer()
-			d.snapshot()
+			d.Snapshot()
 		}
 	})
 	b.Run("resort", func(b *testing.B) {
 		d := corpusState(b, n)
-		b.SetBytes(int64(len(d.snapshot())))
+		b.SetBytes(int64(len(d.Snapshot())))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
 			b.StopTimer()
 			d.encoded, d.roots[0].lost = nil, true
 			b.StartTimer()
-			d.snapshot()
+			d.Snapshot()
 		}
 	})
 	b.Run("cached", func(b *testing.B) {
 		d := corpusState(b, n)
-		d.snapshot()
+		d.Snapshot()
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			d.snapshot()
+			d.Snapshot()
 		}
 	})
 }
@@ -360,8 +360,8 @@ func BenchmarkDocStateApplySnapshot(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		d := &docState{}
-		if got := d.apply(snap); got != docApplied {
+		d := &State{}
+		if got := d.Apply(snap); got != Applied {
 			b.Fatalf("snapshot: %v", got)
 		}
 	}

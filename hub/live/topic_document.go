@@ -1,21 +1,22 @@
-package service
+package live
 
 import (
 	"bytes"
 	"encoding/json"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/internal/docstate"
 )
 
 // The document topic: a workspace's documents as the child sees them,
 // under one watch context (the key, a LiveDocumentKey). Its upstream keeps
-// the materialized state (docState), so a subscriber that joins or falls
+// the materialized state (a docstate.State), so a subscriber that joins or falls
 // behind gets one snapshot rather than a replay; caught-up subscribers get
 // every patch in order. Cursors are the Hub's own.
 
 type documentTopic struct{ feedTopic }
 
-func newDocumentTopic(b *liveBroker) *documentTopic {
+func newDocumentTopic(b *Broker) *documentTopic {
 	return &documentTopic{feedTopic{b: b, topic: hub.TopicDocument, newCodec: func() feedCodec { return &documentFeed{} }}}
 }
 
@@ -33,11 +34,11 @@ func (documentTopic) identity(k hub.SubKey) hub.SubKey {
 }
 
 // documentFeed is one document upstream's state.
-type documentFeed struct{ doc docState }
+type documentFeed struct{ doc docstate.State }
 
 func (f *documentFeed) begin(u *upstream) hub.FeedRequest {
 	u.newEpoch()
-	f.doc = docState{}
+	f.doc = docstate.State{}
 	return hub.FeedRequest{Topic: hub.TopicDocument, Key: u.k.key}
 }
 
@@ -50,7 +51,7 @@ func (f *documentFeed) owed(u *upstream, a *attachment) ([]Envelope, bool) {
 	if a.cursor == u.head {
 		return nil, true
 	}
-	snap := f.doc.snapshot()
+	snap := f.doc.Snapshot()
 	if snap == nil {
 		return nil, true
 	}
@@ -63,10 +64,10 @@ func (f *documentFeed) frame(u *upstream, fr hub.FeedFrame) {
 	if fr.Kind != hub.FrameData {
 		return
 	}
-	switch f.doc.apply(fr.Data) {
-	case docIgnored:
+	switch f.doc.Apply(fr.Data) {
+	case docstate.Ignored:
 		return
-	case docResync:
+	case docstate.Resync:
 		// The Hub's state and the session's disagree: start over from a
 		// fresh snapshot rather than relay a gap.
 		u.b.failLocked(u, u.gen, hub.Errorf(hub.Unavailable, "a document update could not be applied"))

@@ -1,24 +1,33 @@
-package service
+package live
 
 import (
 	"context"
-	"slices"
+	"log/slog"
 	"sync"
 
 	"github.com/wharfhub/wharf/hub"
 )
 
-// liveBroker owns the live streams and who follows what.
+// Broker owns the live streams and who follows what. Its methods are safe
+// for concurrent use; New makes one, Close and then Wait end it.
 //
-// Lock order: liveBroker.mu, then a LiveStream's mu. Joining a topic
-// (queueing what the subscriber is owed, then registering it) and
-// publishing to it both happen under liveBroker.mu, so a subscriber never
+// Lock order: marksMu, then Broker.mu, then a Stream's mu. Joining a
+// topic (queueing what the subscriber is owed, then registering it) and
+// publishing to it both happen under Broker.mu, so a subscriber never
 // misses nor doubles an event published while it joins.
-type liveBroker struct {
-	h       *Hub
-	topics  []liveTopic // the one table (newTopics); fixed after New
+type Broker struct {
+	host   Host
+	clock  hub.Clock
+	log    *slog.Logger
+	limits Limits
+	topics []topic // the one table (newTopics); fixed after New
+	// bg is the context of the broker's background work (upstream feeds,
+	// catch-ups, activity watches); Wait cancels it and waits for them.
+	bg     context.Context
+	stopBG context.CancelFunc
+
 	mu      sync.Mutex
-	streams map[string]*LiveStream
+	streams map[string]*Stream
 	ups     map[upKey]*upstream
 	closed  bool
 
@@ -31,36 +40,63 @@ type liveBroker struct {
 	watches map[string]context.CancelFunc
 	// dropping lists streams that must end, found while b.mu was held in the
 	// middle of a fan-out; settleLocked ends them once it is safe.
-	dropping []*LiveStream
-	wg       sync.WaitGroup // upstream readers
+	dropping []*Stream
+	wg       sync.WaitGroup // the background work: upstream readers, catch-ups, activity watches
+}
+
+// Config tunes a broker.
+type Config struct {
+	// Clock is the Hub's: keepalives, stalls, retries and lingers run on
+	// it. Required.
+	Clock hub.Clock
+	// Logger receives the broker's warnings; default discards them.
+	Logger *slog.Logger
+	// Limits bound the streams and upstreams; a zero field takes its
+	// default.
+	Limits Limits
+}
+
+// New returns a broker over host, which it reaches for nothing else. A
+// missing Clock or host is a programming error, and panics.
+func New(cfg Config, host Host) *Broker {
+	if cfg.Clock == nil || host == nil {
+		panic("live.New: a Clock and a Host are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	b := &Broker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
+		marks: newActivityMarks()}
+	b.topics = newTopics(b)
+	b.bg, b.stopBG = context.WithCancel(context.Background())
+	return b
 }
 
 // activity returns the activity topic, which the Hub's own observations
 // of the sessions feed.
-func (b *liveBroker) activity() *activityTopic { return b.topic(hub.TopicActivity).(*activityTopic) }
+func (b *Broker) activity() *activityTopic { return b.topic(hub.TopicActivity).(*activityTopic) }
 
-// OpenLive opens a live stream for caller on workspace ws with the
+// Open opens a live stream for caller on workspace ws with the
 // subscriptions subs (checked, de-duplicated with the last entry winning).
 // activity turns the activity topic on. An unknown workspace is NotFound
 // ("unknown workspace"); an invalid subscription is Invalid; a stream or
-// subscriptions over the LiveLimits are RateLimited.
-func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*LiveStream, error) {
+// subscriptions over the Limits are RateLimited.
+func (b *Broker) Open(ctx context.Context, caller hub.DeviceSession, ws string, activity bool, subs []hub.Subscription) (*Stream, error) {
 	if err := hub.CheckLiveWorkspaceID(ws, true); err != nil {
 		return nil, err
 	}
-	subs, err := h.normalizeSubs(subs)
+	subs, err := b.normalizeSubs(subs)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := h.registry(ctx)
+	registered, err := b.host.Registered(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(reg, func(w hub.Workspace) bool { return w.ID == ws }) {
+	if !registered {
 		return nil, hub.Errorf(hub.NotFound, "unknown workspace")
 	}
-	s := newLiveStream(h, caller, ws)
-	b := &h.live
+	s := newStream(b, caller, ws)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -73,7 +109,7 @@ func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string,
 		return nil, err
 	}
 	if b.streams == nil {
-		b.streams = map[string]*LiveStream{}
+		b.streams = map[string]*Stream{}
 	}
 	b.streams[s.id] = s
 	for _, sub := range subs {
@@ -87,25 +123,24 @@ func (h *Hub) OpenLive(ctx context.Context, caller hub.DeviceSession, ws string,
 	return s, nil
 }
 
-// UpdateLiveSubscriptions changes the subscriptions of the caller's stream
+// UpdateSubscriptions changes the subscriptions of the caller's stream
 // streamID: removals first, then additions, an addition of a subscribed
 // topic and key replacing it from the new cursor. Once it returns, no
 // envelope of a removed or replaced subscription is written any more.
-func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
+func (b *Broker) UpdateSubscriptions(ctx context.Context, caller hub.DeviceSession, streamID string, change hub.SubscriptionChange) error {
 	if len(change.Add) > hub.MaxLiveSubscriptions || len(change.Remove) > hub.MaxLiveSubscriptions {
 		return hub.Errorf(hub.Invalid, "too many subscriptions")
 	}
 	for _, sub := range change.Add {
-		if err := h.CheckSubscription(sub); err != nil {
+		if err := b.CheckSubscription(sub); err != nil {
 			return err
 		}
 	}
 	for _, k := range change.Remove {
-		if err := h.live.checkSubKey(k); err != nil {
+		if err := b.checkSubKey(k); err != nil {
 			return err
 		}
 	}
-	b := &h.live
 	b.mu.Lock()
 	s := b.streams[streamID]
 	if s == nil {
@@ -166,9 +201,9 @@ func (h *Hub) UpdateLiveSubscriptions(ctx context.Context, caller hub.DeviceSess
 }
 
 // attachLocked subscribes s to sub through sub's topic (see
-// liveTopic.attachLocked). A stream that overflows while being owed its
+// topic.attachLocked). A stream that overflows while being owed its
 // replay is ended at the next settleLocked.
-func (b *liveBroker) attachLocked(s *LiveStream, sub hub.Subscription) {
+func (b *Broker) attachLocked(s *Stream, sub hub.Subscription) {
 	a := &attachment{s: s, sub: sub, cursor: sub.Cursor, topic: b.topic(sub.Topic)}
 	s.mu.Lock()
 	ended := s.ended
@@ -182,9 +217,9 @@ func (b *liveBroker) attachLocked(s *LiveStream, sub hub.Subscription) {
 }
 
 // deliverLocked queues envs for a's stream. A stream that must end (see
-// MaxLiveBacklog) is ended by the next settleLocked, not here, because the caller
+// MaxBacklog) is ended by the next settleLocked, not here, because the caller
 // may be iterating what ending it changes. b.mu is held.
-func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
+func (b *Broker) deliverLocked(a *attachment, envs ...Envelope) {
 	s := a.s
 	s.mu.Lock()
 	ok := s.pushLocked(a, envs...)
@@ -195,7 +230,7 @@ func (b *liveBroker) deliverLocked(a *attachment, envs ...Envelope) {
 }
 
 // settleLocked ends the streams that must end. b.mu is held.
-func (b *liveBroker) settleLocked() {
+func (b *Broker) settleLocked() {
 	for len(b.dropping) > 0 {
 		s := b.dropping[0]
 		b.dropping = b.dropping[1:]
@@ -206,7 +241,7 @@ func (b *liveBroker) settleLocked() {
 
 // detachLocked removes s's subscription id, purging what it queued and not
 // yet handed to the writer.
-func (b *liveBroker) detachLocked(s *LiveStream, id hub.SubKey) {
+func (b *Broker) detachLocked(s *Stream, id hub.SubKey) {
 	s.mu.Lock()
 	a := s.subs[id]
 	if a != nil {
@@ -229,10 +264,10 @@ func (b *liveBroker) detachLocked(s *LiveStream, id hub.SubKey) {
 }
 
 // releaseLocked takes a out of its topic.
-func (b *liveBroker) releaseLocked(a *attachment) { a.topic.releaseLocked(a) }
+func (b *Broker) releaseLocked(a *attachment) { a.topic.releaseLocked(a) }
 
 // dropLocked ends s and releases everything it followed.
-func (b *liveBroker) dropLocked(s *LiveStream) {
+func (b *Broker) dropLocked(s *Stream) {
 	s.mu.Lock()
 	subs := s.endLocked()
 	s.mu.Unlock()
@@ -240,13 +275,13 @@ func (b *liveBroker) dropLocked(s *LiveStream) {
 }
 
 // forget releases an ended stream.
-func (b *liveBroker) forget(s *LiveStream, subs map[hub.SubKey]*attachment) {
+func (b *Broker) forget(s *Stream, subs map[hub.SubKey]*attachment) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.forgetLocked(s, subs)
 }
 
-func (b *liveBroker) forgetLocked(s *LiveStream, subs map[hub.SubKey]*attachment) {
+func (b *Broker) forgetLocked(s *Stream, subs map[hub.SubKey]*attachment) {
 	if b.streams[s.id] == s {
 		delete(b.streams, s.id)
 	}
@@ -256,10 +291,10 @@ func (b *liveBroker) forgetLocked(s *LiveStream, subs map[hub.SubKey]*attachment
 }
 
 // streamsWhere returns the open streams keep selects.
-func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
+func (b *Broker) streamsWhere(keep func(*Stream) bool) []*Stream {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []*LiveStream
+	var out []*Stream
 	for _, s := range b.streams {
 		if keep(s) {
 			out = append(out, s)
@@ -268,21 +303,37 @@ func (b *liveBroker) streamsWhere(keep func(*LiveStream) bool) []*LiveStream {
 	return out
 }
 
-// endLiveOf ends the streams keep selects: those of a session that logged
-// out or was revoked, or of a removed user.
-func (h *Hub) endLiveOf(keep func(*LiveStream) bool) {
-	for _, s := range h.live.streamsWhere(keep) {
+// endStreams ends the streams keep selects.
+func (b *Broker) endStreams(keep func(*Stream) bool) {
+	for _, s := range b.streamsWhere(keep) {
 		s.end()
 	}
 }
 
-// closeLive ends every stream and refuses new ones; Hub.Close calls it.
-func (h *Hub) closeLive() {
-	b := &h.live
+// EndDeviceSessionStreams ends the streams of the device sessions with
+// the digests ds: they logged out, were revoked, or are gone from the
+// store.
+func (b *Broker) EndDeviceSessionStreams(ds ...hub.DeviceSessionDigest) {
+	ended := make(map[hub.DeviceSessionDigest]bool, len(ds))
+	for _, d := range ds {
+		ended[d] = true
+	}
+	b.endStreams(func(s *Stream) bool { return ended[s.owner] })
+}
+
+// EndUserStreams ends every stream of user: every device session of the
+// user ended (a password change, the user's removal).
+func (b *Broker) EndUserStreams(user string) {
+	b.endStreams(func(s *Stream) bool { return s.user == user })
+}
+
+// Close ends every stream and upstream and refuses new streams. The
+// background work it stops ends on its own; Wait waits for it.
+func (b *Broker) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
-	h.endLiveOf(func(*LiveStream) bool { return true })
+	b.endStreams(func(*Stream) bool { return true })
 	b.mu.Lock()
 	for _, u := range b.ups {
 		b.closeUpstreamLocked(u)
@@ -290,10 +341,9 @@ func (h *Hub) closeLive() {
 	b.mu.Unlock()
 }
 
-// deviceSessionActive reports whether the session with digest d is still active;
-// a store failure counts as active, so a database hiccup does not end
-// every stream.
-func (h *Hub) deviceSessionActive(ctx context.Context, d hub.DeviceSessionDigest) bool {
-	_, err := h.activeDeviceSession(ctx, d)
-	return hub.KindOf(err) != hub.Unauthenticated
+// Wait cancels the broker's background work (upstream readers, catch-ups,
+// activity watches) and waits for it to end. Call it after Close.
+func (b *Broker) Wait() {
+	b.stopBG()
+	b.wg.Wait()
 }

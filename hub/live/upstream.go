@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"bytes"
@@ -44,9 +44,9 @@ const (
 )
 
 // upstream is one feed of a workspace session shared by every subscriber
-// of the same upKey. All fields are guarded by liveBroker.mu.
+// of the same upKey. All fields are guarded by Broker.mu.
 type upstream struct {
-	b     *liveBroker
+	b     *Broker
 	k     upKey
 	codec feedCodec // what is particular to the topic
 	subs  map[*attachment]struct{}
@@ -73,7 +73,7 @@ type upstream struct {
 
 // upstreamFor returns the upstream of k, creating it with t's codec if
 // there is none. b.mu is held.
-func (b *liveBroker) upstreamFor(k upKey, t *feedTopic) *upstream {
+func (b *Broker) upstreamFor(k upKey, t *feedTopic) *upstream {
 	if u := b.ups[k]; u != nil {
 		if u.linger != nil {
 			u.linger.Stop()
@@ -118,27 +118,27 @@ func (u *upstream) advance() string {
 // openLocked starts an attempt to open u. A workspace whose session is not
 // running fails at once, and is retried when the session starts rather
 // than on a timer. b.mu is held.
-func (b *liveBroker) openLocked(u *upstream) {
+func (b *Broker) openLocked(u *upstream) {
 	b.stopRetryLocked(u)
 	u.gen++
 	gen := u.gen
 	u.state = upOpening
-	u.lastTry = b.h.clock.Now()
+	u.lastTry = b.clock.Now()
 	req := u.codec.begin(u)
-	ls := b.h.workspaceSession(u.k.ws)
-	if ls == nil || b.closed {
+	rs := b.host.WorkspaceSession(u.k.ws)
+	if rs == nil || b.closed {
 		b.failLocked(u, gen, hub.Errorf(hub.Unavailable, "the workspace is not running"))
 		return
 	}
-	ctx, cancel := context.WithCancel(b.h.bg)
+	ctx, cancel := context.WithCancel(b.bg)
 	u.cancel = cancel
 	b.wg.Add(1)
-	go b.run(u, gen, ls.rs, ctx, req)
+	go b.run(u, gen, rs, ctx, req)
 }
 
 // run opens the feed of attempt gen and relays its frames until it ends or
 // the attempt is superseded.
-func (b *liveBroker) run(u *upstream, gen uint64, rs hub.WorkspaceSession, ctx context.Context, req hub.FeedRequest) {
+func (b *Broker) run(u *upstream, gen uint64, rs hub.WorkspaceSession, ctx context.Context, req hub.FeedRequest) {
 	defer b.wg.Done()
 	octx, cancel := context.WithTimeout(ctx, upstreamOpenTimeout)
 	feed, err := rs.OpenFeed(octx, req)
@@ -207,7 +207,7 @@ func (u *upstream) endAttemptLocked() {
 // in this episode gets `unavailable`, everyone waits for the recovery, and
 // a retry is scheduled while subscribers remain and the session runs.
 // b.mu is held.
-func (b *liveBroker) failLocked(u *upstream, gen uint64, err error) {
+func (b *Broker) failLocked(u *upstream, gen uint64, err error) {
 	if u.gen != gen || u.state == upClosed {
 		return
 	}
@@ -216,7 +216,7 @@ func (b *liveBroker) failLocked(u *upstream, gen uint64, err error) {
 	if !u.logged {
 		u.logged = true
 		// Never the workspace id, key or cursor: those are the user's.
-		b.h.log.LogAttrs(context.Background(), slog.LevelWarn, "live upstream failed",
+		b.log.LogAttrs(context.Background(), slog.LevelWarn, "live upstream failed",
 			slog.String("topic", string(u.k.topic)), slog.String("kind", hub.KindOf(err).String()))
 	}
 	for a := range u.subs {
@@ -227,7 +227,7 @@ func (b *liveBroker) failLocked(u *upstream, gen uint64, err error) {
 
 // tellUnavailableLocked sends a its episode's one `unavailable` and makes
 // it wait for the recovery. b.mu is held.
-func (b *liveBroker) tellUnavailableLocked(u *upstream, a *attachment) {
+func (b *Broker) tellUnavailableLocked(u *upstream, a *attachment) {
 	b.stopCatchUpLocked(a) // the recovery joins it again
 	a.pending = true
 	if a.told {
@@ -244,9 +244,9 @@ func (b *liveBroker) tellUnavailableLocked(u *upstream, a *attachment) {
 // scheduleRetryLocked arms the retry of a failed u, when anyone still
 // follows it and its session runs; the start of the session retries at
 // once otherwise. b.mu is held.
-func (b *liveBroker) scheduleRetryLocked(u *upstream) {
+func (b *Broker) scheduleRetryLocked(u *upstream) {
 	b.stopRetryLocked(u)
-	if len(u.subs) == 0 || b.closed || b.h.workspaceSession(u.k.ws) == nil {
+	if len(u.subs) == 0 || b.closed || b.host.WorkspaceSession(u.k.ws) == nil {
 		return
 	}
 	d := u.delay
@@ -256,9 +256,9 @@ func (b *liveBroker) scheduleRetryLocked(u *upstream) {
 
 // retryAfterLocked arms u's retry d from now, replacing an armed one.
 // b.mu is held.
-func (b *liveBroker) retryAfterLocked(u *upstream, d time.Duration) {
+func (b *Broker) retryAfterLocked(u *upstream, d time.Duration) {
 	b.stopRetryLocked(u)
-	u.retry = b.h.clock.AfterFunc(d, func() {
+	u.retry = b.clock.AfterFunc(d, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if u.state == upFailed && len(u.subs) > 0 {
@@ -268,7 +268,7 @@ func (b *liveBroker) retryAfterLocked(u *upstream, d time.Duration) {
 	})
 }
 
-func (b *liveBroker) stopRetryLocked(u *upstream) {
+func (b *Broker) stopRetryLocked(u *upstream) {
 	if u.retry != nil {
 		u.retry.Stop()
 		u.retry = nil
@@ -279,12 +279,12 @@ func (b *liveBroker) stopRetryLocked(u *upstream) {
 // told `unavailable` at once, and the retry is pulled forward to one
 // second after the last attempt (joiners within that second share it).
 // b.mu is held.
-func (b *liveBroker) joinFailedLocked(u *upstream, a *attachment) {
+func (b *Broker) joinFailedLocked(u *upstream, a *attachment) {
 	b.tellUnavailableLocked(u, a)
-	if b.h.workspaceSession(u.k.ws) == nil {
+	if b.host.WorkspaceSession(u.k.ws) == nil {
 		return
 	}
-	wait := u.lastTry.Add(upstreamRetryMin).Sub(b.h.clock.Now())
+	wait := u.lastTry.Add(upstreamRetryMin).Sub(b.clock.Now())
 	if u.lastTry.IsZero() || wait <= 0 {
 		b.openLocked(u)
 		return
@@ -294,7 +294,7 @@ func (b *liveBroker) joinFailedLocked(u *upstream, a *attachment) {
 
 // liveLocked marks u live and attaches every subscriber waiting for it,
 // each getting what it is owed and then `ready`. b.mu is held.
-func (b *liveBroker) liveLocked(u *upstream) {
+func (b *Broker) liveLocked(u *upstream) {
 	u.state = upLive
 	u.delay = upstreamRetryMin
 	u.logged = false
@@ -307,7 +307,7 @@ func (b *liveBroker) liveLocked(u *upstream) {
 
 // unfollowLocked takes a out of its upstream; the last one out starts the
 // linger, after which the upstream is released. b.mu is held.
-func (b *liveBroker) unfollowLocked(a *attachment) {
+func (b *Broker) unfollowLocked(a *attachment) {
 	b.stopCatchUpLocked(a)
 	u := a.up
 	if u == nil {
@@ -322,7 +322,7 @@ func (b *liveBroker) unfollowLocked(a *attachment) {
 	if u.linger != nil {
 		u.linger.Stop()
 	}
-	u.linger = b.h.clock.AfterFunc(upstreamLinger, func() {
+	u.linger = b.clock.AfterFunc(upstreamLinger, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if len(u.subs) == 0 && u.state != upClosed {
@@ -332,7 +332,7 @@ func (b *liveBroker) unfollowLocked(a *attachment) {
 }
 
 // closeUpstreamLocked releases u for good. b.mu is held.
-func (b *liveBroker) closeUpstreamLocked(u *upstream) {
+func (b *Broker) closeUpstreamLocked(u *upstream) {
 	u.endAttemptLocked()
 	u.state = upClosed
 	b.stopRetryLocked(u)

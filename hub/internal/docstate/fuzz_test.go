@@ -1,4 +1,4 @@
-package service
+package docstate
 
 import (
 	"encoding/json"
@@ -15,15 +15,15 @@ func FuzzDocStateApply(f *testing.F) {
 	f.Add(encode(f, patchOf(epochA, 10, 11, nil)), []byte(`{"kind":"patch"}`))
 	f.Add([]byte(`{"kind":"snapshot","epoch":"e","revision":9007199254740993}`), []byte(`[]`))
 	f.Fuzz(func(t *testing.T, first, second []byte) {
-		var d docState
-		d.apply(first)
-		before := d.snapshot()
-		if d.apply(second) != docApplied {
-			if after := d.snapshot(); string(after) != string(before) {
+		var d State
+		d.Apply(first)
+		before := d.Snapshot()
+		if d.Apply(second) != Applied {
+			if after := d.Snapshot(); string(after) != string(before) {
 				t.Fatalf("a refused or ignored update changed the state:\n%s\n%s", before, after)
 			}
 		}
-		if snap := d.snapshot(); snap != nil && !json.Valid(snap) {
+		if snap := d.Snapshot(); snap != nil && !json.Valid(snap) {
 			t.Fatalf("the materialized snapshot is not JSON: %s", snap)
 		}
 	})

@@ -1,4 +1,4 @@
-package service
+package live
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 )
 
 // A joiner of a conversation whose cursor the shared upstream cannot place
-// (livetopic_conversation.go) catches up on a feed of its own, opened from
+// (topic_conversation.go) catches up on a feed of its own, opened from
 // its cursor: the session replays what followed it, or answers `resync`
 // with the ChatResyncEvent that says why it cannot (a cursor of another
 // generation, too old, not a cursor), which the joiner gets as it is. The
@@ -35,18 +35,18 @@ type catchUp struct {
 func (f *conversationFeed) catchUpLocked(u *upstream, a *attachment) {
 	b := u.b
 	b.stopCatchUpLocked(a)
-	ctx, cancel := context.WithCancel(b.h.bg)
+	ctx, cancel := context.WithCancel(b.bg)
 	cu := &catchUp{cancel: cancel}
 	a.catchUp = cu
-	ls := b.h.workspaceSession(u.k.ws)
-	if ls == nil || b.closed {
+	rs := b.host.WorkspaceSession(u.k.ws)
+	if rs == nil || b.closed {
 		// The session is ending: its end fails the upstream, whose
 		// recovery joins a again.
 		return
 	}
 	req := hub.FeedRequest{Topic: hub.TopicConversation, Key: u.k.key, Cursor: a.cursor}
 	b.wg.Add(1)
-	go f.runCatchUp(u, a, cu, ls.rs, ctx, req)
+	go f.runCatchUp(u, a, cu, rs, ctx, req)
 }
 
 // runCatchUp relays the frames of a's own feed until it meets the
@@ -128,7 +128,7 @@ func (f *conversationFeed) catchUpFailedLocked(u *upstream, a *attachment, err e
 		d = upstreamRetryMin
 	}
 	a.retryDelay = min(2*d, upstreamRetryMax)
-	a.rejoin = b.h.clock.AfterFunc(d, func() {
+	a.rejoin = b.clock.AfterFunc(d, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if a.up == u && a.pending && u.state == upLive {
@@ -141,7 +141,7 @@ func (f *conversationFeed) catchUpFailedLocked(u *upstream, a *attachment, err e
 
 // metLocked ends a's catch-up where it meets the upstream: a gets owed,
 // the upstream's events it still misses, then `ready`. b.mu is held.
-func (b *liveBroker) metLocked(u *upstream, a *attachment, owed []Envelope) {
+func (b *Broker) metLocked(u *upstream, a *attachment, owed []Envelope) {
 	b.stopCatchUpLocked(a)
 	a.cursor = u.head
 	a.told, a.retryDelay = false, 0
@@ -150,7 +150,7 @@ func (b *liveBroker) metLocked(u *upstream, a *attachment, owed []Envelope) {
 
 // stopCatchUpLocked closes a's own feed and cancels its retry, if any.
 // b.mu is held.
-func (b *liveBroker) stopCatchUpLocked(a *attachment) {
+func (b *Broker) stopCatchUpLocked(a *attachment) {
 	if a.catchUp != nil {
 		a.catchUp.cancel()
 		a.catchUp = nil

@@ -1,4 +1,4 @@
-package service
+package live
 
 import "github.com/wharfhub/wharf/hub"
 
@@ -9,7 +9,7 @@ import "github.com/wharfhub/wharf/hub"
 
 type inventoryTopic struct{ feedTopic }
 
-func newInventoryTopic(b *liveBroker) *inventoryTopic {
+func newInventoryTopic(b *Broker) *inventoryTopic {
 	return &inventoryTopic{feedTopic{b: b, topic: hub.TopicInventory, newCodec: func() feedCodec { return &inventoryFeed{} }}}
 }
 

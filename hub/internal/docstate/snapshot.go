@@ -1,4 +1,4 @@
-package service
+package docstate
 
 import (
 	"cmp"
@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// snapshot returns the state encoded as a DocumentSnapshot (kind
+// Snapshot returns the state encoded as a DocumentSnapshot (kind
 // "snapshot"), or nil when there is no state yet. The result is cached
 // until the next applied update, and must not be modified by callers (it is
 // shared between streams).
@@ -14,7 +14,7 @@ import (
 // Its fields come in the contract's order (the child's too), each as the
 // last update that set it wrote it; roots in the order the last snapshot or
 // roots replacement gave; docs sorted within each root by relativePath.
-func (d *docState) snapshot() []byte {
+func (d *State) Snapshot() []byte {
 	if d.epoch == "" {
 		return nil
 	}
