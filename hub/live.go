@@ -68,3 +68,23 @@ func CheckLiveWorkspaceID(ws string, present bool) error {
 	}
 	return nil
 }
+
+// The reasons of a conversation resync (ChatResyncEvent.reason). The
+// contract names conversation-rewritten; the others are Wharf's, each
+// documented in api/openapi.yaml.
+const (
+	// ResyncGenerationChanged: the cursor is of another generation of the
+	// conversation (an earlier workspace session's).
+	ResyncGenerationChanged = "generation-changed"
+	// ResyncRetentionGap: the events after the cursor are no longer kept,
+	// or the cursor is ahead of the head.
+	ResyncRetentionGap = "retention-gap"
+	// ResyncInvalidCursor: the cursor is not one the workspace made.
+	ResyncInvalidCursor = "invalid-cursor"
+	// ResyncConversationClosed: the workspace no longer has the
+	// conversation: it was closed (the session says so while the
+	// conversation is followed), or the session has none with the
+	// subscription's key. A client stops following it; adding the
+	// subscription again gets the same answer.
+	ResyncConversationClosed = "conversation-closed"
+)

@@ -9,7 +9,6 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
-	"github.com/wharfhub/wharf/hub/live"
 )
 
 // The child's side of the activity, inventory and conversation feeds of
@@ -164,7 +163,7 @@ func streamConversation(ctx context.Context, s *childproto.StreamWriter, m *chat
 func closedEvent(id, cursor string) []byte {
 	head, _ := chat.ParseCursor(cursor) // a cursor the core made; zero otherwise
 	data, err := json.Marshal(chat.Event{Generation: head.Generation, Sequence: head.Sequence, ConversationID: id,
-		Type: chat.EventResync, Reason: live.ResyncConversationClosed})
+		Type: chat.EventResync, Reason: hub.ResyncConversationClosed})
 	if err != nil {
 		panic("session: a resync event does not encode: " + err.Error()) // plain values always do
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
-	"github.com/wharfhub/wharf/hub/live"
 )
 
 // Closed is closed: the feed of a conversation closed while it is followed
@@ -56,7 +55,7 @@ func TestClosingAConversationEndsItsFeedWithAResync(t *testing.T) {
 	is.Equal(ev.Name, childproto.EventResync) // a resync
 	var resync chat.Event
 	is.NoErr(json.Unmarshal(ev.Data, &resync))
-	is.Equal(resync, chat.Event{Type: chat.EventResync, Reason: live.ResyncConversationClosed, ConversationID: id,
+	is.Equal(resync, chat.Event{Type: chat.EventResync, Reason: hub.ResyncConversationClosed, ConversationID: id,
 		Generation: head.Generation, Sequence: head.Sequence}) // closed, at the last head it sent
 	_, err = events.Next()
 	is.True(errors.Is(err, io.EOF)) // then the end

@@ -57,7 +57,7 @@ func (m *Manager) AnswerQuestion(id, requestID string, a Answer) error {
 	}
 	c.take(requestID)
 	m.mu.Unlock()
-	err = r.src.conn.AnswerQuestion(r.agentID, AgentAnswer{Action: a.Action, Content: a.Content})
+	err = r.src.conn.AnswerQuestion(r.agentID, AgentAnswer(a))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.answered(c, r.item, err, func() { r.item.Action = a.Action })

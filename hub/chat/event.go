@@ -18,13 +18,6 @@ const (
 	EventResync        = "resync"
 )
 
-// The reasons of a resync (ChatResyncEvent.reason).
-const (
-	ResyncGenerationChanged = "generation-changed"
-	ResyncRetentionGap      = "retention-gap"
-	ResyncInvalidCursor     = "invalid-cursor"
-)
-
 // Event is one ChatEvent (or, with Type EventResync, a ChatResyncEvent):
 // the common fields, then the fields of its type.
 type Event struct {

@@ -1,6 +1,10 @@
 package chat
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/wharfhub/wharf/hub"
+)
 
 // MaxReplayBytes bounds the serialized events one conversation keeps for
 // replay (256 KiB, as the earlier child did). The newest event is always
@@ -70,11 +74,11 @@ func (l *replayLog) after(cursor, conversationID string) ([]Frame, *Event) {
 	c, err := ParseCursor(cursor)
 	switch {
 	case err != nil:
-		return nil, resync(ResyncInvalidCursor)
+		return nil, resync(hub.ResyncInvalidCursor)
 	case c.Generation != l.generation:
-		return nil, resync(ResyncGenerationChanged)
+		return nil, resync(hub.ResyncGenerationChanged)
 	case c.Sequence > l.head || c.Sequence < l.first-1:
-		return nil, resync(ResyncRetentionGap)
+		return nil, resync(hub.ResyncRetentionGap)
 	}
 	return l.entries[c.Sequence-(l.first-1):], nil
 }

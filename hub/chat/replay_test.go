@@ -10,6 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -55,9 +56,9 @@ func TestResumeFromCursor(t *testing.T) {
 		{"the head", head, 0, ""},
 		{"the start", start, len(rd.seen), ""},
 		{"the middle", mid, len(rd.seen) - 3, ""},
-		{"not a cursor", "garbage", 0, chat.ResyncInvalidCursor},
-		{"another generation", cur("other", 1), 0, chat.ResyncGenerationChanged},
-		{"ahead of the head", cur(gen, rd.seen[len(rd.seen)-1].Sequence+1), 0, chat.ResyncRetentionGap},
+		{"not a cursor", "garbage", 0, hub.ResyncInvalidCursor},
+		{"another generation", cur("other", 1), 0, hub.ResyncGenerationChanged},
+		{"ahead of the head", cur(gen, rd.seen[len(rd.seen)-1].Sequence+1), 0, hub.ResyncRetentionGap},
 	} {
 		b, err := r.m.Events(id, tc.cursor)
 		is.NoErr(err) // events answer
@@ -93,8 +94,8 @@ func TestReplayLogIsBounded(t *testing.T) {
 	b, err := r.m.Events(id, start)
 	is.NoErr(err)
 	var ev event
-	is.NoErr(json.Unmarshal(b.Resync, &ev))      // the start fell out of the log
-	is.Equal(ev.Reason, chat.ResyncRetentionGap) // a retention gap
+	is.NoErr(json.Unmarshal(b.Resync, &ev))     // the start fell out of the log
+	is.Equal(ev.Reason, hub.ResyncRetentionGap) // a retention gap
 	total := 0
 	s, _ := r.m.Snapshot(id)
 	head, err := chat.ParseCursor(s.Cursor)
@@ -131,8 +132,8 @@ func TestGenerationChangesAcrossRestarts(t *testing.T) {
 	b, err := r.m.Events(id, rd.cursor)
 	is.NoErr(err)
 	var ev event
-	is.NoErr(json.Unmarshal(b.Resync, &ev))           // the old cursor cannot resume
-	is.Equal(ev.Reason, chat.ResyncGenerationChanged) // a new generation
+	is.NoErr(json.Unmarshal(b.Resync, &ev))          // the old cursor cannot resume
+	is.Equal(ev.Reason, hub.ResyncGenerationChanged) // a new generation
 
 	// Opening the conversation reopens the session: the agent replays it.
 	s, err := r.m.Snapshot(id)

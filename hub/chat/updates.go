@@ -40,7 +40,7 @@ func (m *Manager) apply(src *source, sid string, u AgentUpdate) {
 		}
 		it.Entries = make([]PlanEntry, 0, len(u.Entries))
 		for _, e := range u.Entries {
-			it.Entries = append(it.Entries, PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
+			it.Entries = append(it.Entries, PlanEntry(e))
 		}
 		m.upsert(c, it)
 	case AgentContextUsage:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
 	"github.com/wharfhub/wharf/hub"
 )
 

@@ -19,7 +19,7 @@ import (
 // Every `resync` of the topic carries its ChatResyncEvent. The session
 // writes them, with one exception: when the session answers that it has
 // no such conversation (closed, or never there), the Hub tells every
-// subscriber once with a resync of reason ResyncConversationClosed, made
+// subscriber once with a resync of reason hub.ResyncConversationClosed, made
 // by conversationClosed, and releases the upstream without retrying it.
 // A resync from the session reaches every subscriber and releases the
 // upstream too.
@@ -27,13 +27,6 @@ import (
 // maxConversationLog bounds the bytes of conversation events an upstream
 // keeps for replay.
 const maxConversationLog = 256 << 10
-
-// ResyncConversationClosed is the ChatResyncEvent reason of a conversation
-// the workspace no longer has: it was closed (the session says so while
-// the conversation is followed), or the session has none with the
-// subscription's key. A client stops following it; adding the
-// subscription again gets the same answer.
-const ResyncConversationClosed = "conversation-closed"
 
 // conversationClosed is the ChatResyncEvent the Hub sends for the
 // conversation id when the session has none: with no head to report, its
@@ -45,7 +38,7 @@ func conversationClosed(id string) []byte {
 		ConversationID string `json:"conversationId"`
 		Type           string `json:"type"`
 		Reason         string `json:"reason"`
-	}{"", 0, id, "resync", ResyncConversationClosed})
+	}{"", 0, id, "resync", hub.ResyncConversationClosed})
 	if err != nil {
 		panic("hub: a resync event does not encode: " + err.Error()) // strings and an integer always do
 	}

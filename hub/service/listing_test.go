@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
 	"github.com/wharfhub/wharf/hub"
 )
 

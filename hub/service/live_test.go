@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/live"
 	"github.com/wharfhub/wharf/hub/service"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/service"
