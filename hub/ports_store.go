@@ -190,3 +190,44 @@ type SettingStore interface {
 	// DeleteSetting removes key; removing an absent key is not an error.
 	DeleteSetting(key string) error
 }
+
+// CredentialStore (to join Tx with its first adapter) holds the
+// credentials: each record with its sealed
+// secret (KeyVault), their assignments to workspaces, and the tools'
+// override paths. Returned values are copies owned by the caller.
+type CredentialStore interface {
+	// Credentials returns every credential, in creation order.
+	Credentials() ([]Credential, error)
+	// Credential returns the credential id, or a NotFound error.
+	Credential(id string) (Credential, error)
+	// CredentialSecret returns credential id's sealed secret, or a
+	// NotFound error.
+	CredentialSecret(id string) ([]byte, error)
+	// CreateCredential adds c with its sealed secret. An id in use, or a
+	// key whose fingerprint another credential has, is a Conflict error.
+	CreateCredential(c Credential, sealed []byte) error
+	// UpdateCredential replaces what may change of credential c.ID: its
+	// name and whether it is enabled. NotFound when there is none.
+	UpdateCredential(c Credential) error
+	// DeleteCredential removes credential id, its secret and its
+	// assignments. NotFound when there is none.
+	DeleteCredential(id string) error
+
+	// CredentialAssignments returns every assignment, ordered by
+	// workspace, role and host.
+	CredentialAssignments() ([]CredentialAssignment, error)
+	// PutCredentialAssignment records a, replacing the assignment that
+	// held its place: the workspace's default for a.Host (authentication)
+	// or its signing default. The workspace and the credential must exist
+	// (NotFound otherwise). Deleting a workspace deletes its assignments.
+	PutCredentialAssignment(a CredentialAssignment) error
+	// DeleteCredentialAssignment removes a (the same workspace, role,
+	// credential and host), reporting whether it was there.
+	DeleteCredentialAssignment(a CredentialAssignment) (bool, error)
+
+	// CredentialToolOverrides returns the override path of each tool that
+	// has one.
+	CredentialToolOverrides() (map[CredentialToolName]string, error)
+	// PutCredentialToolOverride sets tool's override path; "" clears it.
+	PutCredentialToolOverride(tool CredentialToolName, path string) error
+}

@@ -1,0 +1,135 @@
+package hub
+
+import "time"
+
+// The credentials family's records: keys and tokens the Hub holds, lent
+// to the workspaces they are assigned to. The rules on them (kinds and
+// their capabilities, hosts, assignments, readiness) are package
+// hub/credential's; the secrets themselves never appear in these records.
+
+// CredentialType is what a credential holds.
+type CredentialType string
+
+// The credential types.
+const (
+	CredentialSSH     CredentialType = "ssh"     // an SSH key
+	CredentialOpenPGP CredentialType = "openpgp" // an OpenPGP key
+	CredentialToken   CredentialType = "token"   // a token for HTTPS Git or a provider's CLI
+)
+
+// Capability is a use a credential is held for.
+type Capability string
+
+// The capabilities, by type (hub/credential says which type allows which).
+const (
+	CapSSHAuthentication Capability = "ssh-authentication" // ssh: log in to a Git host
+	CapSSHSigning        Capability = "ssh-signing"        // ssh: sign commits (gpg.format=ssh)
+	CapOpenPGPSigning    Capability = "openpgp-signing"    // openpgp: sign commits
+	CapHTTPSGit          Capability = "https-git"          // token: Git over HTTPS
+	CapGitHubCLI         Capability = "github-cli"         // token: the GitHub CLI (gh)
+	CapGitLabCLI         Capability = "gitlab-cli"         // token: the GitLab CLI (glab)
+)
+
+// Credential is the record of one credential: what the Hub keeps of it
+// besides its sealed secret (CredentialStore).
+type Credential struct {
+	// ID is a UUID the Hub mints.
+	ID string
+	// Name is a label for people: not unique.
+	Name         string
+	Type         CredentialType
+	Capabilities []Capability
+	Enabled      bool
+	CreatedAt    time.Time
+	// PublicKey is, for a key, its public half: an authorized_keys line
+	// (ssh) or an ASCII-armored public key block (openpgp).
+	PublicKey string
+	// Fingerprint identifies a key: "SHA256:…" (ssh) or the primary key's
+	// upper-case hex fingerprint (openpgp). Two keys never share one.
+	Fingerprint string
+	// Host is a token's Git host, normalized; Username the user name sent
+	// with it ("" means oauth2).
+	Host, Username string
+	// Protected says a key's secret is sealed with a passphrase of its
+	// owner's, so it stays locked until unlocked with it; an unprotected
+	// key is sealed by the Hub alone and loads when the Hub starts.
+	Protected bool
+}
+
+// CredentialRole is what an assignment makes a credential in a workspace.
+type CredentialRole string
+
+// The roles.
+const (
+	// RoleAuthentication: the workspace's default credential for one Git
+	// host (at most one per workspace and host).
+	RoleAuthentication CredentialRole = "authentication"
+	// RoleSigning: the workspace's signing key (at most one per workspace).
+	RoleSigning CredentialRole = "signing"
+)
+
+// CredentialAssignment lends a credential to a workspace in one role.
+type CredentialAssignment struct {
+	WorkspaceID  string
+	CredentialID string
+	Role         CredentialRole
+	Host         string // authentication only: the normalized host
+}
+
+// Readiness layers and statuses (ReadinessResult).
+const (
+	LayerBinary     = "binary"
+	LayerVersion    = "version"
+	LayerRuntime    = "runtime"
+	LayerCredential = "credential"
+	LayerCapability = "capability"
+
+	StatusReady         = "ready"
+	StatusUnavailable   = "unavailable"
+	StatusNotApplicable = "not-applicable"
+)
+
+// ReadinessResult is one layer of a readiness check: whether a tool is
+// there and answers, whether a key is unlocked, whether a use works. The
+// message is for people and never carries a secret.
+type ReadinessResult struct {
+	Layer, Status, Message string
+}
+
+// CredentialToolName names a tool credentials rely on.
+type CredentialToolName string
+
+// The credential tools, in the contract's order (CredentialTools).
+const (
+	ToolSSH       CredentialToolName = "ssh"
+	ToolSSHAgent  CredentialToolName = "ssh-agent"
+	ToolSSHAdd    CredentialToolName = "ssh-add"
+	ToolSSHKeygen CredentialToolName = "ssh-keygen"
+	ToolGPG       CredentialToolName = "gpg"
+	ToolGPGConf   CredentialToolName = "gpgconf"
+	ToolGit       CredentialToolName = "git"
+	ToolGH        CredentialToolName = "gh"
+	ToolGLab      CredentialToolName = "glab"
+)
+
+// CredentialTools lists every credential tool once, in the contract's
+// order.
+func CredentialTools() []CredentialToolName {
+	return []CredentialToolName{ToolSSH, ToolSSHAgent, ToolSSHAdd, ToolSSHKeygen, ToolGPG, ToolGPGConf, ToolGit, ToolGH, ToolGLab}
+}
+
+// CredentialTool is the readiness of one tool.
+type CredentialTool struct {
+	Tool CredentialToolName
+	// Path is the override when one is set (even when it no longer
+	// works), else the executable found on the Hub's PATH, else "".
+	Path string
+	// Overridden says Path is an override.
+	Overridden bool
+	// Version is the first line the tool reported of itself, when it is
+	// ready and reported one.
+	Version string
+	Results []ReadinessResult
+	// Guidance says how to install or configure a tool that is not ready.
+	Guidance string
+}
