@@ -120,7 +120,7 @@ type CredentialPurpose string
 // The purposes a session's agent, credential helper and signing program
 // tell apart.
 const (
-	PurposeSSHLogin  CredentialPurpose = "ssh-login"    // log in to a host over SSH
+	PurposeSSHLogin  CredentialPurpose = "ssh-login"     // log in to a host over SSH
 	PurposeSignature CredentialPurpose = "git-signature" // sign a commit or a tag
 	PurposeToken     CredentialPurpose = "token"         // hand a token to git or a CLI for a host
 )
