@@ -183,6 +183,23 @@ func Username(c hub.Credential) string {
 	return c.Username
 }
 
+// DuplicateKey is the refusal of a generated or imported key whose
+// fingerprint a credential of the catalog already has (the store refuses
+// it as a Conflict; the contract answers 400 for generate and import):
+// Invalid "an SSH credential with this fingerprint already exists", or
+// "an OpenPGP credential ...".
+func DuplicateKey(t hub.CredentialType) error {
+	if t == hub.CredentialOpenPGP {
+		return errDuplicateOpenPGP
+	}
+	return errDuplicateSSH
+}
+
+var (
+	errDuplicateSSH     = hub.Errorf(hub.Invalid, "an SSH credential with this fingerprint already exists")
+	errDuplicateOpenPGP = hub.Errorf(hub.Invalid, "an OpenPGP credential with this fingerprint already exists")
+)
+
 // hasControl reports a control character (Cc: C0, DEL and C1).
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) >= 0

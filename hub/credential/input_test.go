@@ -250,3 +250,17 @@ func TestRolesNeedTheirCapabilities(t *testing.T) {
 		})
 	}
 }
+
+func TestADuplicateKeyIsRefusedAsInvalidInput(t *testing.T) {
+	for _, tc := range []struct {
+		typ hub.CredentialType
+		msg string
+	}{
+		{hub.CredentialSSH, "an SSH credential with this fingerprint already exists"},
+		{hub.CredentialOpenPGP, "an OpenPGP credential with this fingerprint already exists"},
+	} {
+		t.Run(string(tc.typ), func(t *testing.T) {
+			refused(is.New(t), credential.DuplicateKey(tc.typ), tc.msg) // 400, as the contract's generate and import say
+		})
+	}
+}
