@@ -1,8 +1,8 @@
 package hub
 
 // What a ToolProber says of a tool (CredentialTool.Results), word for
-// word the earlier system's texts, so that every prober (the real one,
-// the fake) says the same. A found tool gets three layers (binary, then
+// word the earlier system's texts (ToolMsgCancelled is ours), so that
+// every prober (the real one, the fake) says the same. A found tool gets three layers (binary, then
 // version, then runtime); a tool not found, or an override that no longer
 // works, gets the binary layer alone.
 const (

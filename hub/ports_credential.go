@@ -148,6 +148,7 @@ type ToolProber interface {
 	// The record says why a tool is not ready, in the ToolMsg texts
 	// (credentialtools.go), with ToolGuidance; a probe never fails. A
 	// tool that is not one of CredentialTools is never looked for: it
-	// reads as not found. ctx ending stops the probe (ToolMsgCancelled).
+	// reads as not found. ctx ending stops the probe (ToolMsgCancelled, or
+	// ToolMsgTimedOut when its deadline passed).
 	Probe(ctx context.Context, tool CredentialToolName, override string) CredentialTool
 }
