@@ -127,3 +127,14 @@ func TestGuidanceNamesThePackage(t *testing.T) {
 	rec := credtools.New(credtools.Options{}).Probe(t.Context(), hub.ToolSSH, "")
 	is.Equal(rec.Guidance, hub.ToolGuidance(hub.ToolSSH, runtime.GOOS)) // for the Hub's own platform
 }
+
+// BenchmarkProbeEveryTool probes the nine tools on this machine's PATH,
+// one after another, as listing them does.
+func BenchmarkProbeEveryTool(b *testing.B) {
+	p := credtools.New(credtools.Options{Path: os.Getenv("PATH")})
+	for b.Loop() {
+		for _, tool := range hub.CredentialTools() {
+			p.Probe(b.Context(), tool, "")
+		}
+	}
+}
