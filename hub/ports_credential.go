@@ -145,6 +145,10 @@ type ToolProber interface {
 	// identification probe, bounded in time (5 s) and output (8 KiB a
 	// stream), with a minimal environment, killing what it started. It
 	// identifies a tool by what it prints, never by its exit status alone.
-	// The record says why a tool is not ready; a probe never fails.
+	// The record says why a tool is not ready, in the ToolMsg texts
+	// (credentialtools.go), with ToolGuidance; a probe never fails. A
+	// tool that is not one of CredentialTools is never looked for: it
+	// reads as not found. ctx ending stops the probe (ToolMsgCancelled, or
+	// ToolMsgTimedOut when its deadline passed).
 	Probe(ctx context.Context, tool CredentialToolName, override string) CredentialTool
 }

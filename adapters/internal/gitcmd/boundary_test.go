@@ -22,10 +22,17 @@ const module = "github.com/wharfhub/wharf"
 // workspace child) that may import os/exec: gitcmd runs git, local starts
 // workspace children and acp starts agents and their terminals. Another
 // package joins only after review, and never to run git.
+//
+// credtools probes the credential tools once each (ssh -V, gpg
+// --version, …), git among them as `git --version`: an executable at a
+// path it found or the owner chose, never named by a constant, run in
+// "/" with only PATH and the C locale, so it reads no repository's config
+// and runs no program one names.
 var startsPrograms = []string{
 	module + "/adapters/internal/gitcmd",
 	module + "/adapters/local",
 	module + "/adapters/acp",
+	module + "/adapters/credtools",
 }
 
 // TestOnlyGitcmdRunsGit fails if a package of the wharf binary other than
