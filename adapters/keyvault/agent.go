@@ -36,11 +36,22 @@ const (
 // identifier's length instead, never these bytes.
 var sshsigPreamble = []byte("SSHSIG")
 
-var (
-	errRefused  = errors.New("agent: this agent lends the Hub's keys and changes nothing")
-	errNotFound = errors.New("agent: no such key")
-	errDenied   = errors.New("agent: the use was not allowed")
-)
+// errQuiet is every refusal of a session's agent: the agent library's
+// own "locked" error, which its server answers with a failure without
+// logging (it logs any other error), so a workspace cannot fill the Hub's
+// log through its socket. The library keeps it unexported; a locked
+// keyring hands it over.
+var errQuiet = func() error {
+	k := agent.NewKeyring()
+	if err := k.Lock([]byte("x")); err != nil {
+		panic(err)
+	}
+	_, err := k.Signers()
+	if err == nil {
+		panic("keyvault: a locked keyring lists its signers")
+	}
+	return err
+}()
 
 // ServeAgent serves one session's agent on a new socket (hub.KeyVault).
 func (v *Vault) ServeAgent(opts hub.AgentOptions) (hub.CredentialAgent, error) {
@@ -169,17 +180,22 @@ func (a *sessionAgent) serve(c net.Conn) {
 }
 
 // requestReader hands the agent library one whole request at a time,
-// read and bounded here: a request longer than maxAgentRequest ends the
-// connection, and any request but listing and signing is cut to its
-// type byte, so the library answers it with a failure without parsing
-// what a client sent (a key to add, say).
+// read and checked here: a request longer than maxAgentRequest ends the
+// connection, and any request but a well-formed listing or signing one
+// is answered with a failure right here (the library is waiting for its
+// next request then, so the replies stay in order). The library thus
+// never parses what a client sends to add or change keys, and never
+// meets a malformed request it would log.
 type requestReader struct {
 	net.Conn
 	pending []byte
 }
 
+// agentFailure is the reply SSH_AGENT_FAILURE.
+var agentFailure = []byte{0, 0, 0, 1, 5}
+
 func (r *requestReader) Read(p []byte) (int, error) {
-	if len(r.pending) == 0 {
+	for len(r.pending) == 0 {
 		var head [4]byte
 		if _, err := io.ReadFull(r.Conn, head[:]); err != nil {
 			return 0, err
@@ -189,19 +205,38 @@ func (r *requestReader) Read(p []byte) (int, error) {
 			return 0, fmt.Errorf("agent: request of %d bytes", n)
 		}
 		msg := make([]byte, 4+n)
+		copy(msg, head[:])
 		if _, err := io.ReadFull(r.Conn, msg[4:]); err != nil {
 			return 0, err
 		}
-		const requestIdentities, signRequest = 11, 13
-		if t := msg[4]; t != requestIdentities && t != signRequest {
-			msg = msg[:5]
+		if admissible(msg[4:]) {
+			r.pending = msg
+		} else if _, err := r.Conn.Write(agentFailure); err != nil {
+			return 0, err
 		}
-		binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
-		r.pending = msg
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
 	return n, nil
+}
+
+// admissible reports whether req is a request to list keys or a
+// well-formed request to sign (PROTOCOL.agent 3.2, 3.6).
+func admissible(req []byte) bool {
+	const requestIdentities = 11
+	if req[0] == requestIdentities {
+		return true
+	}
+	var sign struct {
+		KeyBlob []byte `sshtype:"13"`
+		Data    []byte
+		Flags   uint32
+	}
+	var key struct {
+		Format string
+		Rest   []byte `ssh:"rest"`
+	}
+	return ssh.Unmarshal(req, &sign) == nil && ssh.Unmarshal(sign.KeyBlob, &key) == nil
 }
 
 // offeredKeys returns the unlocked SSH keys among those offered, with
@@ -256,7 +291,7 @@ func (a *sessionAgent) SignWithFlags(key ssh.PublicKey, data []byte, flags agent
 	blob := key.Marshal()
 	id, h := a.find(blob)
 	if h == nil {
-		return nil, errNotFound
+		return nil, errQuiet
 	}
 	if a.onUse != nil {
 		purpose := hub.PurposeSSHLogin
@@ -267,12 +302,12 @@ func (a *sessionAgent) SignWithFlags(key ssh.PublicKey, data []byte, flags agent
 		err := a.onUse(ctx, hub.CredentialUse{CredentialID: id, Purpose: purpose, At: a.vault.clock.Now()})
 		cancel()
 		if err != nil {
-			return nil, errDenied
+			return nil, errQuiet
 		}
-		if id2, h2 := a.find(blob); id2 != id || h2 == nil {
-			return nil, errNotFound
-		} else {
-			h = h2
+		// The owner may have taken long: the key must still be lent.
+		var again string
+		if again, h = a.find(blob); again != id || h == nil {
+			return nil, errQuiet
 		}
 	}
 	var sig *ssh.Signature
@@ -282,7 +317,7 @@ func (a *sessionAgent) SignWithFlags(key ssh.PublicKey, data []byte, flags agent
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, errQuiet // locked meanwhile, or a key type the flags do not fit
 	}
 	return sig, nil
 }
@@ -306,12 +341,12 @@ func signSSH(s ssh.Signer, data []byte, flags agent.SignatureFlags) (*ssh.Signat
 
 // Refused: the agent lends keys; it never changes or exports them.
 
-func (a *sessionAgent) Add(agent.AddedKey) error       { return errRefused }
-func (a *sessionAgent) Remove(ssh.PublicKey) error     { return errRefused }
-func (a *sessionAgent) RemoveAll() error               { return errRefused }
-func (a *sessionAgent) Lock([]byte) error              { return errRefused }
-func (a *sessionAgent) Unlock([]byte) error            { return errRefused }
-func (a *sessionAgent) Signers() ([]ssh.Signer, error) { return nil, errRefused }
+func (a *sessionAgent) Add(agent.AddedKey) error       { return errQuiet }
+func (a *sessionAgent) Remove(ssh.PublicKey) error     { return errQuiet }
+func (a *sessionAgent) RemoveAll() error               { return errQuiet }
+func (a *sessionAgent) Lock([]byte) error              { return errQuiet }
+func (a *sessionAgent) Unlock([]byte) error            { return errQuiet }
+func (a *sessionAgent) Signers() ([]ssh.Signer, error) { return nil, errQuiet }
 func (a *sessionAgent) Extension(string, []byte) ([]byte, error) {
 	return nil, agent.ErrExtensionUnsupported
 }

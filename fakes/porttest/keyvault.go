@@ -206,7 +206,7 @@ func KeyVault(t *testing.T, open func(t *testing.T) hub.KeyVault) {
 		sig, err := v.SignOpenPGP("o", []byte("payload\n"))
 		is.NoErr(err)                                                  // signs
 		is.NoErr(verifyOpenPGP(k.PublicKey, []byte("payload\n"), sig)) // verifiably
-		for _, bad := range []string{"", "Ann\nEve <e@example.com>", " Ann", "Ann (x) <a@example.com>", strings.Repeat("a", 300)} {
+		for _, bad := range []string{"", "Ann\nEve <e@example.com>", "Ann (x) <a@example.com>", strings.Repeat("a", 300)} {
 			_, err := v.GenerateOpenPGP(bad, pass)
 			is.True(isInvalid(err)) // a user ID the vault cannot use is refused
 		}
