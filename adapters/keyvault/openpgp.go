@@ -30,16 +30,16 @@ const (
 
 // The refusals of OpenPGP keys. None quotes its input.
 var (
-	errPGPNotAKey     = hub.Errorf(hub.Invalid, "the text is not an ASCII-armored OpenPGP private key block")
-	errPGPTooLarge    = hub.Errorf(hub.Invalid, "the OpenPGP key is larger than 1 MiB")
-	errPGPDamaged     = hub.Errorf(hub.Invalid, "the OpenPGP key is damaged or uses a format the Hub cannot read")
-	errPGPNotOne      = hub.Errorf(hub.Invalid, "the block must hold exactly one primary key")
-	errPGPPublic      = hub.Errorf(hub.Invalid, "the block holds a public key only; export the secret key (gpg --armor --export-secret-keys)")
-	errPGPNoSigner    = hub.Errorf(hub.Invalid, "the key has no secret key able to sign (none, or it is expired or revoked)")
-	errPGPCostly      = hub.Errorf(hub.Invalid, "the key's passphrase protection asks for more memory or time than the Hub allows")
-	errPGPUserID      = hub.Errorf(hub.Invalid, "the user ID must be a name, optionally followed by <mail@example.com>, in at most 256 bytes")
-	errPGPLocked      = hub.Errorf(hub.Unavailable, "the OpenPGP key is locked")
-	errPGPNotProtectd = hub.Errorf(hub.Internal, "the OpenPGP key could not be protected")
+	errPGPNotAKey      = hub.Errorf(hub.Invalid, "the text is not an ASCII-armored OpenPGP private key block")
+	errPGPTooLarge     = hub.Errorf(hub.Invalid, "the OpenPGP key is larger than 1 MiB")
+	errPGPDamaged      = hub.Errorf(hub.Invalid, "the OpenPGP key is damaged or uses a format the Hub cannot read")
+	errPGPNotOne       = hub.Errorf(hub.Invalid, "the block must hold exactly one primary key")
+	errPGPPublic       = hub.Errorf(hub.Invalid, "the block holds a public key only; export the secret key (gpg --armor --export-secret-keys)")
+	errPGPNoSigner     = hub.Errorf(hub.Invalid, "the key has no secret key able to sign (none, or it is expired or revoked)")
+	errPGPCostly       = hub.Errorf(hub.Invalid, "the key's passphrase protection asks for more memory or time than the Hub allows")
+	errPGPUserID       = hub.Errorf(hub.Invalid, "the user ID must be a name, optionally followed by <mail@example.com>, in at most 256 bytes")
+	errPGPLocked       = hub.Errorf(hub.Unavailable, "the OpenPGP key is locked")
+	errPGPNotProtected = hub.Errorf(hub.Internal, "the OpenPGP key could not be protected")
 )
 
 // GenerateOpenPGP makes an ed25519 signing key (with a curve25519
@@ -62,7 +62,7 @@ func (v *Vault) GenerateOpenPGP(userID string, passphrase []byte) (hub.NewKey, e
 	}
 	locked, err := key.Lock(passphrase)
 	if err != nil {
-		return hub.NewKey{}, errPGPNotProtectd
+		return hub.NewKey{}, errPGPNotProtected
 	}
 	bin, err := locked.Serialize()
 	if err != nil {

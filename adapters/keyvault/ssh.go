@@ -274,7 +274,7 @@ func parseOpenSSHHeader(b []byte) (*openSSHHeader, error) {
 	switch {
 	case strings.HasPrefix(pub.Type, "sk-"):
 		return nil, errSSHSecurityKey
-	case pub.Type == ssh.InsecureKeyAlgoDSA:
+	case pub.Type == "ssh-dss":
 		return nil, errSSHDSA
 	case pub.Type != ssh.KeyAlgoED25519 && pub.Type != ssh.KeyAlgoRSA && pub.Type != ssh.KeyAlgoECDSA256 &&
 		pub.Type != ssh.KeyAlgoECDSA384 && pub.Type != ssh.KeyAlgoECDSA521:

@@ -14,8 +14,8 @@
 //
 // In memory. Unlock decrypts a key into the vault's memory and nowhere
 // else; Lock drops it and zeroes what the key types let us reach (the
-// standard library may keep internal copies of RSA and ECDSA values until
-// they are collected). A signature in progress finishes before its key is
+// standard library keeps internal forms of RSA and ECDSA keys until they
+// are collected). A signature in progress finishes before its key is
 // zeroed; no signature starts after Lock returns.
 //
 // Agents. Each workspace session gets its own agent on a 0600 socket in
@@ -32,7 +32,6 @@ package keyvault
 import (
 	"crypto"
 	"crypto/cipher"
-	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
 	"errors"
@@ -212,13 +211,13 @@ func (v *Vault) SealToken(token []byte) ([]byte, error) {
 // OpenToken opens a sealed token (hub.KeyVault).
 func (v *Vault) OpenToken(sealed []byte) ([]byte, error) { return v.open(kindToken, sealed) }
 
-// zeroKey overwrites what it can reach of a private key's secret.
+// zeroKey overwrites what it can reach of a private key's secret: an
+// ed25519 key's bytes, an RSA key's exponent and primes. An ECDSA key's
+// secret lives in the standard library's internal form, out of reach.
 func zeroKey(k crypto.Signer) {
 	switch k := k.(type) {
 	case ed25519.PrivateKey:
 		clear(k)
-	case *ecdsa.PrivateKey:
-		zeroBig(k.D)
 	case *rsa.PrivateKey:
 		zeroBig(k.D)
 		for _, p := range k.Primes {
