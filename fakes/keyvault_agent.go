@@ -47,6 +47,7 @@ func (v *KeyVault) ServeAgent(opts hub.AgentOptions) (hub.CredentialAgent, error
 	return a, nil
 }
 
+// fakeAgent is one session's agent of the fake vault.
 type fakeAgent struct {
 	v      *KeyVault
 	path   string

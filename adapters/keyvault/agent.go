@@ -54,6 +54,8 @@ var errQuiet = func() error {
 }()
 
 // ServeAgent serves one session's agent on a new socket (hub.KeyVault).
+// The socket's folder must be private (this user's, closed to group and
+// others), as a session's runtime folder is; any other is refused.
 func (v *Vault) ServeAgent(opts hub.AgentOptions) (hub.CredentialAgent, error) {
 	if err := privateDir(filepath.Dir(opts.Path)); err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "the session's agent could not be served")
@@ -110,8 +112,11 @@ type sessionAgent struct {
 
 var _ agent.ExtendedAgent = (*sessionAgent)(nil)
 
+// Path returns the agent's socket (hub.CredentialAgent).
 func (a *sessionAgent) Path() string { return a.path }
 
+// Offer replaces the credentials the agent lends (hub.CredentialAgent);
+// the next request sees the new set.
 func (a *sessionAgent) Offer(ids []string) {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
@@ -121,6 +126,9 @@ func (a *sessionAgent) Offer(ids []string) {
 	a.mu.Unlock()
 }
 
+// Close stops accepting, removes the socket, ends every connection and
+// every wait for the owner, and returns once they are all done
+// (hub.CredentialAgent).
 func (a *sessionAgent) Close() error {
 	a.mu.Lock()
 	if a.closed {
@@ -281,6 +289,7 @@ func (a *sessionAgent) List() ([]*agent.Key, error) {
 	return out, nil
 }
 
+// Sign is SignWithFlags without flags.
 func (a *sessionAgent) Sign(key ssh.PublicKey, data []byte) (*ssh.Signature, error) {
 	return a.SignWithFlags(key, data, 0)
 }
