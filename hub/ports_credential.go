@@ -38,9 +38,9 @@ type KeyVault interface {
 	GenerateSSH(passphrase []byte, comment string) (NewKey, error)
 	// ImportSSH reads an OpenSSH, PEM or PKCS#8 private key, encrypted
 	// with passphrase when it is: an encrypted key with an empty or wrong
-	// passphrase, or one the vault cannot load, is Invalid. A key that
-	// came with a passphrase stays protected by it; one without is sealed
-	// by the Hub.
+	// passphrase, or one the vault cannot load, is Invalid. A key imported
+	// with a passphrase stays protected by it (an unencrypted one becomes
+	// encrypted with it); one imported without is sealed by the Hub.
 	ImportSSH(privateKey, passphrase []byte) (NewKey, error)
 	// GenerateOpenPGP makes an OpenPGP key for userID (such as
 	// "Name <mail@example.com>") able to sign, protected by passphrase
