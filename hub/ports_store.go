@@ -18,8 +18,10 @@ import (
 // Contract:
 //   - Update runs fn in a write transaction. If fn returns nil the changes
 //     commit atomically and durably before Update returns; if fn returns an
-//     error (or panics) nothing fn did is kept and Update returns fn's error
-//     unchanged. Updates are serialized: no two overlap.
+//     error (or panics, or ends its goroutine with runtime.Goexit as
+//     t.FailNow does) nothing fn did is kept, the store is free for the
+//     next Update, and Update returns fn's error unchanged. Updates are
+//     serialized: no two overlap.
 //   - View runs fn in a read-only transaction that sees one consistent
 //     snapshot, never a half-applied Update. A mutating Tx method called
 //     inside View fails and changes nothing.
