@@ -45,8 +45,9 @@ type sharedDB struct {
 
 // state is one version of the store's contents. Update mutates a clone, so
 // everything reachable from a committed state must never be mutated in
-// place: values holding pointers or byte slices (personal states, journal
-// data) are copied on the way in and on the way out instead.
+// place: values holding pointers or slices (personal states, journal
+// data, credentials' capabilities and secrets) are copied on the way in
+// and on the way out instead.
 type state struct {
 	users    map[string]hub.User
 	sessions map[hub.DeviceSessionDigest]hub.DeviceSession
@@ -59,6 +60,10 @@ type state struct {
 	finishes    map[string]uint64        // the finish mark of each workspace
 	viewMarks   map[userWorkspace]uint64 // each user's view mark of each workspace
 	settings    map[string]string
+
+	credentials   []storedCredential                // in creation order
+	assignments   map[assignmentPlace]string        // the credential id holding each place
+	toolOverrides map[hub.CredentialToolName]string // each set override's path
 }
 
 // userWorkspace keys the per-user, per-workspace records.
@@ -76,6 +81,10 @@ func (s *state) clone() *state {
 		finishes:    maps.Clone(s.finishes),
 		viewMarks:   maps.Clone(s.viewMarks),
 		settings:    maps.Clone(s.settings),
+
+		credentials:   slices.Clone(s.credentials),
+		assignments:   maps.Clone(s.assignments),
+		toolOverrides: maps.Clone(s.toolOverrides),
 	}
 }
 
@@ -89,6 +98,9 @@ func NewStore() *Store {
 		finishes:  map[string]uint64{},
 		viewMarks: map[userWorkspace]uint64{},
 		settings:  map[string]string{},
+
+		assignments:   map[assignmentPlace]string{},
+		toolOverrides: map[hub.CredentialToolName]string{},
 	}}}
 	s.db.handles = []*Store{s}
 	return s

@@ -85,6 +85,7 @@ func (t *tx) DeleteWorkspace(id string) error {
 	t.st.workspaces = slices.Delete(t.st.workspaces, i, i+1)
 	delete(t.st.finishes, id)
 	t.forget(func(k userWorkspace) bool { return k.workspace == id })
+	t.forgetAssignments(id)
 	return nil
 }
 

@@ -17,6 +17,11 @@ const (
 	CredentialToken   CredentialType = "token"   // a token for HTTPS Git or a provider's CLI
 )
 
+// CredentialTypes lists every credential type once, in the order above.
+func CredentialTypes() []CredentialType {
+	return []CredentialType{CredentialSSH, CredentialOpenPGP, CredentialToken}
+}
+
 // Capability is a use a credential is held for.
 type Capability string
 
@@ -29,6 +34,11 @@ const (
 	CapGitHubCLI         Capability = "github-cli"         // token: the GitHub CLI (gh)
 	CapGitLabCLI         Capability = "gitlab-cli"         // token: the GitLab CLI (glab)
 )
+
+// Capabilities lists every capability once, in the order above.
+func Capabilities() []Capability {
+	return []Capability{CapSSHAuthentication, CapSSHSigning, CapOpenPGPSigning, CapHTTPSGit, CapGitHubCLI, CapGitLabCLI}
+}
 
 // Credential is the record of one credential: what the Hub keeps of it
 // besides its sealed secret (CredentialStore).
@@ -67,6 +77,11 @@ const (
 	// RoleSigning: the workspace's signing key (at most one per workspace).
 	RoleSigning CredentialRole = "signing"
 )
+
+// CredentialRoles lists both roles, in the order above.
+func CredentialRoles() []CredentialRole {
+	return []CredentialRole{RoleAuthentication, RoleSigning}
+}
 
 // CredentialAssignment lends a credential to a workspace in one role.
 type CredentialAssignment struct {

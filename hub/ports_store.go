@@ -18,8 +18,10 @@ import (
 // Contract:
 //   - Update runs fn in a write transaction. If fn returns nil the changes
 //     commit atomically and durably before Update returns; if fn returns an
-//     error (or panics) nothing fn did is kept and Update returns fn's error
-//     unchanged. Updates are serialized: no two overlap.
+//     error (or panics, or ends its goroutine with runtime.Goexit as
+//     t.FailNow does) nothing fn did is kept, the store is free for the
+//     next Update, and Update returns fn's error unchanged. Updates are
+//     serialized: no two overlap.
 //   - View runs fn in a read-only transaction that sees one consistent
 //     snapshot, never a half-applied Update. A mutating Tx method called
 //     inside View fails and changes nothing.
@@ -55,6 +57,7 @@ type Tx interface {
 	PersonalStateStore
 	ActivityStore
 	SettingStore
+	CredentialStore
 }
 
 // UserStore holds the Hub's users. Returned values are copies owned by the
@@ -191,10 +194,17 @@ type SettingStore interface {
 	DeleteSetting(key string) error
 }
 
-// CredentialStore (to join Tx with its first adapter) holds the
-// credentials: each record with its sealed
+// CredentialStore holds the credentials: each record with its sealed
 // secret (KeyVault), their assignments to workspaces, and the tools'
 // override paths. Returned values are copies owned by the caller.
+//
+// The store keeps only what the records name: a type, capability, role or
+// tool outside CredentialTypes, Capabilities, CredentialRoles and
+// CredentialTools, a capability listed twice, a signing assignment with a
+// host or an authentication one without, is refused as an Internal error
+// and stores nothing (the rules of hub/credential let none through, and
+// the store could not read it back); a stored row that does not decode
+// as one of them is an Internal error too, never a guess.
 type CredentialStore interface {
 	// Credentials returns every credential, in creation order.
 	Credentials() ([]Credential, error)
@@ -203,8 +213,10 @@ type CredentialStore interface {
 	// CredentialSecret returns credential id's sealed secret, or a
 	// NotFound error.
 	CredentialSecret(id string) ([]byte, error)
-	// CreateCredential adds c with its sealed secret. An id in use, or a
-	// key whose fingerprint another credential has, is a Conflict error.
+	// CreateCredential adds c, its capabilities in the order given, with
+	// its sealed secret. An id in use, or a key whose fingerprint another
+	// credential has, is a Conflict error; an empty fingerprint (a
+	// token's) is no key's and conflicts with none.
 	CreateCredential(c Credential, sealed []byte) error
 	// UpdateCredential replaces what may change of credential c.ID: its
 	// name and whether it is enabled. NotFound when there is none.
@@ -214,7 +226,7 @@ type CredentialStore interface {
 	DeleteCredential(id string) error
 
 	// CredentialAssignments returns every assignment, ordered by
-	// workspace, role and host.
+	// workspace id, then role, then host, each compared byte by byte.
 	CredentialAssignments() ([]CredentialAssignment, error)
 	// PutCredentialAssignment records a, replacing the assignment that
 	// held its place: the workspace's default for a.Host (authentication)
@@ -226,8 +238,9 @@ type CredentialStore interface {
 	DeleteCredentialAssignment(a CredentialAssignment) (bool, error)
 
 	// CredentialToolOverrides returns the override path of each tool that
-	// has one.
+	// has one, in a map the caller owns (empty when none has).
 	CredentialToolOverrides() (map[CredentialToolName]string, error)
-	// PutCredentialToolOverride sets tool's override path; "" clears it.
+	// PutCredentialToolOverride sets tool's override path; "" clears it,
+	// and clearing a tool without one is not an error.
 	PutCredentialToolOverride(tool CredentialToolName, path string) error
 }

@@ -147,6 +147,48 @@ func TestUpgradeFrom0002(t *testing.T) {
 	checkUpgraded(t, old)
 }
 
+// TestUpgradeFrom0003 builds a database the way a Wharf that knew
+// migrations up to 0003 left it, with two workspaces and an activity mark,
+// and checks that Open adds the credential tables of 0004 with their
+// assignments wired to the old workspaces table, keeping the other data.
+func TestUpgradeFrom0003(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	old := filepath.Join(t.TempDir(), "old.db")
+
+	db := oldDatabase(t, old, 3)
+	_, err := db.Exec(`INSERT INTO workspace_ids (id) VALUES ('w1'), ('w2');
+		INSERT INTO workspaces (id, path, display_name, backend, auto_start, registered_at)
+			VALUES ('w1', '/srv/w1', 'w1', 'local', 0, 1), ('w2', '/srv/w2', 'w2', 'local', 0, 2);
+		INSERT INTO activity_finishes (workspace_id, stamp) VALUES ('w2', 5)`)
+	is.NoErr(err)        // workspaces and a mark from before the upgrade
+	is.NoErr(db.Close()) // close the old database
+
+	s, err := sqlite.Open(old)
+	is.NoErr(err) // the upgrade applies cleanly
+	key := hub.Credential{ID: "k1", Name: "key", Type: hub.CredentialSSH, Capabilities: []hub.Capability{hub.CapSSHSigning},
+		Enabled: true, CreatedAt: time.Unix(1, 0), Fingerprint: "SHA256:k1", Protected: true}
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { // the update succeeds
+		ms, err := tx.ActivityMarks()
+		is.NoErr(err)                                                   // read the old mark
+		is.Equal(ms, []hub.ActivityMark{{WorkspaceID: "w2", Stamp: 5}}) // old data survives
+		is.NoErr(tx.CreateCredential(key, []byte("sealed")))            // the new table works
+		for _, ws := range []string{"w1", "w2"} {
+			is.NoErr(tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: "k1", Role: hub.RoleSigning})) // an assignment referencing an old workspace
+		}
+		return nil
+	}))
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { return tx.DeleteWorkspace("w1") })) // delete an old workspace
+	is.NoErr(s.View(ctx, func(tx hub.Tx) error {                                       // the view succeeds
+		as, err := tx.CredentialAssignments()
+		is.NoErr(err)                                      // read the assignments left
+		is.True(len(as) == 1 && as[0].WorkspaceID == "w2") // the new table cascades from the old one
+		return nil
+	}))
+	is.NoErr(s.Close()) // close the upgraded store
+	checkUpgraded(t, old)
+}
+
 // oldDatabase creates a database at path the way a Wharf that knew only the
 // migrations up to upTo left it, applying them as shipped, and returns it
 // open for seeding; the caller closes it.
@@ -191,10 +233,11 @@ func checkUpgraded(t *testing.T, old string) {
 	is.NoErr(err)       // a new database for comparison
 	is.NoErr(s.Close()) // close it
 	upgraded := schema(t, old)
-	is.True(strings.Contains(upgraded, "CREATE TABLE personal_states"))     // the comparison below sees 0002's tables
-	is.True(strings.Contains(upgraded, "CREATE TABLE activity_view_marks")) // and 0003's
-	is.True(!strings.Contains(upgraded, "activity_views"))                  // 0003 dropped 0002's activity views, table and index
-	is.Equal(upgraded, schema(t, fresh))                                    // upgraded and new databases have the same schema
+	is.True(strings.Contains(upgraded, "CREATE TABLE personal_states"))        // the comparison below sees 0002's tables
+	is.True(strings.Contains(upgraded, "CREATE TABLE activity_view_marks"))    // and 0003's
+	is.True(strings.Contains(upgraded, "CREATE TABLE credential_assignments")) // and 0004's
+	is.True(!strings.Contains(upgraded, "activity_views"))                     // 0003 dropped 0002's activity views, table and index
+	is.Equal(upgraded, schema(t, fresh))                                       // upgraded and new databases have the same schema
 
 	db, err := sql.Open("sqlite", old)
 	is.NoErr(err) // inspect the upgraded file

@@ -105,7 +105,7 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 	return s.run(ctx, s.write, s.writeStmts, fn)
 }
 
-func (s *Store) run(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(hub.Tx) error) (err error) {
+func (s *Store) run(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(hub.Tx) error) error {
 	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return internal(err)
@@ -118,23 +118,25 @@ func (s *Store) run(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(h
 			cache.prepare(t.missed)
 		}
 	}()
+	// However fn leaves (an error, a panic, or runtime.Goexit as
+	// t.FailNow does), a transaction that did not commit is rolled back
+	// before the deferred prepare above: it gives the connection back,
+	// and the write pool has only that one.
+	committed := false
 	defer func() {
-		if err != nil {
+		if !committed {
 			sqlTx.Rollback()
-		}
-	}()
-	defer func() {
-		if p := recover(); p != nil {
-			sqlTx.Rollback()
-			panic(p)
 		}
 	}()
 	if err := fn(t); err != nil {
 		return err
 	}
+	// A failed Commit ends the transaction too; the Rollback above then
+	// does nothing.
 	if err := sqlTx.Commit(); err != nil {
 		return internal(err)
 	}
+	committed = true
 	if db == s.write {
 		s.gen.committed()
 	}

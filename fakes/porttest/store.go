@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -188,6 +189,37 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 		}))
 	})
 
+	// t.FailNow inside an Update's closure ends the goroutine with
+	// runtime.Goexit: neither an error nor a panic. The store must still
+	// end the transaction, or the next Update (and Close) wait for ever.
+	t.Run("UpdateLeftByGoexitKeepsNothing", func(t *testing.T) {
+		is := is.New(t)
+		s := open(t)
+		left := make(chan struct{})
+		go func() {
+			defer close(left)
+			s.Update(ctx, func(tx hub.Tx) error {
+				tx.CreateUser(user("ann"))
+				runtime.Goexit()
+				return nil
+			})
+		}()
+		select {
+		case <-left:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the goroutine that left its Update did not end")
+		}
+		bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		is.NoErr(s.Update(bounded, func(tx hub.Tx) error { return tx.CreateUser(user("bob")) })) // the next update runs: nothing holds the store
+		is.NoErr(s.View(ctx, func(tx hub.Tx) error {                                             // the view succeeds
+			us, err := tx.Users()
+			is.NoErr(err)                                // list the users
+			is.True(len(us) == 1 && us[0].Name == "bob") // ann's create was not kept
+			return nil
+		}))
+	})
+
 	t.Run("ViewIsReadOnly", func(t *testing.T) {
 		is := is.New(t)
 		s := open(t)
@@ -255,4 +287,6 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 	storeWorkspaces(t, k)
 	storeRecords(t, k)
 	storeActivity(t, k)
+	storeCredentials(t, k)
+	storeCredentialAssignments(t, k)
 }
