@@ -34,6 +34,10 @@ type Backend interface {
 type WorkspaceSessionSpec struct {
 	WorkspaceID string
 	Path        string // the workspace folder, absolute and canonical
+	// Credentials is what the session is lent (sessioncredentials.go);
+	// the backend projects it into the session's environment, and
+	// removes every ambient credential whatever it holds.
+	Credentials SessionCredentials
 }
 
 // WorkspaceSession is one started session. Methods are safe for concurrent
