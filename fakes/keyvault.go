@@ -338,3 +338,20 @@ func (v *KeyVault) SignOpenPGP(id string, data []byte) ([]byte, error) {
 	out.WriteByte('\n')
 	return out.Bytes(), nil
 }
+
+// VerifyOpenPGP checks a detached signature as the real vault does.
+func (v *KeyVault) VerifyOpenPGP(publicKey string, data, signature []byte) error {
+	bad := hub.Errorf(hub.Invalid, "the OpenPGP signature does not verify with this key")
+	ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(publicKey))
+	if err != nil || len(ring) != 1 {
+		return bad
+	}
+	check := openpgp.CheckDetachedSignature
+	if bytes.HasPrefix(bytes.TrimSpace(signature), []byte("-----BEGIN")) {
+		check = openpgp.CheckArmoredDetachedSignature
+	}
+	if _, err := check(ring, bytes.NewReader(data), bytes.NewReader(signature), nil); err != nil {
+		return bad
+	}
+	return nil
+}

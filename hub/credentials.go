@@ -148,3 +148,75 @@ type CredentialTool struct {
 	// Guidance says how to install or configure a tool that is not ready.
 	Guidance string
 }
+
+// CredentialView is a credential as the contract shows it: its record,
+// every assignment of it, and its readiness.
+type CredentialView struct {
+	Credential
+	Assignments []CredentialAssignment
+	Readiness   []ReadinessResult
+}
+
+// Requester is who asks for a rate-limited credential operation: the Hub
+// user, and the client as the transport tells clients apart (its client
+// key). Budgets are counted per pair.
+type Requester struct {
+	User, Client string
+}
+
+// NewSSHKey asks for an SSH credential: generated (PrivateKey empty;
+// Passphrase required) or imported (PrivateKey an OpenSSH, PEM or PKCS#8
+// key; Passphrase its own, or "" for an unencrypted one).
+type NewSSHKey struct {
+	Name         string
+	Capabilities []Capability
+	PrivateKey   string
+	Passphrase   string
+}
+
+// NewOpenPGPKey asks for an OpenPGP credential: generated for UserID with
+// Passphrase, or imported (PrivateKey an armored secret key, which keeps
+// its own protection; UserID and Passphrase empty).
+type NewOpenPGPKey struct {
+	Name       string
+	UserID     string
+	Passphrase string
+	PrivateKey string
+}
+
+// NewToken asks for a token credential.
+type NewToken struct {
+	Name         string
+	Host         string // normalized by the Hub
+	Username     string // "" sends oauth2
+	Token        string
+	Capabilities []Capability
+}
+
+// AssignCredentialRequest asks that a credential become a workspace's
+// authentication default for Host, or its signing default.
+type AssignCredentialRequest struct {
+	WorkspaceID string
+	Role        CredentialRole
+	Host        string
+	Replace     bool
+}
+
+// UnassignCredentialRequest names what of a credential leaves a
+// workspace: its authentication default for Host, its signing default, or
+// (Role "") every assignment it has there. Stop authorizes stopping the
+// running workspace session, in the same lifecycle operation.
+type UnassignCredentialRequest struct {
+	WorkspaceID string
+	Role        CredentialRole
+	Host        string
+	Stop        bool
+}
+
+// WorkspaceCredentialsRequest replaces a workspace's authentication
+// default for one host and/or its signing default (nil leaves a role as
+// it is; at least one is required).
+type WorkspaceCredentialsRequest struct {
+	Authentication *AuthenticationSelection
+	Signing        *string
+}

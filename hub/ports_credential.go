@@ -79,6 +79,12 @@ type KeyVault interface {
 	// credential id's unlocked OpenPGP key, as gpg would for git (no
 	// Version or Comment armor headers). A locked key is Unavailable.
 	SignOpenPGP(id string, data []byte) ([]byte, error)
+	// VerifyOpenPGP checks that signature (detached, armored or binary)
+	// is a good signature of data by the key whose armored public key is
+	// publicKey (its primary key or a signing subkey); anything else — a
+	// bad signature, another signer, a malformed input — is Invalid. It
+	// holds nothing and needs no unlocked key.
+	VerifyOpenPGP(publicKey string, data, signature []byte) error
 }
 
 // NewKey is a key the vault made or read.

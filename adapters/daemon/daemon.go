@@ -23,10 +23,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/credtools"
 	"github.com/wharfhub/wharf/adapters/gitexec"
+	"github.com/wharfhub/wharf/adapters/keyvault"
 	"github.com/wharfhub/wharf/adapters/httpapi"
 	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
@@ -151,7 +154,14 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.git = gitexec.New(gitexec.Options{Logger: d.log})
-	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend}
+	// The vault's Hub key lives beside the database and never in it, so
+	// a copy of the database alone opens no token and no unprotected key.
+	vault, err := keyvault.New(keyvault.Options{KeyFile: d.dir.Path("hub.key")})
+	if err != nil {
+		return nil, err
+	}
+	tools := credtools.New(credtools.Options{Path: os.Getenv("PATH")})
+	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend, Vault: vault, Tools: tools}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}

@@ -40,6 +40,8 @@ type testServer struct {
 	fs      *fakes.FS
 	git     *fakes.Git
 	backend *fakes.Backend
+	vault   *fakes.KeyVault
+	tools   *fakes.ToolProber
 	port    string
 	client  *http.Client
 
@@ -82,7 +84,8 @@ func newServer(t *testing.T, cfg service.Config, store hub.Store, opts ...httpap
 	s.fs = fakes.NewFS("/home/ann")
 	s.git = fakes.NewGit(s.fs)
 	s.backend = fakes.NewBackend()
-	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend})
+	s.vault, s.tools = fakes.NewKeyVault(s.clock), fakes.NewToolProber()
+	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend, Vault: s.vault, Tools: s.tools})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,7 @@ var (
 	errPGPUserID       = hub.Errorf(hub.Invalid, "the user ID must be a name, optionally followed by <mail@example.com>, in at most 256 bytes")
 	errPGPLocked       = hub.Errorf(hub.Unavailable, "the OpenPGP key is locked")
 	errPGPNotProtected = hub.Errorf(hub.Internal, "the OpenPGP key could not be protected")
+	errPGPBadSignature = hub.Errorf(hub.Invalid, "the OpenPGP signature does not verify with this key")
 )
 
 // GenerateOpenPGP makes an ed25519 signing key (with a curve25519
@@ -226,6 +227,26 @@ func (v *Vault) SignOpenPGP(id string, data []byte) ([]byte, error) {
 		return nil, errPGPLocked
 	}
 	return out, err
+}
+
+// VerifyOpenPGP checks a detached signature of data against publicKey
+// (hub.KeyVault), bounded like the keys the vault reads.
+func (v *Vault) VerifyOpenPGP(publicKey string, data, signature []byte) error {
+	if len(publicKey) > maxOpenPGPKey || len(signature) > maxOpenPGPKey {
+		return errPGPBadSignature
+	}
+	ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(publicKey))
+	if err != nil || len(ring) != 1 {
+		return errPGPBadSignature
+	}
+	check := openpgp.CheckDetachedSignature
+	if bytes.HasPrefix(bytes.TrimSpace(signature), []byte("-----BEGIN")) {
+		check = openpgp.CheckArmoredDetachedSignature
+	}
+	if _, err := check(ring, bytes.NewReader(data), bytes.NewReader(signature), nil); err != nil {
+		return errPGPBadSignature
+	}
+	return nil
 }
 
 // splitUserID splits "Name <mail>" (or "Name", or "<mail>") into the

@@ -159,6 +159,9 @@ func KeyVault(t *testing.T, open func(t *testing.T) hub.KeyVault) {
 				is.True(bytes.HasPrefix(sig, []byte("-----BEGIN PGP SIGNATURE-----\n\n"))) // armored, no headers
 				is.NoErr(verifyOpenPGP(k.PublicKey, data, sig))                            // verifiable with the public key
 				is.True(verifyOpenPGP(k.PublicKey, []byte("other"), sig) != nil)           // and only for its data
+				is.NoErr(v.VerifyOpenPGP(k.PublicKey, data, sig))                          // the vault verifies it too
+				is.True(isInvalid(v.VerifyOpenPGP(k.PublicKey, []byte("other"), sig)))     // and refuses other data
+				is.True(isInvalid(v.VerifyOpenPGP(k.PublicKey, data, []byte("nonsense")))) // and garbage
 				v.Lock("p")
 				_, err = v.SignOpenPGP("p", data)
 				is.Equal(hub.KindOf(err), hub.Unavailable) // locked again
@@ -204,8 +207,9 @@ func KeyVault(t *testing.T, open func(t *testing.T) hub.KeyVault) {
 		is.True(isInvalid(v.Unlock("o", hub.CredentialOpenPGP, k.Sealed, []byte("wrong")), pass))   // a wrong passphrase
 		is.NoErr(v.Unlock("o", hub.CredentialOpenPGP, k.Sealed, pass))                              // the right one
 		sig, err := v.SignOpenPGP("o", []byte("payload\n"))
-		is.NoErr(err)                                                  // signs
-		is.NoErr(verifyOpenPGP(k.PublicKey, []byte("payload\n"), sig)) // verifiably
+		is.NoErr(err)                                                                                   // signs
+		is.NoErr(verifyOpenPGP(k.PublicKey, []byte("payload\n"), sig))                                  // verifiably
+		is.True(isInvalid(v.VerifyOpenPGP(string(openPGPFixture(t).Public), []byte("payload\n"), sig))) // not as another signer's
 		for _, bad := range []string{"", "Ann\nEve <e@example.com>", "Ann (x) <a@example.com>", strings.Repeat("a", 300)} {
 			_, err := v.GenerateOpenPGP(bad, pass)
 			is.True(isInvalid(err)) // a user ID the vault cannot use is refused

@@ -37,10 +37,11 @@ type Projection struct {
 }
 
 // Project takes workspace workspaceID's projection from the catalog as it
-// stands: seals are the sealed values of (at least) its assigned tokens,
-// by credential id, and toolPaths the path each tool resolves to now
-// (override or PATH). A token without a seal digests as empty.
-func (c Catalog) Project(workspaceID string, seals map[string][]byte, toolPaths map[hub.CredentialToolName]string) Projection {
+// stands: digests are the SHA-256 digests of the sealed values of (at
+// least) its assigned tokens, by credential id (DigestSeal), and toolPaths
+// the path each tool resolves to now (override or PATH). A token without
+// a digest digests as an empty seal.
+func (c Catalog) Project(workspaceID string, digests map[string][sha256.Size]byte, toolPaths map[hub.CredentialToolName]string) Projection {
 	p := Projection{
 		WorkspaceID:  workspaceID,
 		Assignments:  c.WorkspaceAssignments(workspaceID),
@@ -54,7 +55,11 @@ func (c Catalog) Project(workspaceID string, seals map[string][]byte, toolPaths 
 		}
 		p.Credentials = append(p.Credentials, cred)
 		if cred.Type == hub.CredentialToken {
-			p.TokenDigests[cred.ID] = sha256.Sum256(seals[cred.ID])
+			d, ok := digests[cred.ID]
+			if !ok {
+				d = DigestSeal(nil)
+			}
+			p.TokenDigests[cred.ID] = d
 		}
 	}
 	slices.SortFunc(p.Credentials, func(a, b hub.Credential) int { return strings.Compare(a.ID, b.ID) })
@@ -63,6 +68,10 @@ func (c Catalog) Project(workspaceID string, seals map[string][]byte, toolPaths 
 	}
 	return p
 }
+
+// DigestSeal is the digest of a token's sealed value the projection
+// keeps: a token stored anew changes it, and the value is never read.
+func DigestSeal(sealed []byte) [sha256.Size]byte { return sha256.Sum256(sealed) }
 
 // ToolsUsed lists the tools whose paths a session's generated
 // configuration names, given its assignments and their credentials, in

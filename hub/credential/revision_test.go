@@ -1,6 +1,7 @@
 package credential_test
 
 import (
+	"crypto/sha256"
 	"reflect"
 	"slices"
 	"testing"
@@ -32,7 +33,7 @@ func startState() hubState {
 }
 
 func (s hubState) revision(ws string) string {
-	return s.cat.Project(ws, s.seals, s.tools).Revision()
+	return s.cat.Project(ws, digests(s.seals), s.tools).Revision()
 }
 
 func (s *hubState) edit(id string, f func(*hub.Credential)) {
@@ -129,7 +130,7 @@ func TestTheRevisionIsDeterministic(t *testing.T) {
 	slices.Reverse(r.cat.Credentials)
 	slices.Reverse(r.cat.Assignments)
 	is.Equal(r.revision("ws1"), want) // whatever order the store answers in
-	p := s.cat.Project("ws1", s.seals, s.tools)
+	p := s.cat.Project("ws1", digests(s.seals), s.tools)
 	slices.Reverse(p.Assignments)
 	is.Equal(p.Revision(), want) // Revision sorts what it is given
 }
@@ -199,4 +200,13 @@ func TestToolsUsedFollowWhatTheProjectionNames(t *testing.T) {
 			is.Equal(credential.ToolsUsed(tc.as, c.Credentials), tc.want) // the tools it names
 		})
 	}
+}
+
+// digests digests each seal as the Hub keeps it.
+func digests(seals map[string][]byte) map[string][sha256.Size]byte {
+	out := map[string][sha256.Size]byte{}
+	for id, s := range seals {
+		out[id] = credential.DigestSeal(s)
+	}
+	return out
 }

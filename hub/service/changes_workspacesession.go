@@ -17,6 +17,9 @@ func (c workspaceSessionStarted) apply(h *Hub) (took, shown bool) {
 	h.mu.Lock()
 	h.running[c.id] = c.rw
 	h.mu.Unlock()
+	if c.rw.grant != nil {
+		h.grants.put(c.rw.grant)
+	}
 	h.st.forgetWorkspaceSessionFacts(c.id)
 	return true, true
 }
@@ -46,6 +49,9 @@ func (c workspaceSessionEnded) apply(h *Hub) (took, shown bool) {
 		delete(h.running, c.id)
 	}
 	h.mu.Unlock()
+	if c.rw.grant != nil {
+		h.grants.end(c.rw.grant) // its broker refuses from now on, whoever reports the end
+	}
 	if !ours {
 		return false, false
 	}

@@ -81,6 +81,7 @@ func (h *Hub) commitLocked(ctx context.Context, fn func(*writes) error, also []c
 		if refused == nil { // the store failed, not fn: it may have written
 			h.st.unsure()
 			h.auth.unsure()
+			h.cred.unsure()
 		}
 		return nil, err
 	}

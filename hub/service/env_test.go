@@ -23,6 +23,8 @@ type env struct {
 	fs      *fakes.FS
 	git     *fakes.Git
 	backend *fakes.Backend
+	vault   *fakes.KeyVault
+	tools   *fakes.ToolProber
 	ann     hub.DeviceSession
 }
 
@@ -33,7 +35,8 @@ func newEnv(t *testing.T) *env {
 	fsys := fakes.NewFS(home)
 	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(),
 		clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend()}
+		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend(), tools: fakes.NewToolProber()}
+	e.vault = fakes.NewKeyVault(e.clock)
 	e.backend.Data = fsys // the workspaces' data directories live on the same disk
 	e.open()
 	e.ann = e.user("ann")
@@ -43,7 +46,7 @@ func newEnv(t *testing.T) *env {
 // open builds a Hub over e's parts and recovers.
 func (e *env) open() {
 	e.t.Helper()
-	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend})
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -61,6 +64,7 @@ func (e *env) restart() {
 	e.Hub.Close()
 	e.backend = fakes.NewBackend()
 	e.backend.Data = e.fs
+	e.vault = fakes.NewKeyVault(e.clock) // a new process holds no key in memory
 	e.open()
 }
 

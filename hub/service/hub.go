@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/credential"
 	"github.com/wharfhub/wharf/hub/internal/keylock"
 	"github.com/wharfhub/wharf/hub/live"
 )
@@ -74,6 +75,10 @@ type Ports struct {
 	FS      hub.FS
 	Git     hub.GitRunner
 	Backend hub.Backend
+	// Vault holds the credentials' secrets; Tools finds the tools they
+	// rely on.
+	Vault hub.KeyVault
+	Tools hub.ToolProber
 }
 
 // Hub is the Hub service. Its methods are safe for concurrent use.
@@ -91,9 +96,17 @@ type Hub struct {
 
 	git     hub.GitRunner
 	backend hub.Backend
+	vault   hub.KeyVault
+	tools   hub.ToolProber
+
+	cred       credentialCache    // the catalog, kept by the commit path
+	credLocks  keylock.Locks      // one per credential: what changes its secret in the vault
+	credLimits *credential.Limits // the generate and passphrase budgets
+	toolPaths  toolPaths          // where each tool was last found
+	grants     sessionGrants      // what each running session was lent
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
-	// id), then commitMu, then st.mu or auth.mu, then mu. The live
+	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
 	// broker's lock is never held while commitMu is taken (it calls
 	// live.Host with its lock held only for what takes st.mu or mu); its
 	// marks lock and device authentication's reloadMu are taken before
@@ -128,22 +141,25 @@ type Hub struct {
 // New returns a Hub over the given ports. A missing port is an error. The
 // caller closes the Hub and then, separately, its ports.
 func New(cfg Config, p Ports) (*Hub, error) {
-	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil {
+	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil || p.Vault == nil || p.Tools == nil {
 		return nil, errors.New("service.New: every field of Ports is required")
 	}
 	cfg = withDefaults(cfg)
 	h := &Hub{
-		cfg:       cfg,
-		store:     p.Store,
-		clock:     p.Clock,
-		fs:        p.FS,
-		git:       p.Git,
-		backend:   p.Backend,
-		running:   map[string]*runningWorkspace{},
-		stranded:  map[int64]hub.JournalKind{},
-		log:       cfg.Logger,
-		kdf:       make(chan struct{}, cfg.KDFConcurrency),
-		loginGate: newLoginGate(cfg.LoginLimits),
+		cfg:        cfg,
+		store:      p.Store,
+		clock:      p.Clock,
+		fs:         p.FS,
+		git:        p.Git,
+		backend:    p.Backend,
+		vault:      p.Vault,
+		tools:      p.Tools,
+		credLimits: credential.NewLimits(),
+		running:    map[string]*runningWorkspace{},
+		stranded:   map[int64]hub.JournalKind{},
+		log:        cfg.Logger,
+		kdf:        make(chan struct{}, cfg.KDFConcurrency),
+		loginGate:  newLoginGate(cfg.LoginLimits),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
 	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits}, liveHost{h})

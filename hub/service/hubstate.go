@@ -205,7 +205,7 @@ func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
 		WorkspacesRevision:   rev,
 	}
 	for i, w := range ws {
-		s.Workspaces[i] = viewOf(w, running[w.ID], facts[w.ID])
+		s.Workspaces[i] = st.h.withCredentials(ctx, viewOf(w, running[w.ID], facts[w.ID]))
 	}
 	if d, err := st.h.resolveDefaults(parent); err == nil {
 		s.Defaults = &d
@@ -218,7 +218,15 @@ func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
 // view describes w as it is now, learning its facts when none are known.
 func (h *Hub) view(w hub.Workspace) hub.WorkspaceView {
 	running := h.runningSessions()
-	return viewOf(w, running[w.ID], h.st.learn([]hub.Workspace{w}, running, false)[w.ID])
+	return h.withCredentials(context.Background(), viewOf(w, running[w.ID], h.st.learn([]hub.Workspace{w}, running, false)[w.ID]))
+}
+
+// withCredentials adds to v what its workspace is assigned and whether
+// its running session needs a restart to be given it.
+func (h *Hub) withCredentials(ctx context.Context, v hub.WorkspaceView) hub.WorkspaceView {
+	v.Authentication, v.Signing = h.workspaceCredentialNames(ctx, v.ID)
+	v.CredentialRestartRequired = v.Running && h.restartRequired(ctx, v.ID)
+	return v
 }
 
 // viewOf describes w from its facts; rw is its running session, or nil.

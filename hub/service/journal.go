@@ -211,6 +211,9 @@ func (h *Hub) Recover(ctx context.Context) error {
 			h.strand(j.ID, j.Kind, fmt.Errorf("%s", unresolved))
 		}
 	}
+	if err := h.unlockAtStart(ctx); err != nil {
+		return fmt.Errorf("load credentials: %w", err)
+	}
 	return h.autostart(ctx)
 }
 

@@ -13,6 +13,7 @@ import (
 // runningWorkspace is a running workspace session as the Hub tracks it.
 type runningWorkspace struct {
 	rs       hub.WorkspaceSession
+	grant    *grant // what it was lent of the credentials
 	stopping bool // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
 }
 
@@ -105,8 +106,13 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 	// An impatient client must not abort a start halfway; the backend
 	// bounds its own wait.
 	ctx = context.WithoutCancel(ctx)
-	rs, err := h.backend.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path})
+	creds, g, err := h.lend(ctx, id)
 	if err != nil {
+		return hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, hub.MessageOf(err)))
+	}
+	rs, err := h.backend.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path, Credentials: creds})
+	if err != nil {
+		h.grants.end(g)
 		h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session failed to start",
 			slog.String("workspace", id), slog.Any("err", err))
 		why := hub.MessageOf(err)
@@ -115,7 +121,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		}
 		return hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
 	}
-	ls := &runningWorkspace{rs: rs}
+	ls := &runningWorkspace{rs: rs, grant: g}
 	if err := h.setAutoStart(ctx, id, true, workspaceSessionStarted{id: id, rw: ls}); err != nil {
 		if serr := rs.Stop(ctx); serr != nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",

@@ -10,27 +10,6 @@ import (
 
 const recoveryRequiredText = "workspace onboarding committed but its journal could not be cleared; restart the Hub to reconcile"
 
-// checkSelections validates credential selections before anything is
-// changed. Until Hub-managed credentials exist, no credential id is known,
-// so any selection is refused as a conflict and nothing is registered.
-func checkSelections(auth []hub.AuthenticationSelection, signing string) error {
-	for _, a := range auth {
-		if a.CredentialID == "" {
-			return hub.Errorf(hub.Invalid, "authentication credentialId is required")
-		}
-		if a.Host == "" || len(a.Host) > 256 {
-			return hub.Errorf(hub.Invalid, "authentication host must be 1-256 characters")
-		}
-	}
-	if len(auth) > 0 {
-		return hub.Errorf(hub.Conflict, "unknown credential: %s", auth[0].CredentialID)
-	}
-	if signing != "" {
-		return hub.Errorf(hub.Conflict, "unknown credential: %s", signing)
-	}
-	return nil
-}
-
 // existingFolder validates the folder of a registration and returns its
 // canonical path.
 func (h *Hub) existingFolder(p string) (string, error) {
@@ -112,7 +91,7 @@ func (h *Hub) register(ctx context.Context, req hub.RegisterRequest) (hub.Worksp
 	if init && !req.Init {
 		return hub.Workspace{}, "", notRepository(dir)
 	}
-	return h.onboard(ctx, "register", dir, hub.DefaultDisplayName(dir), init, false)
+	return h.onboard(ctx, "register", dir, hub.DefaultDisplayName(dir), init, false, selections{})
 }
 
 // Configure registers an existing folder with a display name and
@@ -146,14 +125,14 @@ func (h *Hub) configure(ctx context.Context, req hub.ConfigureRequest) (hub.Work
 	} else if ok {
 		return hub.Workspace{}, "", hub.Errorf(hub.Conflict, "folder is already registered as workspace %s", w.ID)
 	}
-	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+	if err := h.checkSelections(ctx, req.Authentication, req.Signing); err != nil {
 		return hub.Workspace{}, "", err
 	}
 	init := h.needsInit(ctx, dir)
 	if init && !req.Init {
 		return hub.Workspace{}, "", notRepository(dir)
 	}
-	return h.onboard(ctx, "configure-existing", dir, name, init, false)
+	return h.onboard(ctx, "configure-existing", dir, name, init, false, selections{req.Authentication, req.Signing})
 }
 
 // CreateConfigured creates one new visible folder under parent, never
@@ -194,7 +173,7 @@ func (h *Hub) createConfigured(ctx context.Context, req hub.CreateConfiguredRequ
 		return hub.Workspace{}, "", err
 	}
 	defer end()
-	if err := checkSelections(req.Authentication, req.Signing); err != nil {
+	if err := h.checkSelections(ctx, req.Authentication, req.Signing); err != nil {
 		return hub.Workspace{}, "", err
 	}
 	if h.exists(dir) {
@@ -203,7 +182,7 @@ func (h *Hub) createConfigured(ctx context.Context, req hub.CreateConfiguredRequ
 	if err := h.unclaimed(ctx, dir); err != nil {
 		return hub.Workspace{}, "", err
 	}
-	return h.onboard(ctx, "create-new", dir, name, true, true)
+	return h.onboard(ctx, "create-new", dir, name, true, true, selections{req.Authentication, req.Signing})
 }
 
 // registeredAt returns the workspace registered exactly at dir, if any.
@@ -234,12 +213,19 @@ func (h *Hub) unclaimed(ctx context.Context, dest string) error {
 	return nil
 }
 
+// selections are the credentials a registration assigns its workspace.
+type selections struct {
+	authentication []hub.AuthenticationSelection
+	signing        string
+}
+
 // onboard registers dir under a journal. With create it first makes the
 // folder; with init it runs `git init` there. The registration commits in
-// one transaction; the journal is then cleared in its own, and when that
+// one transaction with the assignments of sel, decided again there (a
+// credential disabled meanwhile refuses the whole registration); the journal is then cleared in its own, and when that
 // fails the registration stands and recovery is reported instead of an
 // error. The caller holds onboardMu and dir's reservation.
-func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bool) (hub.Workspace, string, error) {
+func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bool, sel selections) (hub.Workspace, string, error) {
 	var id string
 	if err := h.store.View(ctx, func(tx hub.Tx) error {
 		var err error
@@ -277,7 +263,29 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		}
 	}
 	w := hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
-	if err := h.commit(ctx, func(tx *writes) error { return tx.CreateWorkspace(w) }); err != nil {
+	var refused error
+	err = h.commit(ctx, func(tx *writes) error {
+		if err := tx.CreateWorkspace(w); err != nil {
+			return err
+		}
+		if len(sel.authentication) == 0 && sel.signing == "" {
+			return nil
+		}
+		cat, err := catalogIn(tx)
+		if err != nil {
+			return err
+		}
+		ch, err := cat.Onboard(w.ID, sel.authentication, sel.signing)
+		if err != nil {
+			refused = err
+			return err
+		}
+		return writeChange(tx, ch)
+	})
+	if refused != nil {
+		return abandon(refused)
+	}
+	if err != nil {
 		h.log.LogAttrs(ctx, slog.LevelError, "workspace registration failed", slog.String("path", dir), slog.Any("err", err))
 		e := hub.Wrap(hub.Internal, err, "workspace registration could not be persisted")
 		if create {
@@ -308,6 +316,6 @@ func (h *Hub) finishOnboarding(ctx context.Context, w hub.Workspace, recovery st
 			unlock()
 		}
 	}
-	res.Workspace = hub.WorkspaceView{Workspace: w, Running: h.Running(w.ID)}
+	res.Workspace = h.withCredentials(ctx, hub.WorkspaceView{Workspace: w, Running: h.Running(w.ID), Authentication: []string{}, Signing: []string{}})
 	return res
 }

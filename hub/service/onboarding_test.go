@@ -50,7 +50,7 @@ func TestConfigure(t *testing.T) {
 				Authentication: []hub.AuthenticationSelection{{CredentialID: "c1", Host: "github.com"}}}, hub.Conflict, "unknown credential: c1"},
 			{"unknown signing credential", hub.ConfigureRequest{Path: "/home/ann/plain", DisplayName: "x", Init: true, Signing: "c2"}, hub.Conflict, "unknown credential: c2"},
 			{"selection without host", hub.ConfigureRequest{Path: "/home/ann/plain", DisplayName: "x",
-				Authentication: []hub.AuthenticationSelection{{CredentialID: "c1"}}}, hub.Invalid, "authentication host must be 1-256 characters"},
+				Authentication: []hub.AuthenticationSelection{{CredentialID: "c1"}}}, hub.Invalid, "host is required for role authentication"},
 			{"display name too long", hub.ConfigureRequest{Path: "/home/ann/plain", DisplayName: strings.Repeat("n", 65)}, hub.Invalid, "workspace display name must be at most 64 characters"},
 			{"missing folder", hub.ConfigureRequest{Path: "/home/ann/nope", DisplayName: "x"}, hub.NotFound, "folder was not found"},
 		} {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/credential"
 )
 
 // writes is the transaction a mutation writes through (commit.go). It
@@ -108,7 +109,11 @@ func (w *writes) DeleteWorkspace(id string) error {
 	if err != nil {
 		return err
 	}
-	return w.did(w.tx.DeleteWorkspace(id), &workspaceDeleted{w: old})
+	if err := w.did(w.tx.DeleteWorkspace(id), &workspaceDeleted{w: old}); err != nil {
+		return err
+	}
+	w.record(workspaceAssignmentsGone{id: id}) // the store deletes them with it
+	return nil
 }
 
 // AddJournal writes a recovery journal: the Hub's fences follow the
@@ -151,6 +156,50 @@ func (w *writes) PutSetting(key, value string) error {
 
 func (w *writes) DeleteSetting(key string) error {
 	return w.did(w.tx.DeleteSetting(key), settingSaved{key: key})
+}
+
+// The credentials family's writes (changes_credential.go).
+
+func (w *writes) Credentials() ([]hub.Credential, error)       { return w.tx.Credentials() }
+func (w *writes) Credential(id string) (hub.Credential, error) { return w.tx.Credential(id) }
+func (w *writes) CredentialSecret(id string) ([]byte, error)   { return w.tx.CredentialSecret(id) }
+func (w *writes) CredentialAssignments() ([]hub.CredentialAssignment, error) {
+	return w.tx.CredentialAssignments()
+}
+
+// CreateCredential records c with its sealed secret; a token's digest
+// joins the cache, for the sessions' revisions.
+func (w *writes) CreateCredential(c hub.Credential, sealed []byte) error {
+	saved := credentialSaved{c: c}
+	if c.Type == hub.CredentialToken {
+		d := credential.DigestSeal(sealed)
+		saved.digest = &d
+	}
+	return w.did(w.tx.CreateCredential(c, sealed), saved)
+}
+
+func (w *writes) UpdateCredential(c hub.Credential) error {
+	return w.did(w.tx.UpdateCredential(c), credentialSaved{c: c})
+}
+
+func (w *writes) DeleteCredential(id string) error {
+	return w.did(w.tx.DeleteCredential(id), credentialDeleted{id: id})
+}
+
+func (w *writes) PutCredentialAssignment(a hub.CredentialAssignment) error {
+	return w.did(w.tx.PutCredentialAssignment(a), assignmentPut{a: a})
+}
+
+func (w *writes) DeleteCredentialAssignment(a hub.CredentialAssignment) (bool, error) {
+	ok, err := w.tx.DeleteCredentialAssignment(a)
+	if err == nil && ok {
+		w.record(assignmentRemoved{a: a})
+	}
+	return ok, err
+}
+
+func (w *writes) PutCredentialToolOverride(tool hub.CredentialToolName, path string) error {
+	return w.did(w.tx.PutCredentialToolOverride(tool, path), toolOverrideSaved{tool: tool, path: path})
 }
 
 // did records c when the write it follows succeeded, and returns the

@@ -1,0 +1,142 @@
+package service
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/credential"
+)
+
+// A grant is its session's broker (hub.SessionBroker): the session's
+// agent, credential helper and signing program ask it, and it answers
+// from the catalog as it is at that moment — an unassignment, a disable
+// or a delete after the start is refused at the next request, without a
+// restart. Every use is logged (credential, workspace, purpose, host,
+// never a secret).
+
+var _ hub.SessionBroker = (*grant)(nil)
+
+var (
+	errNothingLent = hub.Errorf(hub.NotFound, "no credential is available for this request")
+	errSessionOver = hub.Errorf(hub.Unavailable, "the workspace session has ended")
+)
+
+// ServeAgent serves the session's SSH agent (hub.SessionBroker).
+func (g *grant) ServeAgent(path string) (hub.CredentialAgent, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ended {
+		return nil, errSessionOver
+	}
+	if g.agent != nil {
+		return nil, hub.Errorf(hub.Conflict, "the session's agent is already served")
+	}
+	agent, err := g.h.vault.ServeAgent(hub.AgentOptions{Path: path, OnUse: g.onUse})
+	if err != nil {
+		return nil, err
+	}
+	agent.Offer(g.offered(context.Background()))
+	g.agent = agent
+	return agent, nil
+}
+
+// onUse admits one signature of the session's agent: the key must still
+// be assigned to the workspace and enabled (the vault checks it is
+// unlocked and offered).
+func (g *grant) onUse(ctx context.Context, u hub.CredentialUse) error {
+	if err := g.live(); err != nil {
+		return err
+	}
+	cat, _, _, err := g.h.catalog(ctx)
+	if err != nil {
+		return hub.Wrap(hub.Unavailable, err, "credentials could not be read")
+	}
+	for _, a := range cat.WorkspaceAssignments(g.ws) {
+		if c, ok := cat.Credential(a.CredentialID); ok && c.ID == u.CredentialID && c.Enabled {
+			g.used(ctx, u.CredentialID, u.Purpose, u.Host)
+			return nil
+		}
+	}
+	return errNothingLent
+}
+
+// Token answers git's credential helper (hub.SessionBroker).
+func (g *grant) Token(ctx context.Context, host string) (string, []byte, error) {
+	if err := g.live(); err != nil {
+		return "", nil, err
+	}
+	host, err := credential.NormalizeHost(host)
+	if err != nil {
+		return "", nil, errNothingLent
+	}
+	cat, _, _, err := g.h.catalog(ctx)
+	if err != nil {
+		return "", nil, hub.Wrap(hub.Unavailable, err, "credentials could not be read")
+	}
+	for _, a := range cat.WorkspaceAssignments(g.ws) {
+		if a.Role != hub.RoleAuthentication || a.Host != host {
+			continue
+		}
+		c, ok := cat.Credential(a.CredentialID)
+		if !ok || !c.Enabled || c.Type != hub.CredentialToken || !credential.Has(c, hub.CapHTTPSGit) || c.Host != host {
+			return "", nil, errNothingLent
+		}
+		sealed, err := g.h.secret(ctx, c.ID)
+		if err != nil {
+			return "", nil, errNothingLent
+		}
+		token, err := g.h.vault.OpenToken(sealed)
+		if err != nil {
+			g.h.log.LogAttrs(ctx, slog.LevelError, "a token could not be opened", slog.String("credential", c.ID), slog.Any("err", err))
+			return "", nil, errNothingLent
+		}
+		g.used(ctx, c.ID, hub.PurposeToken, host)
+		return credential.Username(c), token, nil
+	}
+	return "", nil, errNothingLent
+}
+
+// SignOpenPGP signs with the workspace's OpenPGP signing default
+// (hub.SessionBroker).
+func (g *grant) SignOpenPGP(ctx context.Context, data []byte) ([]byte, error) {
+	if err := g.live(); err != nil {
+		return nil, err
+	}
+	cat, _, _, err := g.h.catalog(ctx)
+	if err != nil {
+		return nil, hub.Wrap(hub.Unavailable, err, "credentials could not be read")
+	}
+	for _, a := range cat.WorkspaceAssignments(g.ws) {
+		if a.Role != hub.RoleSigning {
+			continue
+		}
+		c, ok := cat.Credential(a.CredentialID)
+		if !ok || !c.Enabled || c.Type != hub.CredentialOpenPGP {
+			return nil, errNothingLent
+		}
+		sig, err := g.h.vault.SignOpenPGP(c.ID, data)
+		if err != nil {
+			return nil, err
+		}
+		g.used(ctx, c.ID, hub.PurposeSignature, "")
+		return sig, nil
+	}
+	return nil, errNothingLent
+}
+
+// live refuses a request of a session that has ended.
+func (g *grant) live() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ended {
+		return errSessionOver
+	}
+	return nil
+}
+
+// used logs one use of a credential by the session.
+func (g *grant) used(ctx context.Context, id string, purpose hub.CredentialPurpose, host string) {
+	g.h.log.LogAttrs(ctx, slog.LevelInfo, "credential used", slog.String("credential", id),
+		slog.String("workspace", g.ws), slog.String("purpose", string(purpose)), slog.String("host", host))
+}
