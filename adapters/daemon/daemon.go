@@ -29,8 +29,8 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/credtools"
 	"github.com/wharfhub/wharf/adapters/gitexec"
-	"github.com/wharfhub/wharf/adapters/keyvault"
 	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/keyvault"
 	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"

@@ -14,7 +14,7 @@ import (
 type runningWorkspace struct {
 	rs       hub.WorkspaceSession
 	grant    *grant // what it was lent of the credentials
-	stopping bool // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
+	stopping bool   // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
 }
 
 // workspace loads a registered workspace, NotFound with the contract's
