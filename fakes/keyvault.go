@@ -26,7 +26,9 @@ import (
 
 var _ hub.KeyVault = (*KeyVault)(nil)
 
-// KeyVault is a hub.KeyVault for tests. It is deterministic: keys come
+// KeyVault is a hub.KeyVault for tests. Its refusals say what the real
+// vault's say, word for word, so a test through it pins the texts people
+// read. It is deterministic: keys come
 // from a seeded source, its Hub key is fixed and in memory, and times
 // come from its clock. It is quick: a protected key is sealed beside a
 // digest of its passphrase instead of under a slow KDF (an imported
@@ -130,11 +132,11 @@ func (v *KeyVault) ImportSSH(privateKey, passphrase []byte) (hub.NewKey, error) 
 	block, rest := pem.Decode(privateKey)
 	switch {
 	case block == nil:
-		return hub.NewKey{}, invalid("the text is not an SSH private key")
+		return hub.NewKey{}, invalid("the text is not an SSH private key in OpenSSH, PEM or PKCS#8 format")
 	case bytes.Contains(rest, []byte("-----BEGIN")):
-		return hub.NewKey{}, invalid("the text holds more than one key")
+		return hub.NewKey{}, invalid("the text holds more than one key; import one at a time")
 	case block.Type == "ENCRYPTED PRIVATE KEY":
-		return hub.NewKey{}, invalid("encrypted PKCS#8 keys are not supported")
+		return hub.NewKey{}, invalid("encrypted PKCS#8 keys are not supported; convert the key to OpenSSH format first (ssh-keygen -p -f FILE)")
 	}
 	raw, err := ssh.ParseRawPrivateKey(privateKey)
 	var missing *ssh.PassphraseMissingError
@@ -148,7 +150,7 @@ func (v *KeyVault) ImportSSH(privateKey, passphrase []byte) (hub.NewKey, error) 
 		}
 	}
 	if err != nil {
-		return hub.NewKey{}, invalid("the SSH private key could not be read")
+		return hub.NewKey{}, invalid("the SSH private key is damaged or incomplete")
 	}
 	return v.sealSSH(raw, "", passphrase)
 }
@@ -156,11 +158,11 @@ func (v *KeyVault) ImportSSH(privateKey, passphrase []byte) (hub.NewKey, error) 
 func (v *KeyVault) sealSSH(raw any, comment string, passphrase []byte) (hub.NewKey, error) {
 	signer, err := ssh.NewSignerFromKey(raw)
 	if err != nil {
-		return hub.NewKey{}, invalid("this type of SSH key is not supported")
+		return hub.NewKey{}, invalid("this type of SSH key is not supported; use ed25519, ECDSA or RSA")
 	}
 	block, err := ssh.MarshalPrivateKey(raw, comment)
 	if err != nil {
-		return hub.NewKey{}, invalid("this type of SSH key is not supported")
+		return hub.NewKey{}, invalid("this type of SSH key is not supported; use ed25519, ECDSA or RSA")
 	}
 	line := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(signer.PublicKey())), "\n")
 	if comment != "" {
@@ -189,7 +191,7 @@ func (v *KeyVault) GenerateOpenPGP(userID string, passphrase []byte) (hub.NewKey
 	cfg := &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA, Rand: rand.NewChaCha8([32]byte(seed)), Time: v.clock.Now}
 	e, err := openpgp.NewEntity(name, "", email, cfg)
 	if err != nil || userID == "" || len(userID) > 256 || e.PrimaryIdentity().Name != userID || strings.ContainsAny(userID, "\x00\r\n") {
-		return hub.NewKey{}, invalid("the user ID must be a name, optionally followed by <mail@example.com>")
+		return hub.NewKey{}, invalid("the user ID must be a name, optionally followed by <mail@example.com>, in at most 256 bytes")
 	}
 	var bin bytes.Buffer
 	if err := e.SerializePrivate(&bin, cfg); err != nil {
@@ -206,20 +208,20 @@ func (v *KeyVault) ImportOpenPGP(armored []byte) (hub.NewKey, error) {
 	}
 	bin, err := io.ReadAll(block.Body)
 	if err != nil {
-		return hub.NewKey{}, invalid("the OpenPGP key is damaged")
+		return hub.NewKey{}, invalid("the OpenPGP key is damaged or uses a format the Hub cannot read")
 	}
 	list, err := openpgp.ReadKeyRing(bytes.NewReader(bin))
 	switch {
 	case err != nil:
-		return hub.NewKey{}, invalid("the OpenPGP key is damaged")
+		return hub.NewKey{}, invalid("the OpenPGP key is damaged or uses a format the Hub cannot read")
 	case len(list) != 1:
 		return hub.NewKey{}, invalid("the block must hold exactly one primary key")
 	case list[0].PrivateKey == nil:
-		return hub.NewKey{}, invalid("the block holds a public key only")
+		return hub.NewKey{}, invalid("the block holds a public key only; export the secret key (gpg --armor --export-secret-keys)")
 	}
 	e := list[0]
 	if k, ok := e.SigningKey(v.clock.Now()); !ok || k.PrivateKey == nil || k.PrivateKey.Dummy() {
-		return hub.NewKey{}, invalid("the key has no secret key able to sign")
+		return hub.NewKey{}, invalid("the key has no secret key able to sign (none, or it is expired or revoked)")
 	}
 	if e.PrivateKey.Encrypted {
 		return v.openPGPKey(e, v.seal(fakeOpenPGPPW, nil, bin), true)

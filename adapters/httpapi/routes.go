@@ -92,6 +92,25 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/personal-state", "workspaceGetPersonalState", authenticated, a.handleGetPersonalState},
 		{"PATCH", "/s/{workspaceId}/api/personal-state", "workspacePatchPersonalState", authenticated, a.handlePatchPersonalState},
 		{"POST", "/s/{workspaceId}/api/activity-viewed", "hubAcknowledgeWorkspaceActivity", authenticated, a.handleActivityViewed},
+		{"GET", "/api/hub/credentials", "hubListCredentials", authenticated, a.handleListCredentials},
+		{"GET", "/api/hub/credential-tools", "hubListCredentialTools", authenticated, a.handleListCredentialTools},
+		{"GET", "/api/hub/credentials/{credentialId}/public-key", "hubGetCredentialPublicKey", authenticated, a.handleCredentialPublicKey},
+		{"POST", "/api/hub/credentials/ssh/generate", "hubGenerateSshCredential", authenticated, a.handleGenerateSSH},
+		{"POST", "/api/hub/credentials/ssh/import", "hubImportSshCredential", authenticated, a.handleImportSSH},
+		{"POST", "/api/hub/credentials/openpgp/generate", "hubGenerateOpenPgpCredential", authenticated, a.handleGenerateOpenPGP},
+		{"POST", "/api/hub/credentials/openpgp/import", "hubImportOpenPgpCredential", authenticated, a.handleImportOpenPGP},
+		{"POST", "/api/hub/credentials/token", "hubCreateTokenCredential", authenticated, a.handleCreateToken},
+		{"POST", "/api/hub/credential-tools/{tool}", "hubSetCredentialTool", authenticated, a.handleSetCredentialTool},
+		{"POST", "/api/hub/credential-tools/{tool}/test", "hubTestCredentialTool", authenticated, a.handleTestCredentialTool},
+		{"POST", "/api/hub/credentials/{credentialId}/unlock", "hubUnlockCredential", authenticated, a.handleUnlockCredential},
+		{"POST", "/api/hub/credentials/{credentialId}/lock", "hubLockCredential", authenticated, a.credentialState(lockCredential)},
+		{"POST", "/api/hub/credentials/{credentialId}/enable", "hubEnableCredential", authenticated, a.credentialState(enableCredential)},
+		{"POST", "/api/hub/credentials/{credentialId}/disable", "hubDisableCredential", authenticated, a.credentialState(disableCredential)},
+		{"POST", "/api/hub/credentials/{credentialId}/assign", "hubAssignCredential", authenticated, a.handleAssignCredential},
+		{"POST", "/api/hub/credentials/{credentialId}/unassign", "hubUnassignCredential", authenticated, a.handleUnassignCredential},
+		{"POST", "/api/hub/credentials/{credentialId}/test", "hubTestCredential", authenticated, a.handleTestCredential},
+		{"POST", "/api/hub/credentials/{credentialId}/delete", "hubDeleteCredential", authenticated, a.handleDeleteCredential},
+		{"POST", "/api/hub/workspaces/{workspaceId}/credential-assignments", "hubAssignWorkspaceCredentials", authenticated, a.handleAssignWorkspaceCredentials},
 		{"GET", "/api/hub/live", "hubStreamLive", authenticated, a.handleLive},
 		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", authenticated, a.handleLiveSubscriptions},
 
@@ -122,26 +141,27 @@ func Routes() []Route {
 }
 
 type api struct {
-	auth       AuthService
-	state      StateService
-	folders    FolderService
-	workspaces WorkspaceService
-	personal   PersonalService
-	live       LiveService
-	proxy      *httputil.ReverseProxy
-	log        *slog.Logger
-	mux        *http.ServeMux
-	exact      map[string]http.Handler // the routes without wildcards, by path
-	proxies    []netip.Prefix
-	hosts      map[string]struct{} // Options.AllowedHosts, normalized
-	pages      http.Handler        // Options.Pages
+	auth        AuthService
+	state       StateService
+	folders     FolderService
+	workspaces  WorkspaceService
+	personal    PersonalService
+	live        LiveService
+	credentials CredentialService
+	proxy       *httputil.ReverseProxy
+	log         *slog.Logger
+	mux         *http.ServeMux
+	exact       map[string]http.Handler // the routes without wildcards, by path
+	proxies     []netip.Prefix
+	hosts       map[string]struct{} // Options.AllowedHosts, normalized
+	pages       http.Handler        // Options.Pages
 }
 
 // NewHandler returns the HTTP handler of the Hub API over s, every
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {

@@ -16,17 +16,8 @@ import (
 // not routed (no stub handlers): a request to one answers 404 or 405. Each
 // later issue removes the operations it builds; the list ends empty.
 var pending = []string{
-	// Workspaces: assignments need Hub-managed credentials
-	"hubAssignWorkspaceCredentials",
 	// Notifications
 	"hubGetNotifications", "hubEnrollNotifications", "hubRemoveNotifications",
-	// Credentials and credential tools
-	"hubListCredentials", "hubListCredentialTools", "hubGetCredentialPublicKey",
-	"hubGenerateSshCredential", "hubImportSshCredential", "hubGenerateOpenPgpCredential",
-	"hubImportOpenPgpCredential", "hubCreateTokenCredential", "hubSetCredentialTool",
-	"hubTestCredentialTool", "hubUnlockCredential", "hubLockCredential", "hubEnableCredential",
-	"hubDisableCredential", "hubAssignCredential", "hubUnassignCredential", "hubTestCredential",
-	"hubDeleteCredential",
 	// Agent accounts
 	"hubGetAgentAccounts", "hubConnectAgentAccountKey", "hubStartAgentAccountLogin",
 	"hubSubmitAgentAccountCode", "hubSubmitAgentAccountRedirect", "hubCancelAgentAccountLogin",

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -263,7 +264,28 @@ func (s *testServer) snapshot(t *testing.T) string {
 			}
 		}
 		js, err := tx.Journals()
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(&b, "journals %d\n", len(js))
+		cs, err := tx.Credentials()
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			sealed, err := tx.CredentialSecret(c.ID)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "credential %+v sealed %x\n", c, sha256.Sum256(sealed))
+		}
+		as, err := tx.CredentialAssignments()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "assignments %+v\n", as)
+		o, err := tx.CredentialToolOverrides()
+		fmt.Fprintf(&b, "overrides %v\n", o)
 		return err
 	})
 	if err != nil {

@@ -14,12 +14,13 @@ import (
 // Hub service (hub/service) implements them all: ServicesOf. Each method
 // is documented where the service implements it.
 type Services struct {
-	Auth       AuthService
-	State      StateService
-	Folders    FolderService
-	Workspaces WorkspaceService
-	Personal   PersonalService
-	Live       LiveService
+	Auth        AuthService
+	State       StateService
+	Folders     FolderService
+	Workspaces  WorkspaceService
+	Personal    PersonalService
+	Live        LiveService
+	Credentials CredentialService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -86,13 +87,14 @@ func ServicesOf(h interface {
 	WorkspaceService
 	PersonalService
 	LiveService
+	CredentialService
 }) Services {
-	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h}
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }

@@ -191,7 +191,7 @@ func (h *Hub) attempt(b credential.Bucket, who hub.Requester) error {
 // vaultError keeps the vault's refusals (Invalid: what is wrong with the
 // input, never quoting it) and says what failed otherwise.
 func vaultError(err error, what string) error {
-	if hub.KindOf(err) == hub.Invalid || hub.KindOf(err) == hub.Unavailable {
+	if err == nil || hub.KindOf(err) == hub.Invalid || hub.KindOf(err) == hub.Unavailable {
 		return err
 	}
 	return hub.Wrap(hub.Internal, err, what)
