@@ -42,6 +42,7 @@ type Backend struct {
 	mu       sync.Mutex
 	running  map[string]*workspaceSession
 	starts   map[string]int
+	specs    map[string]hub.WorkspaceSessionSpec // the last Start's, by workspace
 	facts    map[string]hub.WorkspaceSessionFacts
 	factsErr map[string]error
 	failNext error
@@ -54,7 +55,7 @@ type Backend struct {
 // NewBackend returns a Backend with no session running.
 func NewBackend() *Backend {
 	return &Backend{
-		running: map[string]*workspaceSession{}, starts: map[string]int{},
+		running: map[string]*workspaceSession{}, starts: map[string]int{}, specs: map[string]hub.WorkspaceSessionSpec{},
 		facts: map[string]hub.WorkspaceSessionFacts{}, factsErr: map[string]error{},
 		changed: make(chan struct{}),
 	}
@@ -69,6 +70,7 @@ func (b *Backend) Name() string { return "local" }
 func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
 	b.mu.Lock()
 	b.starts[spec.WorkspaceID]++
+	b.specs[spec.WorkspaceID] = spec
 	gate := b.hold
 	if gate != nil {
 		b.setHeld(+1)
@@ -195,6 +197,14 @@ func (b *Backend) StartCount(id string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.starts[id]
+}
+
+// Spec returns what the last Start of id was asked: the workspace's
+// folder and the credentials its session was lent.
+func (b *Backend) Spec(id string) hub.WorkspaceSessionSpec {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.specs[id]
 }
 
 // Running reports whether a session of id is running.
