@@ -91,9 +91,13 @@ func fuzzOpenPGP(t *testing.T, v *Vault, key, pass []byte) {
 			t.Fatalf("an unprotected key does not unlock: %v", err)
 		}
 	} else {
-		kind, body, err := splitSealed(k.Sealed)
+		kind, _, err := splitSealed(k.Sealed)
 		if err != nil || kind != kindOpenPGPPassphrase {
 			t.Fatalf("a protected key sealed as %d: %v", kind, err)
+		}
+		body, err := v.open(kind, k.Sealed)
+		if err != nil {
+			t.Fatalf("a protected key's seal does not open: %v", err)
 		}
 		e, err := readOneEntity(body)
 		if err != nil {

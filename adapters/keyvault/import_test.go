@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wharfhub/wharf/adapters/keyvault"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -102,11 +103,14 @@ func TestALegacyEncryptedPEMKeyIsReEncryptedInOpenSSHFormat(t *testing.T) {
 	is := is.New(t)
 	v := newVault(t)
 	k, err := v.ImportSSH([]byte(legacyEncrypted), []byte("fixture-pass"))
-	is.NoErr(err)                                                          // imported
-	is.True(k.Protected)                                                   // protected
-	is.True(bytes.Contains(k.Sealed, []byte("BEGIN OPENSSH PRIVATE KEY"))) // stored in OpenSSH format
-	is.True(!bytes.Contains(k.Sealed, []byte("Proc-Type")))                // not as it came
-	_, err = ssh.ParseRawPrivateKey(k.Sealed[2:])
+	is.NoErr(err)                                             // imported
+	is.True(k.Protected)                                      // protected
+	is.True(!bytes.Contains(k.Sealed, []byte("PRIVATE KEY"))) // sealed: no key text shows
+	inner, err := keyvault.OpenSealed(v, k.Sealed)
+	is.NoErr(err)                                                       // the Hub's seal opens
+	is.True(bytes.Contains(inner, []byte("BEGIN OPENSSH PRIVATE KEY"))) // onto OpenSSH format
+	is.True(!bytes.Contains(inner, []byte("Proc-Type")))                // not as it came
+	_, err = ssh.ParseRawPrivateKey(inner)
 	_, missing := err.(*ssh.PassphraseMissingError)
 	is.True(missing)                                                             // encrypted
 	is.NoErr(v.Unlock("l", hub.CredentialSSH, k.Sealed, []byte("fixture-pass"))) // with the same passphrase
@@ -118,9 +122,13 @@ func TestAnEncryptedOpenSSHKeyIsKeptAsItCame(t *testing.T) {
 	block, err := ssh.MarshalPrivateKeyWithPassphrase(a, "my laptop", []byte("pass"))
 	is.NoErr(err)
 	text := pem.EncodeToMemory(block)
-	k, err := newVault(t).ImportSSH(append([]byte("\n"), text...), []byte("pass"))
-	is.NoErr(err)                                // imported
-	is.Equal(string(k.Sealed[2:]), string(text)) // byte for byte: its KDF rounds and comment survive
+	v := newVault(t)
+	k, err := v.ImportSSH(append([]byte("\n"), text...), []byte("pass"))
+	is.NoErr(err)                            // imported
+	is.True(!bytes.Contains(k.Sealed, text)) // sealed over its own encryption
+	inner, err := keyvault.OpenSealed(v, k.Sealed)
+	is.NoErr(err)                         // which the Hub's key opens
+	is.Equal(string(inner), string(text)) // byte for byte: its KDF rounds and comment survive
 }
 
 func TestAGeneratedKeyRefusesACommentThatBreaksItsLine(t *testing.T) {

@@ -69,7 +69,11 @@ func (v *Vault) GenerateOpenPGP(userID string, passphrase []byte) (hub.NewKey, e
 	if err != nil {
 		return hub.NewKey{}, hub.Wrap(hub.Internal, err, "the OpenPGP key could not be encoded")
 	}
-	return openPGPRecord(locked.GetEntity(), wrap(kindOpenPGPPassphrase, bin), true)
+	sealed, err := v.seal(kindOpenPGPPassphrase, bin)
+	if err != nil {
+		return hub.NewKey{}, err
+	}
+	return openPGPRecord(locked.GetEntity(), sealed, true)
 }
 
 // ImportOpenPGP reads an armored secret key (hub.KeyVault): exactly one
@@ -110,7 +114,11 @@ func (v *Vault) ImportOpenPGP(armored []byte) (hub.NewKey, error) {
 		if err := boundS2K(bin); err != nil {
 			return hub.NewKey{}, err
 		}
-		return openPGPRecord(entity, wrap(kindOpenPGPPassphrase, bin), true)
+		sealed, err := v.seal(kindOpenPGPPassphrase, bin)
+		if err != nil {
+			return hub.NewKey{}, err
+		}
+		return openPGPRecord(entity, sealed, true)
 	}
 	sealed, err := v.seal(kindOpenPGPHub, bin)
 	if err != nil {
@@ -166,18 +174,18 @@ func openPGPRecord(e *openpgp.Entity, sealed []byte, protected bool) (hub.NewKey
 
 // unlockOpenPGP opens an OpenPGP key blob.
 func (v *Vault) unlockOpenPGP(kind sealKind, sealed, body, passphrase []byte) (*heldKey, error) {
-	bin := body
-	if kind == kindOpenPGPHub {
-		plain, err := v.open(kind, sealed)
-		if err != nil {
-			return nil, err
-		}
-		defer clear(plain)
-		bin = plain
-	} else if len(passphrase) == 0 {
+	if kind == kindOpenPGPPassphrase && len(passphrase) == 0 {
 		return nil, errNeedPassphrase
-	} else if err := boundS2K(bin); err != nil {
-		return nil, errSealed
+	}
+	bin, err := v.open(kind, sealed)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(bin)
+	if kind == kindOpenPGPPassphrase {
+		if err := boundS2K(bin); err != nil {
+			return nil, errSealed
+		}
 	}
 	entity, err := readOneEntity(bin)
 	if err != nil {

@@ -19,16 +19,18 @@ import (
 // secret is and what seals it, so Unlock refuses a token offered as a key
 // and never guesses how to open a blob:
 //
-//	kindSSHPassphrase      body: an OpenSSH private key encrypted with the owner's passphrase (bcrypt KDF)
-//	kindOpenPGPPassphrase  body: a binary OpenPGP secret key protected by its own S2K
+//	kindSSHPassphrase      body: seal(an OpenSSH private key encrypted with the owner's passphrase (bcrypt KDF))
+//	kindOpenPGPPassphrase  body: seal(a binary OpenPGP secret key protected by its own S2K)
 //	kindSSHHub             body: seal(an unencrypted OpenSSH private key)
 //	kindOpenPGPHub         body: seal(an unprotected binary OpenPGP secret key)
 //	kindToken              body: seal(a token's value)
 //
 // where seal(x) is a 24-byte random nonce followed by XChaCha20-Poly1305
 // of x under the Hub's key, with the two header bytes as additional data:
-// a blob relabelled to another kind fails to open.
-const sealVersion = 1
+// a blob relabelled to another kind fails to open. A key its owner
+// protected is sealed too, over its own encryption: a copy of the store
+// alone then holds nothing to guess the passphrase against offline.
+const sealVersion = 2
 
 type sealKind byte
 
@@ -39,9 +41,6 @@ const (
 	kindOpenPGPHub
 	kindToken
 )
-
-// hubSealed reports whether blobs of kind k are sealed with the Hub's key.
-func (k sealKind) hubSealed() bool { return k >= kindSSHHub && k <= kindToken }
 
 // credentialType is the type of credential a kind of blob belongs to.
 func (k sealKind) credentialType() hub.CredentialType {
@@ -65,12 +64,6 @@ func splitSealed(blob []byte) (sealKind, []byte, error) {
 		return 0, nil, errSealed
 	}
 	return sealKind(blob[1]), blob[2:], nil
-}
-
-// wrap makes a blob of kind k around body, which is already protected (a
-// passphrase kind); it copies body.
-func wrap(k sealKind, body []byte) []byte {
-	return append([]byte{sealVersion, byte(k)}, body...)
 }
 
 // seal makes a blob of kind k holding plain, encrypted with the Hub's key.
@@ -98,7 +91,7 @@ func (v *Vault) open(k sealKind, blob []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got != k || !k.hubSealed() {
+	if got != k {
 		return nil, errSealed
 	}
 	aead, err := v.hubAEAD()

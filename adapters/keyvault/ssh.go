@@ -133,7 +133,11 @@ func (v *Vault) ImportSSH(privateKey, passphrase []byte) (hub.NewKey, error) {
 	if encrypted && header != nil {
 		// An encrypted OpenSSH key is stored as it came: its own KDF
 		// rounds and comment survive.
-		return sshKeyRecord(key, "", wrap(kindSSHPassphrase, one), true)
+		sealed, err := v.seal(kindSSHPassphrase, one)
+		if err != nil {
+			return hub.NewKey{}, err
+		}
+		return sshKeyRecord(key, "", sealed, true)
 	}
 	return sshNewKey(key, "", passphrase, v)
 }
@@ -147,7 +151,9 @@ func sshNewKey(key crypto.Signer, comment string, passphrase []byte, v *Vault) (
 		if err != nil {
 			return hub.NewKey{}, hub.Wrap(hub.Internal, err, "the SSH key could not be encrypted")
 		}
-		sealed = wrap(kindSSHPassphrase, pem.EncodeToMemory(block))
+		if sealed, err = v.seal(kindSSHPassphrase, pem.EncodeToMemory(block)); err != nil {
+			return hub.NewKey{}, err
+		}
 	} else {
 		block, err := ssh.MarshalPrivateKey(key, comment)
 		if err != nil {
@@ -213,7 +219,11 @@ func (v *Vault) unlockSSH(kind sealKind, sealed, body, passphrase []byte) (*held
 		if len(passphrase) == 0 {
 			return nil, errNeedPassphrase
 		}
-		raw, err = ssh.ParseRawPrivateKeyWithPassphrase(body, passphrase)
+		inner, oerr := v.open(kind, sealed)
+		if oerr != nil {
+			return nil, oerr
+		}
+		raw, err = ssh.ParseRawPrivateKeyWithPassphrase(inner, passphrase)
 		if errors.Is(err, x509.IncorrectPasswordError) {
 			return nil, errWrongPass
 		}

@@ -25,7 +25,8 @@ import (
 // it does not belong: the first user's password (only in the file meant
 // to hand it over, which the scenario then deletes), a mistyped password,
 // every session id (only in the login answer that issued it), and the new
-// password set with `wharf user passwd`. The state directory's modes are
+// password set with `wharf user passwd`, and every passphrase, private
+// key and token the credentials family is given. The state directory's modes are
 // checked while a workspace session's socket exists and after shutdown.
 // A family adds its secrets with one sec.Register line where it learns
 // them.
@@ -115,6 +116,13 @@ func TestSecretExposure(t *testing.T) {
 	status, _, err = owner.Do(ctx, "POST", "api/hub/workspaces/"+ws.ID+"/display-name", map[string]string{"displayName": "Secret project"}, nil)
 	is.NoErr(err)                   // answered
 	is.Equal(status, http.StatusOK) // the display name changes
+
+	exerciseCredentials(ctx, t, sec, owner, ws.ID)
+	for _, op := range []string{"stop", "start"} { // the session is given its credentials
+		status, _, err = owner.Do(ctx, "POST", "api/hub/sessions/"+ws.ID+"/"+op, nil, nil)
+		is.NoErr(err)                   // answered
+		is.Equal(status, http.StatusOK) // the workspace restarts
+	}
 
 	// While the workspace runs: its socket exists, the WAL holds the recent writes.
 	checked := daemontest.CheckModes(t, stateDir)
