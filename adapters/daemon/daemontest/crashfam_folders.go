@@ -10,9 +10,10 @@ import (
 
 // DefaultFamilies returns the built-in crash-load families: plain
 // folders, workspaces (registrations and journaled folder renames),
-// display names and personal state.
+// display names, personal state and credentials (tokens and their
+// assignments).
 func DefaultFamilies() []*Family {
-	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily()}
+	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily(), CredentialFamily()}
 }
 
 // FolderFamily creates, renames and removes plain folders (no workspace

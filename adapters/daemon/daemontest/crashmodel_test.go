@@ -77,6 +77,7 @@ func TestNextChoicesAreValid(t *testing.T) {
 		"workspaces":     {"register", "configure", "create", "rename", "forget", "remove"},
 		"display-names":  {"set"},
 		"personal-state": {"patch"},
+		"credentials":    {"create", "assign", "unassign", "delete"},
 	}
 	for _, fam := range DefaultFamilies() {
 		t.Run(fam.Name, func(t *testing.T) {
@@ -93,6 +94,10 @@ func TestNextChoicesAreValid(t *testing.T) {
 				w.Model["workspace x"] = "name=x"
 			case "personal-state":
 				w.Model["state x"] = "{}"
+			case "credentials":
+				w.Model["workspace x"] = ""
+				w.Model["credential c1"] = "id=1 host=git.example.com"
+				w.Model["assignment x git.example.com"] = "c1"
 			}
 			seen := map[string]bool{}
 			for range 200 {
