@@ -61,9 +61,9 @@ type state struct {
 	viewMarks   map[userWorkspace]uint64 // each user's view mark of each workspace
 	settings    map[string]string
 
-	credentials   []storedCredential                // in creation order
-	assignments   map[assignmentPlace]string        // the credential id holding each place
-	toolOverrides map[hub.CredentialToolName]string // each set override's path
+	credentials   []storedCredential                   // in creation order
+	assignments   map[assignmentPlace]assignmentHolder // the credential holding each place
+	toolOverrides map[hub.CredentialToolName]string    // each set override's path
 }
 
 // userWorkspace keys the per-user, per-workspace records.
@@ -99,7 +99,7 @@ func NewStore() *Store {
 		viewMarks: map[userWorkspace]uint64{},
 		settings:  map[string]string{},
 
-		assignments:   map[assignmentPlace]string{},
+		assignments:   map[assignmentPlace]assignmentHolder{},
 		toolOverrides: map[hub.CredentialToolName]string{},
 	}}}
 	s.db.handles = []*Store{s}

@@ -32,6 +32,12 @@ type assignmentPlace struct {
 	host      string
 }
 
+// assignmentHolder is the credential holding a place, with its policy.
+type assignmentHolder struct {
+	credential string
+	policy     hub.UsePolicy
+}
+
 func cloneCredential(c hub.Credential) hub.Credential {
 	c.Capabilities = slices.Clone(c.Capabilities)
 	return c
@@ -66,6 +72,8 @@ func checkAssignment(a hub.CredentialAssignment) error {
 		return errors.New("a signing assignment cannot have a host")
 	case a.Role == hub.RoleAuthentication && a.Host == "":
 		return errors.New("an authentication assignment needs a host")
+	case !slices.Contains(hub.UsePolicies(), a.Policy):
+		return fmt.Errorf("unknown use policy %q", a.Policy)
 	}
 	return nil
 }
@@ -147,14 +155,14 @@ func (t *tx) DeleteCredential(id string) error {
 		return credentialNotFound(id)
 	}
 	t.st.credentials = slices.Delete(t.st.credentials, i, i+1)
-	maps.DeleteFunc(t.st.assignments, func(_ assignmentPlace, cred string) bool { return cred == id })
+	maps.DeleteFunc(t.st.assignments, func(_ assignmentPlace, h assignmentHolder) bool { return h.credential == id })
 	return nil
 }
 
 func (t *tx) CredentialAssignments() ([]hub.CredentialAssignment, error) {
 	as := make([]hub.CredentialAssignment, 0, len(t.st.assignments))
-	for p, cred := range t.st.assignments {
-		as = append(as, hub.CredentialAssignment{WorkspaceID: p.workspace, CredentialID: cred, Role: p.role, Host: p.host})
+	for p, h := range t.st.assignments {
+		as = append(as, hub.CredentialAssignment{WorkspaceID: p.workspace, CredentialID: h.credential, Role: p.role, Host: p.host, Policy: h.policy})
 	}
 	slices.SortFunc(as, func(a, b hub.CredentialAssignment) int {
 		return cmp.Or(cmp.Compare(a.WorkspaceID, b.WorkspaceID), cmp.Compare(a.Role, b.Role), cmp.Compare(a.Host, b.Host))
@@ -175,7 +183,7 @@ func (t *tx) PutCredentialAssignment(a hub.CredentialAssignment) error {
 	if t.credentialIndex(a.CredentialID) < 0 {
 		return credentialNotFound(a.CredentialID)
 	}
-	t.st.assignments[assignmentPlace{a.WorkspaceID, a.Role, a.Host}] = a.CredentialID
+	t.st.assignments[assignmentPlace{a.WorkspaceID, a.Role, a.Host}] = assignmentHolder{a.CredentialID, a.Policy}
 	return nil
 }
 
@@ -184,7 +192,7 @@ func (t *tx) DeleteCredentialAssignment(a hub.CredentialAssignment) (bool, error
 		return false, err
 	}
 	p := assignmentPlace{a.WorkspaceID, a.Role, a.Host}
-	if cred, ok := t.st.assignments[p]; !ok || cred != a.CredentialID {
+	if h, ok := t.st.assignments[p]; !ok || h.credential != a.CredentialID {
 		return false, nil
 	}
 	delete(t.st.assignments, p)
@@ -194,7 +202,7 @@ func (t *tx) DeleteCredentialAssignment(a hub.CredentialAssignment) (bool, error
 // forgetAssignments deletes every assignment of the workspace: the fake's
 // ON DELETE CASCADE.
 func (t *tx) forgetAssignments(workspaceID string) {
-	maps.DeleteFunc(t.st.assignments, func(p assignmentPlace, _ string) bool { return p.workspace == workspaceID })
+	maps.DeleteFunc(t.st.assignments, func(p assignmentPlace, _ assignmentHolder) bool { return p.workspace == workspaceID })
 }
 
 func (t *tx) CredentialToolOverrides() (map[hub.CredentialToolName]string, error) {

@@ -89,6 +89,32 @@ type CredentialAssignment struct {
 	CredentialID string
 	Role         CredentialRole
 	Host         string // authentication only: the normalized host
+	// Policy says when a use needs its owner's approval; a stored
+	// assignment always has one.
+	Policy UsePolicy
+}
+
+// UsePolicy says when a use of an assigned credential by a workspace
+// session needs its owner's approval. Every use is logged whatever the
+// policy.
+type UsePolicy string
+
+// The use policies.
+const (
+	// PolicyAlways allows every use.
+	PolicyAlways UsePolicy = "always"
+	// PolicyAskOnce holds the first use of each purpose (a login to a
+	// host, a signature, a token for a host) in a session until the owner
+	// allows or denies it; an allowed purpose is not asked again in that
+	// session.
+	PolicyAskOnce UsePolicy = "ask-once"
+	// PolicyAskEveryTime holds every use until the owner answers.
+	PolicyAskEveryTime UsePolicy = "ask-every-time"
+)
+
+// UsePolicies lists every use policy once, in the order above.
+func UsePolicies() []UsePolicy {
+	return []UsePolicy{PolicyAlways, PolicyAskOnce, PolicyAskEveryTime}
 }
 
 // Readiness layers and statuses (ReadinessResult).
@@ -200,6 +226,9 @@ type AssignCredentialRequest struct {
 	Role        CredentialRole
 	Host        string
 	Replace     bool
+	// Policy is the assignment's use policy ("" keeps the one in effect
+	// for the same credential, else PolicyAlways).
+	Policy UsePolicy
 }
 
 // UnassignCredentialRequest names what of a credential leaves a
@@ -219,4 +248,43 @@ type UnassignCredentialRequest struct {
 type WorkspaceCredentialsRequest struct {
 	Authentication *AuthenticationSelection
 	Signing        *string
+	SigningPolicy  UsePolicy // as AssignCredentialRequest.Policy
+}
+
+// CredentialApproval is a use of a credential held until its owner allows
+// or denies it (its assignment's policy asks).
+type CredentialApproval struct {
+	ID           string
+	WorkspaceID  string
+	CredentialID string
+	// CredentialName is the credential's name when it was listed.
+	CredentialName string
+	Purpose        CredentialPurpose
+	// Host is the host a login or a token is for, when it is known.
+	Host        string
+	RequestedAt time.Time
+}
+
+// UseOutcome is what became of one use of a credential.
+type UseOutcome string
+
+// The outcomes of a use.
+const (
+	UseAllowedByPolicy UseOutcome = "allowed-by-policy" // the assignment allows every use
+	UseAllowedEarlier  UseOutcome = "allowed-earlier"   // ask-once: allowed earlier in the session
+	UseAllowed         UseOutcome = "allowed"           // the owner allowed it
+	UseDenied          UseOutcome = "denied"            // the owner denied it
+	UseTimedOut        UseOutcome = "timed-out"         // nobody answered in time, or the session gave up
+	UseRefused         UseOutcome = "refused"           // too many uses were waiting already
+)
+
+// CredentialUseRecord is one entry of a credential's use log.
+type CredentialUseRecord struct {
+	At          time.Time
+	WorkspaceID string
+	Purpose     CredentialPurpose
+	Host        string
+	Outcome     UseOutcome
+	// By is the user who allowed or denied it, for those outcomes.
+	By string
 }

@@ -200,7 +200,8 @@ type SettingStore interface {
 //
 // The store keeps only what the records name: a type, capability, role or
 // tool outside CredentialTypes, Capabilities, CredentialRoles and
-// CredentialTools, a capability listed twice, a signing assignment with a
+// CredentialTools, an assignment's policy outside UsePolicies, a
+// capability listed twice, a signing assignment with a
 // host or an authentication one without, is refused as an Internal error
 // and stores nothing (the rules of hub/credential let none through, and
 // the store could not read it back); a stored row that does not decode
@@ -228,13 +229,14 @@ type CredentialStore interface {
 	// CredentialAssignments returns every assignment, ordered by
 	// workspace id, then role, then host, each compared byte by byte.
 	CredentialAssignments() ([]CredentialAssignment, error)
-	// PutCredentialAssignment records a, replacing the assignment that
-	// held its place: the workspace's default for a.Host (authentication)
-	// or its signing default. The workspace and the credential must exist
+	// PutCredentialAssignment records a with its policy, replacing the
+	// assignment that held its place: the workspace's default for a.Host
+	// (authentication) or its signing default. The workspace and the credential must exist
 	// (NotFound otherwise). Deleting a workspace deletes its assignments.
 	PutCredentialAssignment(a CredentialAssignment) error
 	// DeleteCredentialAssignment removes a (the same workspace, role,
-	// credential and host), reporting whether it was there.
+	// credential and host, whatever its policy), reporting whether it was
+	// there.
 	DeleteCredentialAssignment(a CredentialAssignment) (bool, error)
 
 	// CredentialToolOverrides returns the override path of each tool that

@@ -87,6 +87,9 @@ type WorkspaceAction struct {
 type AuthenticationSelection struct {
 	CredentialID string
 	Host         string
+	// Policy is the assignment's use policy: "" keeps the one in effect
+	// for the same credential, else PolicyAlways.
+	Policy UsePolicy
 }
 
 // RegisterRequest is the legacy registration of an existing folder.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/httpjson"
 	"github.com/wharfhub/wharf/hub"
@@ -85,12 +86,13 @@ func (a *api) handleAssignCredential(w http.ResponseWriter, r *http.Request, _ c
 		Role        hub.CredentialRole `json:"role"`
 		Host        string             `json:"host"`
 		Replace     bool               `json:"replace"`
+		UsePolicy   hub.UsePolicy      `json:"usePolicy"`
 	}
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
 	as, err := a.credentials.AssignCredential(r.Context(), r.PathValue("credentialId"),
-		hub.AssignCredentialRequest{WorkspaceID: req.WorkspaceID, Role: req.Role, Host: req.Host, Replace: req.Replace})
+		hub.AssignCredentialRequest{WorkspaceID: req.WorkspaceID, Role: req.Role, Host: req.Host, Replace: req.Replace, Policy: req.UsePolicy})
 	if err != nil {
 		return err
 	}
@@ -123,9 +125,14 @@ func (a *api) handleUnassignCredential(w http.ResponseWriter, r *http.Request, _
 
 func (a *api) handleAssignWorkspaceCredentials(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req struct {
-		Authentication *authenticationSelection `json:"authentication"`
-		Signing        *struct {
-			CredentialID string `json:"credentialId"`
+		Authentication *struct {
+			CredentialID string        `json:"credentialId"`
+			Host         string        `json:"host"`
+			UsePolicy    hub.UsePolicy `json:"usePolicy"`
+		} `json:"authentication"`
+		Signing *struct {
+			CredentialID string        `json:"credentialId"`
+			UsePolicy    hub.UsePolicy `json:"usePolicy"`
 		} `json:"signing"`
 	}
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
@@ -133,10 +140,11 @@ func (a *api) handleAssignWorkspaceCredentials(w http.ResponseWriter, r *http.Re
 	}
 	var pair hub.WorkspaceCredentialsRequest
 	if req.Authentication != nil {
-		pair.Authentication = &hub.AuthenticationSelection{CredentialID: req.Authentication.CredentialID, Host: req.Authentication.Host}
+		pair.Authentication = &hub.AuthenticationSelection{CredentialID: req.Authentication.CredentialID, Host: req.Authentication.Host,
+			Policy: req.Authentication.UsePolicy}
 	}
 	if req.Signing != nil {
-		pair.Signing = &req.Signing.CredentialID
+		pair.Signing, pair.SigningPolicy = &req.Signing.CredentialID, req.Signing.UsePolicy
 	}
 	as, err := a.credentials.AssignWorkspaceCredentials(r.Context(), r.PathValue("workspaceId"), pair)
 	if err != nil {
@@ -195,5 +203,73 @@ func (a *api) handleTestCredentialTool(w http.ResponseWriter, r *http.Request, _
 		return err
 	}
 	writeJSON(w, http.StatusOK, toolAnswer{Tool: toToolRecord(t)})
+	return nil
+}
+
+func (a *api) handleCredentialUses(w http.ResponseWriter, r *http.Request, _ caller) error {
+	uses, err := a.credentials.CredentialUses(r.Context(), r.PathValue("credentialId"))
+	if err != nil {
+		return err
+	}
+	type record struct {
+		At          string                `json:"at"`
+		WorkspaceID string                `json:"workspaceId"`
+		Purpose     hub.CredentialPurpose `json:"purpose"`
+		Host        string                `json:"host,omitempty"`
+		Outcome     hub.UseOutcome        `json:"outcome"`
+		By          string                `json:"by,omitempty"`
+	}
+	out := struct {
+		Uses []record `json:"uses"`
+	}{Uses: make([]record, len(uses))}
+	for i, u := range uses {
+		out.Uses[i] = record{At: u.At.UTC().Format(time.RFC3339Nano), WorkspaceID: u.WorkspaceID, Purpose: u.Purpose, Host: u.Host, Outcome: u.Outcome, By: u.By}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *api) handleListApprovals(w http.ResponseWriter, r *http.Request, _ caller) error {
+	type record struct {
+		ID             string                `json:"id"`
+		WorkspaceID    string                `json:"workspaceId"`
+		CredentialID   string                `json:"credentialId"`
+		CredentialName string                `json:"credentialName"`
+		Purpose        hub.CredentialPurpose `json:"purpose"`
+		Host           string                `json:"host,omitempty"`
+		RequestedAt    string                `json:"requestedAt"`
+	}
+	aps := a.credentials.CredentialApprovals(r.Context())
+	out := struct {
+		Approvals []record `json:"approvals"`
+	}{Approvals: make([]record, 0, len(aps))}
+	for _, ap := range aps {
+		name := ap.CredentialName
+		if name == "" {
+			name = ap.CredentialID // deleted meanwhile: its use fails anyway
+		}
+		out.Approvals = append(out.Approvals, record{ID: ap.ID, WorkspaceID: ap.WorkspaceID, CredentialID: ap.CredentialID, CredentialName: name,
+			Purpose: ap.Purpose, Host: ap.Host, RequestedAt: ap.RequestedAt.UTC().Format(time.RFC3339Nano)})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *api) handleDecideApproval(w http.ResponseWriter, r *http.Request, c caller) error {
+	var req struct {
+		Allow *bool `json:"allow"`
+	}
+	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
+		return err
+	}
+	if req.Allow == nil {
+		return hub.Errorf(hub.Invalid, "allow is required")
+	}
+	if err := a.credentials.DecideCredentialApproval(r.Context(), c.DeviceSession, r.PathValue("approvalId"), *req.Allow); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Decided bool `json:"decided"`
+	}{true})
 	return nil
 }

@@ -29,6 +29,9 @@ type CredentialService interface {
 	AssignCredential(ctx context.Context, id string, req hub.AssignCredentialRequest) (hub.CredentialAssignment, error)
 	UnassignCredential(ctx context.Context, id string, req hub.UnassignCredentialRequest) (bool, error)
 	AssignWorkspaceCredentials(ctx context.Context, ws string, req hub.WorkspaceCredentialsRequest) ([]hub.CredentialAssignment, error)
+	CredentialUses(ctx context.Context, id string) ([]hub.CredentialUseRecord, error)
+	CredentialApprovals(ctx context.Context) []hub.CredentialApproval
+	DecideCredentialApproval(ctx context.Context, caller hub.DeviceSession, id string, allow bool) error
 	CredentialTools(ctx context.Context) []hub.CredentialTool
 	SetCredentialTool(ctx context.Context, tool string, path *string) (hub.CredentialTool, error)
 	TestCredentialTool(ctx context.Context, tool string) (hub.CredentialTool, error)
@@ -67,6 +70,7 @@ type assignmentRecord struct {
 	CredentialID string             `json:"credentialId"`
 	Role         hub.CredentialRole `json:"role"`
 	Host         string             `json:"host,omitempty"`
+	UsePolicy    hub.UsePolicy      `json:"usePolicy"`
 }
 
 type toolRecord struct {
@@ -91,7 +95,7 @@ func toCredentialRecord(v hub.CredentialView) credentialRecord {
 func toAssignments(as []hub.CredentialAssignment) []assignmentRecord {
 	out := make([]assignmentRecord, len(as))
 	for i, a := range as {
-		out[i] = assignmentRecord{WorkspaceID: a.WorkspaceID, CredentialID: a.CredentialID, Role: a.Role, Host: a.Host}
+		out[i] = assignmentRecord{WorkspaceID: a.WorkspaceID, CredentialID: a.CredentialID, Role: a.Role, Host: a.Host, UsePolicy: a.Policy}
 	}
 	return out
 }

@@ -1,11 +1,13 @@
 package httpapi_test
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +256,82 @@ func (s *testServer) exportOpenPGP(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestAUseTheOwnerMustApproveWaitsForTheDashboard: a token assigned with
+// ask-every-time is held when the session's credential helper asks for
+// it, listed as waiting, and handed over once allowed; a denied one is
+// refused; the use log tells them apart.
+func TestAUseTheOwnerMustApproveWaitsForTheDashboard(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, service.Config{}, nil)
+	auth := bearer(s.login(t, "ann", annPassword))
+	s.secret("ghp_approval_value")
+	s.repo(t, "/home/ann/app")
+	is.Equal(s.do(t, "POST", "/api/hub/workspaces", `{"path":"/home/ann/app","start":false}`, auth...).status, 200) // registered
+	tok := s.credential(t, "/api/hub/credentials/token", `{"name":"GitHub","host":"github.com","token":"ghp_approval_value","capabilities":["https-git"]}`, auth)
+	var as struct{ Assignment struct{ UsePolicy string } }
+	s.do(t, "POST", "/api/hub/credentials/"+tok.ID+"/assign", `{"workspaceId":"app","role":"authentication","host":"github.com","usePolicy":"ask-every-time"}`, auth...).json(t, &as)
+	is.Equal(as.Assignment.UsePolicy, "ask-every-time") // the policy is the assignment's
+	is.Equal(s.do(t, "POST", "/api/hub/sessions/app/start", "", auth...).status, 200)
+	broker := s.backend.Spec("app").Credentials.Broker
+
+	type answer struct {
+		token []byte
+		err   error
+	}
+	ask := func() <-chan answer {
+		out := make(chan answer, 1)
+		go func() {
+			_, v, err := broker.Token(context.Background(), "github.com")
+			out <- answer{v, err}
+		}()
+		return out
+	}
+	waiting := func() string { // the one approval the dashboard sees, once it is there
+		t.Helper()
+		var list struct {
+			Approvals []struct{ ID, WorkspaceID, CredentialName, Purpose, Host string }
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(list.Approvals) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no approval listed")
+			}
+			s.do(t, "GET", "/api/hub/credential-approvals", "", auth...).json(t, &list)
+			runtime.Gosched()
+		}
+		a := list.Approvals[0]
+		is.Equal(a.CredentialName, "GitHub") // what is asked for
+		is.Equal(a.Purpose, "token")
+		is.Equal(a.Host, "github.com")
+		is.Equal(a.WorkspaceID, "app") // and by whom
+		return a.ID
+	}
+
+	got := ask()
+	id := waiting()
+	is.Equal(s.do(t, "POST", "/api/hub/credential-approvals/"+id, `{"allow":true}`, auth...).status, 200) // allowed
+	a := <-got
+	is.NoErr(a.err)                                 // the helper gets it
+	is.Equal(string(a.token), "ghp_approval_value") // the token
+
+	got = ask()
+	id = waiting()
+	is.Equal(s.do(t, "POST", "/api/hub/credential-approvals/"+id, `{"allow":false}`, auth...).status, 200) // denied
+	a = <-got
+	is.True(a.err != nil) // the helper gets nothing
+	r := s.do(t, "POST", "/api/hub/credential-approvals/"+id, `{"allow":true}`, auth...)
+	is.Equal(r.status, http.StatusNotFound) // a decided approval is gone
+
+	var uses struct {
+		Uses []struct{ WorkspaceID, Purpose, Host, Outcome, By string }
+	}
+	s.do(t, "GET", "/api/hub/credentials/"+tok.ID+"/uses", "", auth...).json(t, &uses)
+	is.Equal(len(uses.Uses), 2)               // both uses logged
+	is.Equal(uses.Uses[0].Outcome, "denied")  // newest first
+	is.Equal(uses.Uses[1].Outcome, "allowed") // then the first
+	is.Equal(uses.Uses[1].By, "ann")          // by whom
+	is.Equal(uses.Uses[1].Purpose, "token")   // for what
+	is.Equal(uses.Uses[1].Host, "github.com") // and where
 }

@@ -72,8 +72,8 @@ func BenchmarkCredentialListing(b *testing.B) {
 				Capabilities: []hub.Capability{hub.CapSSHAuthentication, hub.CapSSHSigning},
 				PublicKey:    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + id, Fingerprint: "SHA256:" + id, Protected: true}
 			if err := errors.Join(tx.CreateCredential(c, make([]byte, 512)),
-				tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleAuthentication, Host: id + ".example"}),
-				tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleSigning})); err != nil {
+				tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleAuthentication, Host: id + ".example", Policy: hub.PolicyAlways}),
+				tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleSigning, Policy: hub.PolicyAlways})); err != nil {
 				return err
 			}
 		}

@@ -174,7 +174,7 @@ func TestUpgradeFrom0003(t *testing.T) {
 		is.Equal(ms, []hub.ActivityMark{{WorkspaceID: "w2", Stamp: 5}}) // old data survives
 		is.NoErr(tx.CreateCredential(key, []byte("sealed")))            // the new table works
 		for _, ws := range []string{"w1", "w2"} {
-			is.NoErr(tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: "k1", Role: hub.RoleSigning})) // an assignment referencing an old workspace
+			is.NoErr(tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: ws, CredentialID: "k1", Role: hub.RoleSigning, Policy: hub.PolicyAlways})) // an assignment referencing an old workspace
 		}
 		return nil
 	}))

@@ -83,6 +83,8 @@ func checkAssignment(a hub.CredentialAssignment) error {
 		return errors.New("a signing assignment cannot have a host")
 	case a.Role == hub.RoleAuthentication && a.Host == "":
 		return errors.New("an authentication assignment needs a host")
+	case !slices.Contains(hub.UsePolicies(), a.Policy):
+		return fmt.Errorf("unknown use policy %q", a.Policy)
 	}
 	return nil
 }
@@ -201,11 +203,11 @@ func (t *tx) DeleteCredential(id string) error {
 
 func scanAssignment(sc scanner) (hub.CredentialAssignment, error) {
 	var a hub.CredentialAssignment
-	var role string
-	if err := sc.Scan(&a.WorkspaceID, &role, &a.Host, &a.CredentialID); err != nil {
+	var role, policy string
+	if err := sc.Scan(&a.WorkspaceID, &role, &a.Host, &a.CredentialID, &policy); err != nil {
 		return hub.CredentialAssignment{}, err
 	}
-	a.Role = hub.CredentialRole(role)
+	a.Role, a.Policy = hub.CredentialRole(role), hub.UsePolicy(policy)
 	if err := checkAssignment(a); err != nil {
 		return hub.CredentialAssignment{}, fmt.Errorf("assignment of workspace %q: %w", a.WorkspaceID, err)
 	}
@@ -215,7 +217,7 @@ func scanAssignment(sc scanner) (hub.CredentialAssignment, error) {
 func (t *tx) CredentialAssignments() ([]hub.CredentialAssignment, error) {
 	// The primary key's index gives this order; SQLite compares TEXT
 	// byte by byte (BINARY), as the contract says.
-	return queryAll(t, scanAssignment, `SELECT workspace_id, role, host, credential_id
+	return queryAll(t, scanAssignment, `SELECT workspace_id, role, host, credential_id, use_policy
 		FROM credential_assignments ORDER BY workspace_id, role, host`)
 }
 
@@ -238,9 +240,9 @@ func (t *tx) PutCredentialAssignment(a hub.CredentialAssignment) error {
 	if !ok {
 		return credentialNotFound(a.CredentialID)
 	}
-	_, err = t.exec(`INSERT INTO credential_assignments (workspace_id, role, host, credential_id) VALUES (?, ?, ?, ?)
-		ON CONFLICT (workspace_id, role, host) DO UPDATE SET credential_id = excluded.credential_id`,
-		a.WorkspaceID, string(a.Role), a.Host, a.CredentialID)
+	_, err = t.exec(`INSERT INTO credential_assignments (workspace_id, role, host, credential_id, use_policy) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, role, host) DO UPDATE SET credential_id = excluded.credential_id, use_policy = excluded.use_policy`,
+		a.WorkspaceID, string(a.Role), a.Host, a.CredentialID, string(a.Policy))
 	if err != nil {
 		return internal(err)
 	}

@@ -25,8 +25,8 @@ func seedCredentials(t *testing.T, path string) {
 		CreatedAt: time.Unix(1, 0), PublicKey: "ssh-ed25519 AAAA", Fingerprint: "SHA256:k1", Protected: true}
 	token := hub.Credential{ID: "t1", Name: "token", Type: hub.CredentialToken,
 		Capabilities: []hub.Capability{hub.CapHTTPSGit}, Enabled: true, CreatedAt: time.Unix(2, 0), Host: "github.com"}
-	login := hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "k1", Role: hub.RoleAuthentication, Host: "github.com"}
-	sign := hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "k1", Role: hub.RoleSigning}
+	login := hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "k1", Role: hub.RoleAuthentication, Host: "github.com", Policy: hub.PolicyAlways}
+	sign := hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "k1", Role: hub.RoleSigning, Policy: hub.PolicyAskOnce}
 	is.NoErr(s.Update(context.Background(), func(tx hub.Tx) error { // the update succeeds
 		is.NoErr(tx.CreateWorkspace(hub.Workspace{ID: "w1", Path: "/srv/w1", Backend: "local"})) // a workspace
 		is.NoErr(tx.CreateCredential(key, []byte("sealed k1")))                                  // a key

@@ -74,15 +74,53 @@ func (h *hubGroup) state(name string, hdr http.Header) target {
 
 // stateProbe serves w's state answer, head and body, from a minimal handler.
 func (e *env) stateProbe(ctx context.Context, w *wharf) (addr string, body []byte, err error) {
-	status, h, body, err := call(ctx, w.addr, http.MethodGet, statePath, bearer(w.session), nil, nil)
+	return e.probeOf(ctx, w, statePath)
+}
+
+// probeOf serves w's answer to GET path, head and body, from a minimal
+// handler: the bare handler a workload's throughput is a ratio of.
+func (e *env) probeOf(ctx context.Context, w *wharf, path string) (addr string, body []byte, err error) {
+	status, h, body, err := call(ctx, w.addr, http.MethodGet, path, bearer(w.session), nil, nil)
 	if err != nil || status != http.StatusOK {
-		return "", nil, fmt.Errorf("state: %d %s %v", status, body, err)
+		return "", nil, fmt.Errorf("%s: %d %s %v", path, status, body, err)
 	}
 	h.Del("Date") // the server writes its own
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+statePath, func(rw http.ResponseWriter, _ *http.Request) { maps.Copy(rw.Header(), h); rw.Write(body) })
+	mux.HandleFunc("GET "+path, func(rw http.ResponseWriter, _ *http.Request) { maps.Copy(rw.Header(), h); rw.Write(body) })
 	addr, err = e.serve(w.d, mux)
 	return addr, body, err
+}
+
+// credentialsPath and credentialsN are creds50's: the credential list with
+// 50 tokens in it.
+const (
+	credentialsPath = "/api/hub/credentials"
+	credentialsN    = 50
+)
+
+// runCreds50 stores 50 tokens, then measures GET /api/hub/credentials
+// against a bare handler serving the same answer, as W1 measures the
+// state: the list is a read of the catalog the Hub keeps in memory and of
+// the vault's unlocked set, so it must keep W1's ratio.
+func runCreds50(ctx context.Context, e *env) ([]verdict, error) {
+	h, err := e.hub(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i := range credentialsN {
+		body := map[string]any{"name": fmt.Sprintf("bench token %02d", i), "host": fmt.Sprintf("git%02d.example.com", i),
+			"token": fmt.Sprintf("bench-token-%02d", i), "capabilities": []string{"https-git"}}
+		if _, _, _, err := call(ctx, h.w.addr, http.MethodPost, credentialsPath+"/token", bearer(h.w.session), body, &struct{}{}); err != nil {
+			return nil, err
+		}
+	}
+	probe, _, err := e.probeOf(ctx, h.w, credentialsPath)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := e.rounds(ctx, "creds50", conns, target{name: "probe", addr: probe, path: credentialsPath},
+		target{name: "creds50", addr: h.w.addr, path: credentialsPath, hdr: bearer(h.w.session)})
+	return stateVerdicts(rs, "creds50", "creds50", 0.80), err
 }
 
 func (e *env) stateRounds(ctx context.Context, label, probe string, ts ...target) (*rounds, error) {

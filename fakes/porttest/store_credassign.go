@@ -13,11 +13,11 @@ import (
 
 // auth and signing build the two kinds of assignment.
 func auth(ws, cred, host string) hub.CredentialAssignment {
-	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: cred, Role: hub.RoleAuthentication, Host: host}
+	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: cred, Role: hub.RoleAuthentication, Host: host, Policy: hub.PolicyAlways}
 }
 
 func signing(ws, cred string) hub.CredentialAssignment {
-	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: cred, Role: hub.RoleSigning}
+	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: cred, Role: hub.RoleSigning, Policy: hub.PolicyAlways}
 }
 
 // assignList renders every assignment as "workspace/role/host=credential",
@@ -145,6 +145,38 @@ func storeCredentialAssignments(t *testing.T, k storeKit) {
 			is.Equal(credIDs(cs), "c1,c2,c3") // the credentials stay
 			return nil
 		}))
+	})
+
+	t.Run("AnAssignmentKeepsItsUsePolicy", func(t *testing.T) {
+		is := is.New(t)
+		s := k.open(t)
+		k.seedAssignments(t, s)
+		ask := signing("w1", "c2")
+		ask.Policy = hub.PolicyAskEveryTime
+		k.update(t, s, func(tx hub.Tx) error { return tx.PutCredentialAssignment(ask) }) // the same place, a new policy
+		is.NoErr(s.View(ctx, func(tx hub.Tx) error {
+			as, err := tx.CredentialAssignments()
+			is.NoErr(err) // list
+			for _, a := range as {
+				want := hub.PolicyAlways
+				if a.WorkspaceID == "w1" && a.Role == hub.RoleSigning {
+					want = hub.PolicyAskEveryTime
+				}
+				is.Equal(a.Policy, want) // each as put
+			}
+			return nil
+		}))
+		for _, bad := range []hub.UsePolicy{"", "sometimes"} {
+			a := auth("w1", "c1", "example.com")
+			a.Policy = bad
+			err := s.Update(ctx, func(tx hub.Tx) error { return tx.PutCredentialAssignment(a) })
+			is.Equal(hub.KindOf(err), hub.Internal) // a policy the store cannot read back is refused
+		}
+		k.update(t, s, func(tx hub.Tx) error {
+			removed, err := tx.DeleteCredentialAssignment(signing("w1", "c2")) // named with another policy
+			is.True(removed)                                                   // removed all the same
+			return err
+		})
 	})
 
 	t.Run("CredentialToolOverrides", func(t *testing.T) {

@@ -310,13 +310,13 @@ func storeCredentials(t *testing.T, k storeKit) {
 			{"UnknownCapability", func(tx hub.Tx) error { return tx.CreateCredential(withCap, nil) }},
 			{"RepeatedCapability", func(tx hub.Tx) error { return tx.CreateCredential(twice, nil) }},
 			{"UnknownRole", func(tx hub.Tx) error {
-				return tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "c1", Role: "owner", Host: "github.com"})
+				return tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "c1", Role: "owner", Host: "github.com", Policy: hub.PolicyAlways})
 			}},
 			{"SigningWithAHost", func(tx hub.Tx) error {
-				return tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "c3", Role: hub.RoleSigning, Host: "github.com"})
+				return tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "c3", Role: hub.RoleSigning, Host: "github.com", Policy: hub.PolicyAlways})
 			}},
 			{"AuthenticationWithoutAHost", func(tx hub.Tx) error {
-				return tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "c3", Role: hub.RoleAuthentication})
+				return tx.PutCredentialAssignment(hub.CredentialAssignment{WorkspaceID: "w1", CredentialID: "c3", Role: hub.RoleAuthentication, Policy: hub.PolicyAlways})
 			}},
 			{"UnknownTool", func(tx hub.Tx) error { return tx.PutCredentialToolOverride("scp", "/usr/bin/scp") }},
 		} {

@@ -42,6 +42,7 @@ var (
 	errCannotSign     = hub.Errorf(hub.Invalid, "credential cannot sign: it has neither ssh-signing nor openpgp-signing")
 	errCannotAuth     = hub.Errorf(hub.Invalid, "credential cannot authenticate: it has none of ssh-authentication, https-git, github-cli and gitlab-cli")
 	errPairEmpty      = hub.Errorf(hub.Invalid, "at least one of authentication and signing is required")
+	errPolicy         = hub.Errorf(hub.Invalid, "usePolicy must be always, ask-once or ask-every-time")
 	errOneGitHubCLI   = hub.Errorf(hub.Conflict, "a workspace can use the GitHub CLI credential for only one provider host")
 	errOneGitLabCLI   = hub.Errorf(hub.Conflict, "a workspace can use the GitLab CLI credential for only one provider host")
 )
@@ -56,6 +57,9 @@ type AssignRequest struct {
 	Host string
 	// Replace lets the credential take a default another one holds.
 	Replace bool
+	// Policy is the assignment's use policy: "" keeps the one in effect
+	// for the same credential, else hub.PolicyAlways.
+	Policy hub.UsePolicy
 }
 
 // Assign answers what making r's credential a default of r's workspace
@@ -77,7 +81,7 @@ type AssignRequest struct {
 // answers it in InEffect. The workspace's existence, a linked worktree
 // and a pending journal are the service's to check.
 func (c Catalog) Assign(r AssignRequest) (Change, error) {
-	want, err := c.resolve(r.WorkspaceID, r.CredentialID, r.Role, r.Host)
+	want, err := c.resolve(r.WorkspaceID, r.CredentialID, r.Role, r.Host, r.Policy)
 	if err != nil {
 		return Change{}, err
 	}
@@ -92,6 +96,9 @@ type PairRequest struct {
 	Authentication *hub.AuthenticationSelection
 	// Signing is the id of the new signing default.
 	Signing *string
+	// SigningPolicy is its use policy, as AssignRequest.Policy (the
+	// authentication default's is in its selection).
+	SigningPolicy hub.UsePolicy
 }
 
 // AssignPair answers what the workspace pair operation changes: the named
@@ -101,14 +108,14 @@ type PairRequest struct {
 func (c Catalog) AssignPair(r PairRequest) (Change, error) {
 	var want []hub.CredentialAssignment
 	if r.Authentication != nil {
-		a, err := c.resolve(r.WorkspaceID, r.Authentication.CredentialID, hub.RoleAuthentication, r.Authentication.Host)
+		a, err := c.resolve(r.WorkspaceID, r.Authentication.CredentialID, hub.RoleAuthentication, r.Authentication.Host, r.Authentication.Policy)
 		if err != nil {
 			return Change{}, err
 		}
 		want = append(want, a)
 	}
 	if r.Signing != nil {
-		a, err := c.resolve(r.WorkspaceID, *r.Signing, hub.RoleSigning, "")
+		a, err := c.resolve(r.WorkspaceID, *r.Signing, hub.RoleSigning, "", r.SigningPolicy)
 		if err != nil {
 			return Change{}, err
 		}
@@ -121,8 +128,8 @@ func (c Catalog) AssignPair(r PairRequest) (Change, error) {
 }
 
 // resolve checks one wanted assignment: its shape, then its credential.
-func (c Catalog) resolve(workspaceID, credentialID string, role hub.CredentialRole, host string) (hub.CredentialAssignment, error) {
-	a, err := shape(workspaceID, credentialID, role, host)
+func (c Catalog) resolve(workspaceID, credentialID string, role hub.CredentialRole, host string, policy hub.UsePolicy) (hub.CredentialAssignment, error) {
+	a, err := shape(workspaceID, credentialID, role, host, policy)
 	if err != nil {
 		return hub.CredentialAssignment{}, err
 	}
@@ -130,16 +137,20 @@ func (c Catalog) resolve(workspaceID, credentialID string, role hub.CredentialRo
 }
 
 // shape checks what an assignment request says (Invalid) and answers the
-// assignment with its host normalized.
-func shape(workspaceID, credentialID string, role hub.CredentialRole, host string) (hub.CredentialAssignment, error) {
+// assignment with its host normalized and its policy as given ("" is
+// decided by apply).
+func shape(workspaceID, credentialID string, role hub.CredentialRole, host string, policy hub.UsePolicy) (hub.CredentialAssignment, error) {
 	if err := CheckID(credentialID); err != nil {
 		return hub.CredentialAssignment{}, err
+	}
+	if policy != "" && !slices.Contains(hub.UsePolicies(), policy) {
+		return hub.CredentialAssignment{}, errPolicy
 	}
 	host, err := roleHost(role, host)
 	if err != nil {
 		return hub.CredentialAssignment{}, err
 	}
-	return hub.CredentialAssignment{WorkspaceID: workspaceID, CredentialID: credentialID, Role: role, Host: host}, nil
+	return hub.CredentialAssignment{WorkspaceID: workspaceID, CredentialID: credentialID, Role: role, Host: host, Policy: policy}, nil
 }
 
 // admit checks a well-formed assignment against its credential: that it
@@ -193,17 +204,27 @@ func fits(cred hub.Credential, role hub.CredentialRole, host string) error {
 // apply makes the wanted assignments of one workspace, each taking its
 // place (a workspace's default for a host, or its signing default) unless
 // another credential holds it and replace is false, and checks the
-// workspace's CLI tokens afterwards.
+// workspace's CLI tokens afterwards. A wanted policy of "" keeps the
+// policy of the same credential in the same place, else is
+// hub.PolicyAlways; the same credential with another policy is put anew,
+// which replace need not allow.
 func (c Catalog) apply(workspaceID string, want []hub.CredentialAssignment, replace bool) (Change, error) {
 	var ch Change
 	after := slices.Clone(c.Assignments)
 	for _, w := range want {
 		i := slices.IndexFunc(after, func(a hub.CredentialAssignment) bool { return samePlace(a, w) })
+		same := i >= 0 && after[i].CredentialID == w.CredentialID
 		switch {
-		case i >= 0 && after[i].CredentialID == w.CredentialID:
+		case w.Policy == "" && same:
+			w.Policy = after[i].Policy
+		case w.Policy == "":
+			w.Policy = hub.PolicyAlways
+		}
+		switch {
+		case same && after[i].Policy == w.Policy:
 			ch.InEffect = append(ch.InEffect, after[i])
 			continue
-		case i >= 0 && !replace:
+		case i >= 0 && !same && !replace:
 			return Change{}, hub.Errorf(hub.Conflict, "credential assignment conflicts with existing default: %s", after[i].CredentialID)
 		case i >= 0:
 			ch.Removed = append(ch.Removed, after[i])

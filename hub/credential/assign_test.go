@@ -23,11 +23,11 @@ func token(id, host string, caps ...hub.Capability) hub.Credential {
 }
 
 func auth(ws, id, host string) hub.CredentialAssignment {
-	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleAuthentication, Host: host}
+	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleAuthentication, Host: host, Policy: hub.PolicyAlways}
 }
 
 func signing(ws, id string) hub.CredentialAssignment {
-	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleSigning}
+	return hub.CredentialAssignment{WorkspaceID: ws, CredentialID: id, Role: hub.RoleSigning, Policy: hub.PolicyAlways}
 }
 
 // fixture is a catalog with a key or token of every kind and three
@@ -293,4 +293,26 @@ func TestWorkspaceAssignmentsShowAsDeduplicatedNames(t *testing.T) {
 	is.True(a != nil && len(a) == 0)                                                                                                                             // no assignments: an empty array, not null
 	is.True(s != nil && len(s) == 0)                                                                                                                             // likewise
 	is.Equal(c.AssignmentsOf("ssh-both"), assignments{auth("ws3", "ssh-both", "github.com"), auth("ws3", "ssh-both", "gitlab.com"), signing("ws3", "ssh-both")}) // a credential's own, in order
+}
+
+func TestAnAssignmentsPolicyIsKeptChangedOrRefused(t *testing.T) {
+	is := is.New(t)
+	cat := fixture()
+	ch, err := cat.Assign(credential.AssignRequest{WorkspaceID: "ws9", CredentialID: "ssh-auth", Role: hub.RoleAuthentication, Host: "github.com", Policy: hub.PolicyAskOnce})
+	is.NoErr(err)                                 // a new assignment
+	is.Equal(ch.Put[0].Policy, hub.PolicyAskOnce) // with the policy asked for
+	cat.Assignments = ch.After
+	ch, err = cat.Assign(credential.AssignRequest{WorkspaceID: "ws9", CredentialID: "ssh-auth", Role: hub.RoleAuthentication, Host: "github.com"})
+	is.NoErr(err)                                      // the same again, no policy named
+	is.True(ch.Empty())                                // changes nothing
+	is.Equal(ch.InEffect[0].Policy, hub.PolicyAskOnce) // and keeps its policy
+	ch, err = cat.Assign(credential.AssignRequest{WorkspaceID: "ws9", CredentialID: "ssh-auth", Role: hub.RoleAuthentication, Host: "github.com", Policy: hub.PolicyAskEveryTime})
+	is.NoErr(err)                                      // another policy needs no replace
+	is.Equal(ch.Put[0].Policy, hub.PolicyAskEveryTime) // put anew
+	is.Equal(ch.Removed[0].Policy, hub.PolicyAskOnce)  // in place of the old
+	_, err = cat.Assign(credential.AssignRequest{WorkspaceID: "ws9", CredentialID: "ssh-auth", Role: hub.RoleAuthentication, Host: "github.com", Policy: "sometimes"})
+	is.Equal(hub.MessageOf(err), "usePolicy must be always, ask-once or ask-every-time") // an unknown policy
+	ch, err = cat.Assign(credential.AssignRequest{WorkspaceID: "ws9", CredentialID: "pgp", Role: hub.RoleSigning})
+	is.NoErr(err)
+	is.Equal(ch.Put[0].Policy, hub.PolicyAlways) // none named on a new assignment: always
 }

@@ -112,7 +112,7 @@ func (c Catalog) Onboard(workspaceID string, authentication []hub.Authentication
 		if s.CredentialID == "" {
 			return Change{}, errSelectionID
 		}
-		a, err := shape(workspaceID, s.CredentialID, hub.RoleAuthentication, s.Host)
+		a, err := shape(workspaceID, s.CredentialID, hub.RoleAuthentication, s.Host, s.Policy)
 		if err != nil {
 			return Change{}, err
 		}
@@ -122,7 +122,7 @@ func (c Catalog) Onboard(workspaceID string, authentication []hub.Authentication
 		want = append(want, a)
 	}
 	if signing != "" {
-		a, err := shape(workspaceID, signing, hub.RoleSigning, "")
+		a, err := shape(workspaceID, signing, hub.RoleSigning, "", "")
 		if err != nil {
 			return Change{}, err
 		}

@@ -49,6 +49,7 @@ func (c credentialDeleted) apply(h *Hub) (took, shown bool) {
 		return cat
 	})
 	h.cred.putDigest(c.id, nil)
+	h.uses.forget(c.id)
 	return true, true
 }
 

@@ -5,12 +5,14 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"runtime"
 	"testing"
 
 	"github.com/matryer/is"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 var who = hub.Requester{User: "ann", Client: "127.0.0.1"}
@@ -202,4 +204,51 @@ func TestARestartedHubUnlocksOnlyTheKeysItSealedItself(t *testing.T) {
 	v, err := e.Credential(context.Background(), prot.ID)
 	is.NoErr(err)
 	is.Equal(v.Readiness[0].Message, "The SSH credential requires unlock.") // and the list says so
+}
+
+// waitApproval returns the one use waiting for approval, once it waits.
+func (e *env) waitApproval() hub.CredentialApproval {
+	e.t.Helper()
+	for range 100_000 {
+		if aps := e.CredentialApprovals(e.ctx); len(aps) == 1 {
+			return aps[0]
+		}
+		runtime.Gosched()
+	}
+	e.t.Fatal("no use is waiting for approval")
+	return hub.CredentialApproval{}
+}
+
+func TestAskOnceAsksOncePerSessionAndAHeldUseTimesOut(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	app := e.register(e.repo("/home/ann/app"))
+	tok := e.token("gh", "github.com", "ghp_once", hub.CapHTTPSGit)
+	_, err := e.AssignCredential(e.ctx, tok.ID, hub.AssignCredentialRequest{WorkspaceID: app, Role: hub.RoleAuthentication, Host: "github.com", Policy: hub.PolicyAskOnce})
+	is.NoErr(err)
+	e.start(app)
+	broker := e.backend.Spec(app).Credentials.Broker
+	done := make(chan error, 1)
+	go func() { _, _, err := broker.Token(e.ctx, "github.com"); done <- err }()
+	ap := e.waitApproval()
+	is.Equal(ap.Purpose, hub.PurposeToken) // the first use waits
+	is.NoErr(e.DecideCredentialApproval(e.ctx, e.ann, ap.ID, true))
+	is.NoErr(<-done) // allowed
+	_, _, err = broker.Token(e.ctx, "github.com")
+	is.NoErr(err) // the second is not asked again
+
+	_, err = e.AssignCredential(e.ctx, tok.ID, hub.AssignCredentialRequest{WorkspaceID: app, Role: hub.RoleAuthentication, Host: "github.com", Policy: hub.PolicyAskEveryTime})
+	is.NoErr(err) // a stricter policy, live
+	go func() { _, _, err := broker.Token(e.ctx, "github.com"); done <- err }()
+	e.waitApproval()
+	e.clock.Advance(service.ApprovalWait) // nobody answers
+	is.True(<-done != nil)                // the use fails
+	uses, err := e.CredentialUses(e.ctx, tok.ID)
+	is.NoErr(err)
+	is.Equal(len(uses), 3)                           // every use logged
+	is.Equal(uses[0].Outcome, hub.UseTimedOut)       // newest first: timed out
+	is.Equal(uses[1].Outcome, hub.UseAllowedEarlier) // allowed earlier in the session
+	is.Equal(uses[2].Outcome, hub.UseAllowed)        // allowed
+	is.Equal(uses[2].By, "ann")                      // by ann
+	is.Equal(len(e.CredentialApprovals(e.ctx)), 0)   // nothing waits any more
 }

@@ -22,7 +22,7 @@ import (
 func (h *Hub) AssignCredential(ctx context.Context, id string, req hub.AssignCredentialRequest) (hub.CredentialAssignment, error) {
 	var inEffect []hub.CredentialAssignment
 	err := h.changeAssignments(ctx, req.WorkspaceID, func(cat credential.Catalog) (credential.Change, error) {
-		ch, err := cat.Assign(credential.AssignRequest{WorkspaceID: req.WorkspaceID, CredentialID: id, Role: req.Role, Host: req.Host, Replace: req.Replace})
+		ch, err := cat.Assign(credential.AssignRequest{WorkspaceID: req.WorkspaceID, CredentialID: id, Role: req.Role, Host: req.Host, Replace: req.Replace, Policy: req.Policy})
 		inEffect = ch.InEffect
 		return ch, err
 	}, func() error { return credential.CheckID(id) })
@@ -38,7 +38,7 @@ func (h *Hub) AssignCredential(ctx context.Context, id string, req hub.AssignCre
 func (h *Hub) AssignWorkspaceCredentials(ctx context.Context, ws string, req hub.WorkspaceCredentialsRequest) ([]hub.CredentialAssignment, error) {
 	var inEffect []hub.CredentialAssignment
 	err := h.changeAssignments(ctx, ws, func(cat credential.Catalog) (credential.Change, error) {
-		ch, err := cat.AssignPair(credential.PairRequest{WorkspaceID: ws, Authentication: req.Authentication, Signing: req.Signing})
+		ch, err := cat.AssignPair(credential.PairRequest{WorkspaceID: ws, Authentication: req.Authentication, Signing: req.Signing, SigningPolicy: req.SigningPolicy})
 		inEffect = ch.InEffect
 		return ch, err
 	}, nil)

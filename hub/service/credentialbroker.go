@@ -12,7 +12,8 @@ import (
 // agent, credential helper and signing program ask it, and it answers
 // from the catalog as it is at that moment — an unassignment, a disable
 // or a delete after the start is refused at the next request, without a
-// restart. Every use is logged (credential, workspace, purpose, host,
+// restart. Every use passes its assignment's use policy (authorize,
+// credentialuse.go) and is logged (credential, workspace, purpose, host,
 // never a secret).
 
 var _ hub.SessionBroker = (*grant)(nil)
@@ -52,13 +53,15 @@ func (g *grant) onUse(ctx context.Context, u hub.CredentialUse) error {
 	if err != nil {
 		return hub.Wrap(hub.Unavailable, err, "credentials could not be read")
 	}
-	for _, a := range cat.WorkspaceAssignments(g.ws) {
-		if c, ok := cat.Credential(a.CredentialID); ok && c.ID == u.CredentialID && c.Enabled {
-			g.used(ctx, u.CredentialID, u.Purpose, u.Host)
-			return nil
-		}
+	c, ok := cat.Credential(u.CredentialID)
+	if !ok || !c.Enabled {
+		return errNothingLent
 	}
-	return errNothingLent
+	a, ok := g.assignmentFor(cat, c.ID, u.Purpose, u.Host)
+	if !ok {
+		return errNothingLent // a login key asked to sign a commit, or the reverse
+	}
+	return g.authorize(ctx, a, u.Purpose, u.Host)
 }
 
 // Token answers git's credential helper (hub.SessionBroker).
@@ -82,6 +85,9 @@ func (g *grant) Token(ctx context.Context, host string) (string, []byte, error) 
 		if !ok || !c.Enabled || c.Type != hub.CredentialToken || !credential.Has(c, hub.CapHTTPSGit) || c.Host != host {
 			return "", nil, errNothingLent
 		}
+		if err := g.authorize(ctx, a, hub.PurposeToken, host); err != nil {
+			return "", nil, err
+		}
 		sealed, err := g.h.secret(ctx, c.ID)
 		if err != nil {
 			return "", nil, errNothingLent
@@ -91,7 +97,6 @@ func (g *grant) Token(ctx context.Context, host string) (string, []byte, error) 
 			g.h.log.LogAttrs(ctx, slog.LevelError, "a token could not be opened", slog.String("credential", c.ID), slog.Any("err", err))
 			return "", nil, errNothingLent
 		}
-		g.used(ctx, c.ID, hub.PurposeToken, host)
 		return credential.Username(c), token, nil
 	}
 	return "", nil, errNothingLent
@@ -115,12 +120,13 @@ func (g *grant) SignOpenPGP(ctx context.Context, data []byte) ([]byte, error) {
 		if !ok || !c.Enabled || c.Type != hub.CredentialOpenPGP {
 			return nil, errNothingLent
 		}
-		sig, err := g.h.vault.SignOpenPGP(c.ID, data)
-		if err != nil {
+		if !g.h.vault.Unlocked(c.ID) {
+			return nil, hub.Errorf(hub.Unavailable, "the OpenPGP key is locked")
+		}
+		if err := g.authorize(ctx, a, hub.PurposeSignature, ""); err != nil {
 			return nil, err
 		}
-		g.used(ctx, c.ID, hub.PurposeSignature, "")
-		return sig, nil
+		return g.h.vault.SignOpenPGP(c.ID, data)
 	}
 	return nil, errNothingLent
 }

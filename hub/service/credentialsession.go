@@ -29,6 +29,7 @@ type grant struct {
 	mu    sync.Mutex
 	agent hub.CredentialAgent // once the backend asked for it
 	ended bool
+	once  map[string]bool // ask-once uses allowed in this session
 }
 
 // sessionGrants are the grants of the running sessions, by workspace.

@@ -104,6 +104,7 @@ type Hub struct {
 	credLimits *credential.Limits // the generate and passphrase budgets
 	toolPaths  toolPaths          // where each tool was last found
 	grants     sessionGrants      // what each running session was lent
+	uses       useGate            // held uses and the use logs
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
