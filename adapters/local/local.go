@@ -113,7 +113,7 @@ func New(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local backend: runtime directory: %w", err)
 	}
-	if n := len(dir) + 1 + socketNameLen; n > maxSocketPath {
+	if n := len(dir) + 1 + max(socketNameLen, 12+1+len(longestSocketName)); n > maxSocketPath {
 		return nil, fmt.Errorf("local backend: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
 	}
@@ -195,8 +195,19 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 	if err := b.reserve(sock, spec.WorkspaceID); err != nil {
 		return nil, err
 	}
-	s, err := b.spawn(spec, sock)
+	base := b.opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	proj, err := b.project(ctx, spec, base)
 	if err != nil {
+		b.release(sock)
+		b.log.Error("session credentials could not be prepared", "workspace", spec.WorkspaceID, "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")
+	}
+	s, err := b.spawn(spec, sock, base, proj)
+	if err != nil {
+		proj.close()
 		b.release(sock)
 		return nil, err
 	}
@@ -276,12 +287,9 @@ func (b *Backend) release(sock string) {
 }
 
 // spawn starts the child of spec with its pipes and the goroutines that
-// read them and wait for it.
-func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceSession, error) {
-	base := b.opts.Env
-	if base == nil {
-		base = os.Environ()
-	}
+// read them and wait for it, in base's environment as proj has it. Once
+// the child started, its session owns proj and closes it when reaped.
+func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []string, proj *projection) (*workspaceSession, error) {
 	data, err := b.dataDir(spec.WorkspaceID)
 	if err != nil {
 		b.log.Error("session data directory", "workspace", spec.WorkspaceID, "err", err)
@@ -291,7 +299,7 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceS
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: sock, DataDir: data,
 			Agents: b.opts.AgentCommands}.Argv()...)
 	cmd := exec.Command(b.opts.Command[0], args...)
-	cmd.Env = childEnv(base)
+	cmd.Env = proj.apply(base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	p, err := newPipes()
@@ -311,6 +319,7 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceS
 		b.spawned(cmd.Process.Pid)
 	}
 	s := newWorkspaceSession(b, spec.WorkspaceID, sock, cmd, p)
+	s.proj = proj
 	go s.readStdout()
 	go s.readStderr()
 	go s.reap()
