@@ -41,3 +41,15 @@ func OpenFeedVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxE
 
 // DataDirOf makes and returns the private data directory of workspace id.
 func (b *Backend) DataDirOf(id string) (string, error) { return b.dataDir(id) }
+
+// ProjectionDirOf is the runtime folder of workspace id's session.
+func (b *Backend) ProjectionDirOf(id string) string { return b.projectionDir(id) }
+
+// Exported for the tests of the projection's parts.
+var (
+	KeepUserSetting      = keepUserSetting
+	ParseCredentialInput = func(b []byte) (protocol, host string, err error) {
+		r, err := parseCredentialInput(b)
+		return r.protocol, r.host, err
+	}
+)
