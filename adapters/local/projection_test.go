@@ -53,7 +53,7 @@ func TestASessionLentNothingGetsItsOwnFolderAndNoAmbientCredential(t *testing.T)
 	}
 	out, err = l.run(t, t.TempDir(), nil, "", "sh", "-c", "echo $HOME")
 	is.NoErr(err)
-	is.Equal(strings.TrimSpace(out), home) // a shell has the user's home
+	is.Equal(strings.TrimSpace(out), home)                             // a shell has the user's home
 	is.Equal(l.lookPath(t, "git"), filepath.Join(l.dir, "bin", "git")) // git runs through the session's git
 	out, err = l.run(t, t.TempDir(), nil, "", "git", "-c", "alias.home=!echo $HOME", "home")
 	is.NoErr(err)
