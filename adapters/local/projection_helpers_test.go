@@ -216,3 +216,12 @@ func userHome(t *testing.T) string {
 `)
 	return home
 }
+
+// execOutput runs a program with the test's own environment, bounded in
+// time, and returns its stdout.
+func execOutput(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	return string(out), err
+}
