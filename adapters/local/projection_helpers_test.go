@@ -225,3 +225,6 @@ func execOutput(name string, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, name, args...).Output()
 	return string(out), err
 }
+
+// pidOf is the pid of the session's child.
+func pidOf(l *lent) int { return local.Pid(l.rs) }
