@@ -11,6 +11,13 @@
 // for or not, kills the child's group and removes its socket. The child's
 // stderr goes to the logger only, never into an error a client sees.
 //
+// Before a child starts, its hub.SessionCredentials are projected into a
+// private runtime folder beside its socket (projection.go says what a
+// child gets and why): its own SSH agent, a credential socket the Hub
+// serves for `wharf git-credential` and `wharf gpg` (credproto.go), and
+// generated git and ssh configs, with every ambient credential variable
+// removed. The folder goes when the child is reaped.
+//
 // Facts, feeds and forwarded requests all reach the child over its socket.
 // A feed (OpenFeed) is one GET of the child's Server-Sent Events endpoint
 // for its topic, held open for the feed's life and read into frames.
@@ -48,14 +55,16 @@ const (
 // Options configure a Backend. The zero value of each optional field picks
 // its default.
 type Options struct {
-	// RuntimeDir holds the sessions' sockets: a private directory inside the
-	// state directory. Required. It is created with mode 0700 when missing
-	// and refused when it is open to group or others, is not a directory,
-	// or is too long to hold a socket (Unix socket paths are limited to
-	// about 100 bytes).
+	// RuntimeDir holds the sessions' sockets and runtime folders: a
+	// private directory inside the state directory. Required. It is
+	// created with mode 0700 when missing and refused when it is open to
+	// group or others, is not a directory, or is too long to hold a
+	// session folder's sockets (Unix socket paths are limited to about
+	// 100 bytes).
 	RuntimeDir string
 	// Command starts a child; the session arguments follow it. Default: the
-	// running executable. Tests point it at a re-executed test binary.
+	// running executable. Tests point it at a re-executed test binary. A
+	// session's git runs it too, as `git-credential` and `gpg`.
 	Command []string
 	// Env is the base environment the child's is filtered from (see
 	// childEnv). Default: os.Environ() at each Start.
