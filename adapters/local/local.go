@@ -35,10 +35,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
@@ -125,6 +127,11 @@ func New(opts Options) (*Backend, error) {
 	if n := len(dir) + 1 + max(socketNameLen, 12+1+len(longestSocketName)); n > maxSocketPath {
 		return nil, fmt.Errorf("local backend: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
+	}
+	if strings.Contains(dir, "${") || strings.ContainsFunc(dir, unicode.IsControl) {
+		// ssh expands ${VAR} in the paths of a session's ssh_config, and
+		// a line break would end a line of it.
+		return nil, fmt.Errorf("local backend: runtime directory %q holds \"${\" or a control character; choose another state directory", dir)
 	}
 	if err := privateDir(dir); err != nil {
 		return nil, fmt.Errorf("local backend: %w", err)

@@ -260,6 +260,16 @@ func TestNew(t *testing.T) {
 		_, err = os.Stat(dir)
 		is.True(os.IsNotExist(err)) // before creating anything
 	})
+	t.Run("refuses a runtime directory ssh would expand", func(t *testing.T) {
+		is := is.New(t)
+		for _, name := range []string{"a${HOME}b", "a\nb"} {
+			dir := filepath.Join(t.TempDir(), name)
+			_, err := local.New(local.Options{RuntimeDir: dir})
+			is.True(err != nil && strings.Contains(err.Error(), "choose another state directory")) // refused, clearly
+			_, err = os.Stat(dir)
+			is.True(os.IsNotExist(err)) // before creating anything
+		}
+	})
 	t.Run("requires a runtime directory", func(t *testing.T) {
 		is := is.New(t)
 		_, err := local.New(local.Options{})
