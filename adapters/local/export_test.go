@@ -109,3 +109,13 @@ func VerifyGPG(armoredKey string, sig, data []byte, now time.Time) (code int, st
 	code = reportVerification(key, sig, data, now, &msg, &st)
 	return code, st.String(), msg.String()
 }
+
+// Project builds the projection of spec in base's environment and
+// returns the child's environment and what closes it.
+func (b *Backend) Project(ctx context.Context, spec hub.WorkspaceSessionSpec, base []string) ([]string, func(), error) {
+	p, err := b.project(ctx, spec, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.apply(base), p.close, nil
+}
