@@ -165,8 +165,9 @@ func (s *workspaceSession) signal(sig syscall.Signal) {
 // reap is the one goroutine that waits for the child. Once the child has
 // exited, and before its pid can be reused, it kills the child's process
 // group so nothing the child started outlives it; then it reaps the child,
-// closes the pipes, removes the socket, frees the workspace's slot, and
-// closes done.
+// closes the pipes, removes the socket, closes the credential projection
+// (agent, credential socket, runtime folder), frees the workspace's slot,
+// and closes done.
 func (s *workspaceSession) reap() {
 	unreaped := awaitExit(s.pid)
 	if unreaped {
@@ -191,6 +192,7 @@ func (s *workspaceSession) reap() {
 	if err := os.Remove(s.sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.log.Warn("could not remove the session socket", "err", err)
 	}
+	s.proj.close() // the child and its group are gone: nothing uses its credentials
 	s.mu.Lock()
 	asked := s.stopping
 	s.mu.Unlock()

@@ -1,9 +1,15 @@
 package local
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"net/http"
 	"os"
+	"strings"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -41,3 +47,75 @@ func OpenFeedVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxE
 
 // DataDirOf makes and returns the private data directory of workspace id.
 func (b *Backend) DataDirOf(id string) (string, error) { return b.dataDir(id) }
+
+// ProjectionDirOf is the runtime folder of workspace id's session.
+func (b *Backend) ProjectionDirOf(id string) string { return b.projectionDir(id) }
+
+// Exported for the tests of the projection's parts.
+var (
+	KeepUserSetting      = keepUserSetting
+	ParseCredentialInput = func(b []byte) (protocol, host string, err error) {
+		r, err := parseCredentialInput(b)
+		return r.protocol, r.host, err
+	}
+)
+
+// GPGArgs is a parsed gpg command line, for the tests.
+type GPGArgs struct {
+	Sign, Verify bool
+	StatusFD     int
+	LocalUser    string
+	Files        []string
+}
+
+// ParseGPGArgs parses a gpg command line as wharf gpg does.
+func ParseGPGArgs(args []string) (GPGArgs, error) {
+	g, err := parseGPGArgs(args)
+	return GPGArgs{Sign: g.mode == gpgSign, Verify: g.mode == gpgVerify, StatusFD: g.statusFD, LocalUser: g.localUser, Files: g.files}, err
+}
+
+// CredRequest is a credential socket request, for the tests.
+type CredRequest struct {
+	Op, Host string
+	Data     []byte
+}
+
+// ReadCredRequest reads one request as the credential socket does.
+func ReadCredRequest(b []byte) (CredRequest, error) {
+	r, err := readCredRequest(bufio.NewReader(bytes.NewReader(b)))
+	return CredRequest{Op: r.op, Host: r.host, Data: r.data}, err
+}
+
+// WriteCredRequest writes a request as the clients do.
+func WriteCredRequest(req CredRequest) []byte {
+	var b bytes.Buffer
+	_ = writeCredRequest(&b, credRequest{op: req.Op, host: req.Host, data: req.Data})
+	return b.Bytes()
+}
+
+// VerifyGPG is wharf gpg --verify of sig over data against the armored
+// public key (none when ""), at now: its exit status, status lines and
+// messages.
+func VerifyGPG(armoredKey string, sig, data []byte, now time.Time) (code int, status, messages string) {
+	var key *openpgp.Entity
+	if armoredKey != "" {
+		list, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armoredKey))
+		if err != nil || len(list) != 1 {
+			panic("a test key that does not read")
+		}
+		key = list[0]
+	}
+	var st, msg bytes.Buffer
+	code = reportVerification(key, sig, data, now, &msg, &st)
+	return code, st.String(), msg.String()
+}
+
+// Project builds the projection of spec in base's environment and
+// returns the child's environment and what closes it.
+func (b *Backend) Project(ctx context.Context, spec hub.WorkspaceSessionSpec, base []string) ([]string, func(), error) {
+	p, err := b.project(ctx, spec, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.apply(base), p.close, nil
+}

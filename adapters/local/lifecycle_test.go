@@ -197,8 +197,19 @@ func TestEnvironmentIsSanitized(t *testing.T) {
 	is.Equal(env["TZ"], "UTC")         // allowed
 	for k := range env {
 		is.True(k == "PATH" || k == "HOME" || k == "USER" || k == "LANG" || k == "LC_ALL" || k == "TZ" ||
-			strings.HasPrefix(k, "WHARF_TEST_") || k == "GORACE") // nothing else but the test's own settings
+			projectedVar(k) || strings.HasPrefix(k, "WHARF_TEST_") || k == "GORACE") // nothing else but the projection and the test's own settings
 	}
+}
+
+// projectedVar reports whether k is a variable the credential projection
+// sets in every session, lending credentials or not.
+func projectedVar(k string) bool {
+	switch k {
+	case "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_COUNT", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT",
+		"GNUPGHOME", "GH_CONFIG_DIR", "GLAB_CONFIG_DIR":
+		return true
+	}
+	return strings.HasPrefix(k, "GIT_CONFIG_KEY_") || strings.HasPrefix(k, "GIT_CONFIG_VALUE_")
 }
 
 func TestStartFailures(t *testing.T) {

@@ -11,6 +11,13 @@
 // for or not, kills the child's group and removes its socket. The child's
 // stderr goes to the logger only, never into an error a client sees.
 //
+// Before a child starts, its hub.SessionCredentials are projected into a
+// private runtime folder beside its socket (projection.go says what a
+// child gets and why): its own SSH agent, a credential socket the Hub
+// serves for `wharf git-credential` and `wharf gpg` (credproto.go), and
+// generated git and ssh configs, with every ambient credential variable
+// removed. The folder goes when the child is reaped.
+//
 // Facts, feeds and forwarded requests all reach the child over its socket.
 // A feed (OpenFeed) is one GET of the child's Server-Sent Events endpoint
 // for its topic, held open for the feed's life and read into frames.
@@ -28,10 +35,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
@@ -48,14 +57,16 @@ const (
 // Options configure a Backend. The zero value of each optional field picks
 // its default.
 type Options struct {
-	// RuntimeDir holds the sessions' sockets: a private directory inside the
-	// state directory. Required. It is created with mode 0700 when missing
-	// and refused when it is open to group or others, is not a directory,
-	// or is too long to hold a socket (Unix socket paths are limited to
-	// about 100 bytes).
+	// RuntimeDir holds the sessions' sockets and runtime folders: a
+	// private directory inside the state directory. Required. It is
+	// created with mode 0700 when missing and refused when it is open to
+	// group or others, is not a directory, or is too long to hold a
+	// session folder's sockets (Unix socket paths are limited to about
+	// 100 bytes).
 	RuntimeDir string
 	// Command starts a child; the session arguments follow it. Default: the
-	// running executable. Tests point it at a re-executed test binary.
+	// running executable. Tests point it at a re-executed test binary. A
+	// session's git runs it too, as `git-credential` and `gpg`.
 	Command []string
 	// Env is the base environment the child's is filtered from (see
 	// childEnv). Default: os.Environ() at each Start.
@@ -113,9 +124,14 @@ func New(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local backend: runtime directory: %w", err)
 	}
-	if n := len(dir) + 1 + socketNameLen; n > maxSocketPath {
+	if n := len(dir) + 1 + max(socketNameLen, 12+1+len(longestSocketName)); n > maxSocketPath {
 		return nil, fmt.Errorf("local backend: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
+	}
+	if strings.Contains(dir, "${") || strings.ContainsFunc(dir, unicode.IsControl) {
+		// ssh expands ${VAR} in the paths of a session's ssh_config, and
+		// a line break would end a line of it.
+		return nil, fmt.Errorf("local backend: runtime directory %q holds \"${\" or a control character; choose another state directory", dir)
 	}
 	if err := privateDir(dir); err != nil {
 		return nil, fmt.Errorf("local backend: %w", err)
@@ -195,8 +211,19 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 	if err := b.reserve(sock, spec.WorkspaceID); err != nil {
 		return nil, err
 	}
-	s, err := b.spawn(spec, sock)
+	base := b.opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	proj, err := b.project(ctx, spec, base)
 	if err != nil {
+		b.release(sock)
+		b.log.Error("session credentials could not be prepared", "workspace", spec.WorkspaceID, "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")
+	}
+	s, err := b.spawn(spec, sock, base, proj)
+	if err != nil {
+		proj.close()
 		b.release(sock)
 		return nil, err
 	}
@@ -276,12 +303,9 @@ func (b *Backend) release(sock string) {
 }
 
 // spawn starts the child of spec with its pipes and the goroutines that
-// read them and wait for it.
-func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceSession, error) {
-	base := b.opts.Env
-	if base == nil {
-		base = os.Environ()
-	}
+// read them and wait for it, in base's environment as proj has it. Once
+// the child started, its session owns proj and closes it when reaped.
+func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []string, proj *projection) (*workspaceSession, error) {
 	data, err := b.dataDir(spec.WorkspaceID)
 	if err != nil {
 		b.log.Error("session data directory", "workspace", spec.WorkspaceID, "err", err)
@@ -291,7 +315,7 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceS
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: sock, DataDir: data,
 			Agents: b.opts.AgentCommands}.Argv()...)
 	cmd := exec.Command(b.opts.Command[0], args...)
-	cmd.Env = childEnv(base)
+	cmd.Env = proj.apply(base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	p, err := newPipes()
@@ -311,6 +335,7 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string) (*workspaceS
 		b.spawned(cmd.Process.Pid)
 	}
 	s := newWorkspaceSession(b, spec.WorkspaceID, sock, cmd, p)
+	s.proj = proj
 	go s.readStdout()
 	go s.readStderr()
 	go s.reap()

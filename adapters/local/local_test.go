@@ -56,6 +56,20 @@ func TestMain(m *testing.M) {
 }
 
 func testChild(mode string, args []string) int {
+	// The test binary is the session's wharf too: the projection names it
+	// (the backend's Command) as git's credential helper and gpg program.
+	if len(args) > 0 {
+		switch args[0] {
+		case "git-credential":
+			if err := local.RunGitCredential(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
+				fmt.Fprintln(os.Stderr, "wharf git-credential:", err)
+				return 1
+			}
+			return 0
+		case "gpg":
+			return local.RunGPG(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+		}
+	}
 	if len(args) == 0 || args[0] != "session" {
 		fmt.Fprintln(os.Stderr, "test child: not a session command:", args)
 		return 2
@@ -245,6 +259,16 @@ func TestNew(t *testing.T) {
 		is.True(err != nil && strings.Contains(err.Error(), "too long for Unix sockets")) // refused, clearly
 		_, err = os.Stat(dir)
 		is.True(os.IsNotExist(err)) // before creating anything
+	})
+	t.Run("refuses a runtime directory ssh would expand", func(t *testing.T) {
+		is := is.New(t)
+		for _, name := range []string{"a${HOME}b", "a\nb"} {
+			dir := filepath.Join(t.TempDir(), name)
+			_, err := local.New(local.Options{RuntimeDir: dir})
+			is.True(err != nil && strings.Contains(err.Error(), "choose another state directory")) // refused, clearly
+			_, err = os.Stat(dir)
+			is.True(os.IsNotExist(err)) // before creating anything
+		}
 	})
 	t.Run("requires a runtime directory", func(t *testing.T) {
 		is := is.New(t)

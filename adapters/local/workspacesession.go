@@ -32,6 +32,7 @@ type workspaceSession struct {
 	errDone chan struct{} // closed when stderr is fully read
 	tail    tail          // the end of stderr, for logs
 	client  *http.Client  // facts and feed requests over the socket
+	proj    *projection   // its credentials, closed by reap
 	feeds   feedSource
 
 	mu       sync.Mutex

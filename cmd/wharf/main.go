@@ -29,6 +29,10 @@ func main() {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return
 	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		os.Exit(int(status))
+	}
 	fmt.Fprintln(os.Stderr, "wharf:", err)
 	var ue usageError
 	if errors.As(err, &ue) {
@@ -71,6 +75,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "session":
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "git-credential":
+		return gitCredentialCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "gpg":
+		return gpgCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "version":
 		warnToolchain(stderr)
 		fmt.Fprintln(stdout, "wharf", version())

@@ -16,6 +16,8 @@ import (
 
 	"github.com/matryer/is"
 	"golang.org/x/sys/unix"
+
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 )
 
 // TestWorkspaceEndToEnd drives the workspace family through a real daemon
@@ -294,6 +296,8 @@ func TestStateIsPrivateUnderUmask000(t *testing.T) {
 		case mode&os.ModeSocket != 0:
 			sockets++
 			is.Equal(mode.Perm(), os.FileMode(0o600)) // a private socket
+		case mode.Perm() == 0o700 && daemontest.SessionScript(p):
+			// a session's own script (its git, its gpg program): private and executable
 		default:
 			is.Equal(mode.Perm(), os.FileMode(0o600)) // a private file
 		}

@@ -3,6 +3,7 @@ package daemontest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,8 +47,9 @@ func (s *Secrets) ScanStateDir(dir, when string) ([]string, error) {
 // CheckModes fails tb for every entry of the state directory dir whose
 // mode is not private: the directory and every directory in it (sessions/)
 // 0700, every file (wharf.db, -wal, -shm, wharf.db-gen, wharf.lock, …)
-// and every socket (a running workspace session's) 0600, and nothing else
-// (a symbolic link) at all. It returns what it checked, as "<rel> <mode>",
+// and every socket (a running workspace session's) 0600, but for a
+// session's own scripts (SessionScript), private and executable (0700),
+// and nothing else (a symbolic link) at all. It returns what it checked, as "<rel> <mode>",
 // so a test can show the socket it expected was there.
 func CheckModes(tb testing.TB, dir string) []string {
 	tb.Helper()
@@ -87,10 +89,27 @@ func StateModes(dir string) (checked, problems []string, err error) {
 			problems = append(problems, fmt.Sprintf("%s is a %v, neither a directory, a file nor a socket", rel, mode.Type()))
 			return nil
 		}
-		if mode.Perm() != want {
+		if mode.Perm() != want && !(mode.IsRegular() && mode.Perm() == 0o700 && SessionScript(path)) {
 			problems = append(problems, fmt.Sprintf("%s has mode %#o, want %#o", rel, mode.Perm(), want))
 		}
 		return nil
 	})
 	return checked, problems, err
+}
+
+// sessionScriptHead begins every script the local backend writes into a
+// running session's runtime folder (its git, its gpg program).
+const sessionScriptHead = "#!/bin/sh\n# Made by Wharf for one workspace session; removed when it ends.\n"
+
+// SessionScript reports whether the file at path is a script the local
+// backend made for a session: those are executable, so 0700.
+func SessionScript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sessionScriptHead))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == sessionScriptHead
 }
