@@ -1,6 +1,9 @@
 package hub
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // The credentials family's records: keys and tokens the Hub holds, lent
 // to the workspaces they are assigned to. The rules on them (kinds and
@@ -181,6 +184,24 @@ type CredentialView struct {
 	Credential
 	Assignments []CredentialAssignment
 	Readiness   []ReadinessResult
+}
+
+// CredentialList is every credential as the contract lists them, in
+// creation order: one snapshot, built once per change of the catalog or
+// of what the vault holds, and shared by every reader (who must not
+// modify it).
+type CredentialList struct {
+	Credentials []CredentialView
+
+	encOnce sync.Once
+	enc     []byte
+}
+
+// Encoded returns encode(l), computed once per snapshot, as
+// HubState.Encoded.
+func (l *CredentialList) Encoded(encode func(*CredentialList) []byte) []byte {
+	l.encOnce.Do(func() { l.enc = encode(l) })
+	return l.enc
 }
 
 // Requester is who asks for a rate-limited credential operation: the Hub

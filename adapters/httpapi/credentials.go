@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // assignments to workspaces, and the tools they rely on (credentials.go,
 // credentialtools.go).
 type CredentialService interface {
-	Credentials(ctx context.Context) ([]hub.CredentialView, error)
+	Credentials(ctx context.Context) (*hub.CredentialList, error)
 	CredentialPublicKey(ctx context.Context, id string) (hub.Credential, error)
 	GenerateSSHKey(ctx context.Context, who hub.Requester, req hub.NewSSHKey) (hub.CredentialView, error)
 	ImportSSHKey(ctx context.Context, who hub.Requester, req hub.NewSSHKey) (hub.CredentialView, error)
@@ -146,18 +147,28 @@ func emptyBody(r *http.Request) error {
 }
 
 func (a *api) handleListCredentials(w http.ResponseWriter, r *http.Request, _ caller) error {
-	vs, err := a.credentials.Credentials(r.Context())
+	list, err := a.credentials.Credentials(r.Context())
 	if err != nil {
 		return err
 	}
+	writeRawJSON(w, http.StatusOK, list.Encoded(encodeCredentialList))
+	return nil
+}
+
+// encodeCredentialList is the CredentialList answer of l. The core keeps
+// it with the snapshot, so it is encoded once per change, not per request.
+func encodeCredentialList(l *hub.CredentialList) []byte {
 	out := struct {
 		Credentials []credentialRecord `json:"credentials"`
-	}{Credentials: make([]credentialRecord, len(vs))}
-	for i, v := range vs {
+	}{Credentials: make([]credentialRecord, len(l.Credentials))}
+	for i, v := range l.Credentials {
 		out.Credentials[i] = toCredentialRecord(v)
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(err) // strings, bools and their slices only
+	}
+	return append(b, '\n')
 }
 
 func (a *api) handleCredentialPublicKey(w http.ResponseWriter, r *http.Request, _ caller) error {

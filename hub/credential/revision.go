@@ -75,14 +75,16 @@ func DigestSeal(sealed []byte) [sha256.Size]byte { return sha256.Sum256(sealed) 
 
 // ToolsUsed lists the tools whose paths a session's generated
 // configuration names, given its assignments and their credentials, in
-// the contract's tool order: ssh for an SSH authentication default
-// (GIT_SSH_COMMAND), ssh-keygen for an SSH signing default (git's
-// gpg.ssh.program signs through the session's agent), gh and glab for a
-// token for their CLI. An HTTPS token and an OpenPGP key use none: the
-// Hub's own binary serves them (wharf git-credential, wharf gpg). The
-// projection names exactly these, so the revision counts exactly these.
+// the contract's tool order: ssh and git always (GIT_SSH_COMMAND names ssh
+// even when no key is lent, so that a session's ssh offers no key of the
+// Hub user's; git runs through a wrapper that gives it a home of its
+// own), ssh-keygen for an SSH signing default (git's gpg.ssh.program signs
+// through the session's agent), gh and glab for a token for their CLI. An
+// HTTPS token and an OpenPGP key add none: the Hub's own binary serves
+// them (wharf git-credential, wharf gpg). The projection names exactly
+// these, so the revision counts exactly these.
 func ToolsUsed(assignments []hub.CredentialAssignment, credentials []hub.Credential) []hub.CredentialToolName {
-	used := map[hub.CredentialToolName]bool{}
+	used := map[hub.CredentialToolName]bool{hub.ToolSSH: true, hub.ToolGit: true}
 	for _, a := range assignments {
 		i := slices.IndexFunc(credentials, func(c hub.Credential) bool { return c.ID == a.CredentialID })
 		if i < 0 {

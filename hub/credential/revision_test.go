@@ -74,15 +74,13 @@ func TestARunningSessionNeedsARestartExactlyWhenWhatItWasGivenChanged(t *testing
 			s.cat.Assignments = append(s.cat.Assignments, signing("ws2", "pgp"))
 		}, false, false, false},
 		{"an unassigned credential's change does not", func(s *hubState) { s.edit("pgp", func(c *hub.Credential) { c.Enabled = false }) }, false, false, false},
-		{"a used tool's path flips it: ssh for SSH logins", func(s *hubState) { s.tools[hub.ToolSSH] = "/opt/bin/ssh" }, false, true, false},
+		{"ssh's path flips it for every session: GIT_SSH_COMMAND names it", func(s *hubState) { s.tools[hub.ToolSSH] = "/opt/bin/ssh" }, true, true, false},
 		{"a used tool's path flips it: ssh-keygen for SSH signing", func(s *hubState) { s.tools[hub.ToolSSHKeygen] = "/opt/bin/ssh-keygen" }, true, true, false},
 		{"a used tool's path flips it: gh for a GitHub CLI token", func(s *hubState) { s.tools[hub.ToolGH] = "/opt/bin/gh" }, true, false, false},
 		{"a tool that stops resolving flips it", func(s *hubState) { delete(s.tools, hub.ToolGH) }, true, false, false},
 		{"an unused tool's path does not (R4 flagged every workspace)", func(s *hubState) { s.tools[hub.ToolGLab] = "/opt/bin/glab" }, false, false, false},
-		{"git's and gpg's paths do not: the Hub serves tokens and OpenPGP", func(s *hubState) {
-			s.tools[hub.ToolGit] = "/opt/bin/git"
-			s.tools[hub.ToolGPG] = "/opt/bin/gpg"
-		}, false, false, false},
+		{"git's path flips it for every session: its wrapper names it", func(s *hubState) { s.tools[hub.ToolGit] = "/opt/bin/git" }, true, true, false},
+		{"gpg's path does not: the Hub signs OpenPGP (wharf gpg)", func(s *hubState) { s.tools[hub.ToolGPG] = "/opt/bin/gpg" }, false, false, false},
 	} {
 		t.Run(tc.row, func(t *testing.T) {
 			is := is.New(t)
@@ -179,21 +177,22 @@ func TestEveryFieldOfACredentialCountsInTheRevision(t *testing.T) {
 // tools whose paths a session's configuration names.
 func TestToolsUsedFollowWhatTheProjectionNames(t *testing.T) {
 	c := fixture()
+	always := []hub.CredentialToolName{hub.ToolSSH, hub.ToolGit}
 	for _, tc := range []struct {
 		row  string
 		as   assignments
 		want []hub.CredentialToolName
 	}{
-		{"none", nil, nil},
-		{"SSH authentication: ssh", assignments{auth("w", "ssh-both", "github.com")}, []hub.CredentialToolName{hub.ToolSSH}},
-		{"SSH signing: ssh-keygen", assignments{signing("w", "ssh-both")}, []hub.CredentialToolName{hub.ToolSSHKeygen}},
-		{"OpenPGP signing: none (wharf gpg)", assignments{signing("w", "pgp")}, nil},
-		{"an HTTPS token: none (wharf git-credential)", assignments{auth("w", "tok-git", "github.com")}, nil},
-		{"a GitHub CLI token: gh", assignments{auth("w", "tok-gh", "github.com")}, []hub.CredentialToolName{hub.ToolGH}},
-		{"a GitLab CLI token: glab", assignments{auth("w", "tok-gl", "gitlab.com")}, []hub.CredentialToolName{hub.ToolGLab}},
+		{"none: ssh and git, which every session names", nil, always},
+		{"SSH authentication: those", assignments{auth("w", "ssh-both", "github.com")}, always},
+		{"SSH signing: and ssh-keygen", assignments{signing("w", "ssh-both")}, []hub.CredentialToolName{hub.ToolSSH, hub.ToolSSHKeygen, hub.ToolGit}},
+		{"OpenPGP signing: no more (wharf gpg)", assignments{signing("w", "pgp")}, always},
+		{"an HTTPS token: no more (wharf git-credential)", assignments{auth("w", "tok-git", "github.com")}, always},
+		{"a GitHub CLI token: and gh", assignments{auth("w", "tok-gh", "github.com")}, []hub.CredentialToolName{hub.ToolSSH, hub.ToolGit, hub.ToolGH}},
+		{"a GitLab CLI token: and glab", assignments{auth("w", "tok-gl", "gitlab.com")}, []hub.CredentialToolName{hub.ToolSSH, hub.ToolGit, hub.ToolGLab}},
 		{"all, in the contract's order", assignments{auth("w", "tok-gl", "gitlab.com"), signing("w", "ssh-sign"), auth("w", "tok-gh", "github.com"), auth("w", "ssh-auth", "a.example")},
-			[]hub.CredentialToolName{hub.ToolSSH, hub.ToolSSHKeygen, hub.ToolGH, hub.ToolGLab}},
-		{"a credential that is gone: none", assignments{auth("w", "gone", "github.com")}, nil},
+			[]hub.CredentialToolName{hub.ToolSSH, hub.ToolSSHKeygen, hub.ToolGit, hub.ToolGH, hub.ToolGLab}},
+		{"a credential that is gone: no more", assignments{auth("w", "gone", "github.com")}, always},
 	} {
 		t.Run(tc.row, func(t *testing.T) {
 			is := is.New(t)

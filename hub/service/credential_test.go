@@ -183,9 +183,9 @@ func TestAssignmentsAreRefusedWhileARecoveryJournalIsPending(t *testing.T) {
 	is.Equal(hub.MessageOf(err), "a pending recovery journal requires Hub recovery before credential assignment changes")
 	err = e.DeleteCredential(e.ctx, key.ID, true, true)
 	is.Equal(hub.KindOf(err), hub.Conflict) // delete too
-	views, err := e.Credentials(e.ctx)
+	list, err := e.Credentials(e.ctx)
 	is.NoErr(err)
-	is.Equal(len(views[0].Assignments), 0) // nothing assigned
+	is.Equal(len(list.Credentials[0].Assignments), 0) // nothing assigned
 }
 
 func TestARestartedHubUnlocksOnlyTheKeysItSealedItself(t *testing.T) {
@@ -251,4 +251,33 @@ func TestAskOnceAsksOncePerSessionAndAHeldUseTimesOut(t *testing.T) {
 	is.Equal(uses[2].Outcome, hub.UseAllowed)        // allowed
 	is.Equal(uses[2].By, "ann")                      // by ann
 	is.Equal(len(e.CredentialApprovals(e.ctx)), 0)   // nothing waits any more
+}
+
+func TestTheListFollowsEveryLockAndChangeThoughItIsASnapshot(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	app := e.register(e.repo("/home/ann/app"))
+	k, err := e.GenerateSSHKey(e.ctx, who, hub.NewSSHKey{Name: "k", Capabilities: []hub.Capability{hub.CapSSHAuthentication}, Passphrase: "pass phrase"})
+	is.NoErr(err)
+	status := func() string {
+		l, err := e.Credentials(e.ctx)
+		is.NoErr(err)
+		return l.Credentials[0].Readiness[0].Status
+	}
+	first, err := e.Credentials(e.ctx)
+	is.NoErr(err)
+	again, err := e.Credentials(e.ctx)
+	is.NoErr(err)
+	is.True(first == again)           // nothing changed: the same snapshot
+	is.Equal(status(), "unavailable") // locked
+	_, err = e.UnlockCredential(e.ctx, who, k.ID, "pass phrase")
+	is.NoErr(err)
+	is.Equal(status(), "ready") // an unlock shows
+	_, err = e.LockCredential(e.ctx, k.ID)
+	is.NoErr(err)
+	is.Equal(status(), "unavailable") // a lock too
+	e.assign(k.ID, app, hub.RoleAuthentication, "github.com")
+	l, err := e.Credentials(e.ctx)
+	is.NoErr(err)
+	is.Equal(len(l.Credentials[0].Assignments), 1) // and an assignment
 }

@@ -163,7 +163,7 @@ func (h *Hub) addKey(ctx context.Context, c hub.Credential, key hub.NewKey, impo
 		return hub.CredentialView{}, err
 	}
 	if credential.Created(c, imported).Unlocked {
-		if err := h.vault.Unlock(c.ID, c.Type, key.Sealed, []byte(passphrase)); err != nil {
+		if err := h.unlockKey(c.ID, c.Type, key.Sealed, []byte(passphrase)); err != nil {
 			h.log.LogAttrs(ctx, slog.LevelWarn, "a new key could not be unlocked", slog.String("credential", c.ID), slog.String("why", hub.MessageOf(err)))
 		}
 	}

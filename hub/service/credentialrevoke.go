@@ -92,7 +92,7 @@ func (h *Hub) revokeLocked(ctx context.Context, id string, held []string, fn fun
 			}
 		}
 	}
-	h.vault.Lock(id)
+	h.lockKey(id)
 	err = h.commit(ctx, func(tx *writes) error {
 		c, err := tx.Credential(id)
 		if err != nil {

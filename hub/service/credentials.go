@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/credential"
@@ -36,6 +37,17 @@ type credentialCache struct {
 	digests map[string][sha256.Size]byte
 	// overrides are the tools' override paths.
 	overrides map[hub.CredentialToolName]string
+
+	// listRev advances with every change a list may show: of the catalog
+	// (update, unsure) and of what the vault holds (unlockKey, lockKey);
+	// list is the snapshot of the revision it was built at.
+	listRev atomic.Uint64
+	list    atomic.Pointer[credentialListSnap]
+}
+
+type credentialListSnap struct {
+	rev  uint64
+	list *hub.CredentialList
 }
 
 // catalog returns the catalog, the token digests and the tool overrides,
@@ -92,6 +104,7 @@ func (c *credentialCache) unsure() {
 	c.loaded = false
 	c.gen++
 	c.mu.Unlock()
+	c.listRev.Add(1)
 }
 
 // update applies a committed change to the cached catalog with fn, which
@@ -100,6 +113,7 @@ func (c *credentialCache) unsure() {
 func (c *credentialCache) update(fn func(credential.Catalog) credential.Catalog) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.listRev.Add(1)
 	if !c.loaded {
 		c.gen++
 		return
@@ -108,19 +122,39 @@ func (c *credentialCache) update(fn func(credential.Catalog) credential.Catalog)
 }
 
 // Credentials lists every credential, in creation order, with its
-// assignments and readiness (hubListCredentials). Reading changes
+// assignments and readiness (hubListCredentials): a snapshot shared by
+// every reader until something it shows changes. Reading changes
 // nothing: readiness says whether the vault holds a key, it never loads
 // one.
-func (h *Hub) Credentials(ctx context.Context) ([]hub.CredentialView, error) {
+func (h *Hub) Credentials(ctx context.Context) (*hub.CredentialList, error) {
+	rev := h.cred.listRev.Load()
+	if s := h.cred.list.Load(); s != nil && s.rev == rev {
+		return s.list, nil
+	}
 	cat, _, _, err := h.catalog(ctx)
 	if err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "credentials could not be read")
 	}
-	out := make([]hub.CredentialView, len(cat.Credentials))
+	out := &hub.CredentialList{Credentials: make([]hub.CredentialView, len(cat.Credentials))}
 	for i, c := range cat.Credentials {
-		out[i] = h.credentialView(cat, c)
+		out.Credentials[i] = h.credentialView(cat, c)
 	}
+	// Kept only if nothing changed while it was built: a change bumps
+	// the revision first, so the next reader builds anew.
+	h.cred.list.Store(&credentialListSnap{rev: rev, list: out})
 	return out, nil
+}
+
+// unlockKey and lockKey change what the vault holds of credential id, and
+// so what a list shows.
+func (h *Hub) unlockKey(id string, t hub.CredentialType, sealed, passphrase []byte) error {
+	defer h.cred.listRev.Add(1)
+	return h.vault.Unlock(id, t, sealed, passphrase)
+}
+
+func (h *Hub) lockKey(id string) {
+	defer h.cred.listRev.Add(1)
+	h.vault.Lock(id)
 }
 
 // credentialView describes c as it is now. A readiness the vault cannot

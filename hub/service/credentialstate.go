@@ -32,7 +32,7 @@ func (h *Hub) UnlockCredential(ctx context.Context, who hub.Requester, id, passp
 		if err != nil {
 			return err
 		}
-		return vaultError(h.vault.Unlock(id, c.Type, sealed, []byte(passphrase)), "the key could not be unlocked")
+		return vaultError(h.unlockKey(id, c.Type, sealed, []byte(passphrase)), "the key could not be unlocked")
 	})
 }
 
@@ -43,7 +43,7 @@ func (h *Hub) LockCredential(ctx context.Context, id string) (hub.CredentialView
 		if _, err := credential.Lock(c, h.stateOf(c)); err != nil {
 			return err
 		}
-		h.vault.Lock(id)
+		h.lockKey(id)
 		return nil
 	})
 }
@@ -64,7 +64,7 @@ func (h *Hub) EnableCredential(ctx context.Context, id string) (hub.CredentialVi
 			if err != nil {
 				return err
 			}
-			if err := h.vault.Unlock(id, c.Type, sealed, nil); err != nil {
+			if err := h.unlockKey(id, c.Type, sealed, nil); err != nil {
 				h.log.LogAttrs(ctx, slog.LevelWarn, "an enabled key could not be unlocked", slog.String("credential", id), slog.String("why", hub.MessageOf(err)))
 			}
 		}
@@ -175,7 +175,7 @@ func (h *Hub) unlockAtStart(ctx context.Context) error {
 		}
 		sealed, err := h.secret(ctx, c.ID)
 		if err == nil {
-			err = h.vault.Unlock(c.ID, c.Type, sealed, nil)
+			err = h.unlockKey(c.ID, c.Type, sealed, nil)
 		}
 		if err != nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "a key could not be unlocked at start", slog.String("credential", c.ID), slog.String("why", hub.MessageOf(err)))
