@@ -38,7 +38,7 @@ func TestShellRoutes(t *testing.T) {
 		path   string
 		status int
 	}{
-		{"/", 200}, {"/login", 200}, {"/add", 200}, {"/settings", 200}, {"/w/hello", 200}, {"/w/a-b-2", 200},
+		{"/", 200}, {"/login", 200}, {"/add", 200}, {"/settings", 200}, {"/credentials", 200}, {"/w/hello", 200}, {"/w/a-b-2", 200},
 		{"/w/hello/c/scripted%3Asess-1", 200}, {"/w/hello/c/odd%2Fid", 200},
 		{"/w/", 404}, {"/w/a/b", 404}, {"/w/a/c/", 404}, {"/w/a/c/x/y", 404}, {"/w//c/x", 404}, {"/w/a/x/b", 404},
 		{"/nope", 404}, {"/logout", 404}, {"/favicon.ico", 404},
