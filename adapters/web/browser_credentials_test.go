@@ -13,6 +13,7 @@ import (
 	"github.com/ProtonMail/gopenpgp/v2/helper"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/matryer/is"
 	"golang.org/x/crypto/ssh"
 
@@ -136,8 +137,16 @@ func TestBrowserCredentialGenerateAssignUnlock(t *testing.T) {
 	must(t, p.Wait(`document.querySelector('dialog[open] [role=alert]')`, wait))
 	is.Equal(value(t, p, `dialog[open] input[type=password]`), "") // a wrong passphrase is cleared too
 	noSecrets(t, p, "not the passphrase")
-	must(t, p.Type(`dialog[open] input[type=password]`, pass))
-	must(t, p.ClickText(`dialog[open]`, "Unlock"))
+	must(t, p.Do(chromedp.KeyEvent(kb.Escape)))
+	must(t, p.Wait(`!document.querySelector('dialog[open]')`, wait))
+
+	// Again from the keyboard: the button, Enter, the passphrase (focused
+	// in the dialog), Enter.
+	unlock := row + ` button[aria-label="Unlock laptop"]`
+	must(t, p.Wait(`document.activeElement === document.querySelector(`+browsertest.JS(unlock)+`)`, wait)) // focus came back
+	must(t, p.Do(chromedp.KeyEvent("\r")))
+	must(t, p.Wait(`document.activeElement === document.querySelector('dialog[open] input[type=password]')`, wait))
+	must(t, p.Do(chromedp.KeyEvent(pass+"\r")))
 	must(t, p.Wait(`!document.querySelector('dialog[open]')`, wait))
 	must(t, p.Wait(`document.querySelector(`+browsertest.JS(row+` .badge`)+`).innerText.trim() === 'Ready'`, wait))
 	is.True(strings.Contains(p.Text(row+` .readiness`), "unlocked in the Hub")) // the Hub says so
