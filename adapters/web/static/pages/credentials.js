@@ -17,10 +17,10 @@ import { AssignDialog, DeleteDialog, PublicKeyDialog, UnassignDialog, UnlockDial
 import { readyOf, Tools } from './credentialtools.js';
 
 const adders = [
-  ['ssh-generate', 'Generate an SSH key', GenerateSshDialog],
-  ['ssh-import', 'Import an SSH key', ImportSshDialog],
-  ['openpgp-generate', 'Generate an OpenPGP key', GenerateOpenPgpDialog],
-  ['openpgp-import', 'Import an OpenPGP key', ImportOpenPgpDialog],
+  ['sshGenerate', 'Generate an SSH key', GenerateSshDialog],
+  ['sshImport', 'Import an SSH key', ImportSshDialog],
+  ['pgpGenerate', 'Generate an OpenPGP key', GenerateOpenPgpDialog],
+  ['pgpImport', 'Import an OpenPGP key', ImportOpenPgpDialog],
   ['token', 'Add a token', TokenDialog],
 ];
 
