@@ -222,7 +222,8 @@ func TestFirstLoadSize(t *testing.T) {
 		}
 		return len(a.body)
 	}
-	first := len(h.shell.gz) + sizeOf(h.assets.byName["app.css"]) + sizeOf(h.assets.byName["chat.css"]) + sizeOf(h.assets.byName["icon.svg"])
+	first := len(h.shell.gz) + sizeOf(h.assets.byName["app.css"]) + sizeOf(h.assets.byName["chat.css"]) +
+		sizeOf(h.assets.byName["credentials.css"]) + sizeOf(h.assets.byName["icon.svg"])
 	for _, u := range h.assets.modules() {
 		first += sizeOf(h.assets.byURL[u])
 	}
