@@ -68,13 +68,13 @@ func NewHandler() *Handler {
 
 // clientRoute reports whether p, an escaped path, is a page of the
 // dashboard, which the shell serves and the script renders: the workspace
-// list, the login page, adding a workspace, settings, one workspace's
-// page and one of its conversations (/w/{id}/c/{conversationId}, each
-// segment percent-encoded: conversation ids hold a colon and may hold a
-// slash).
+// list, the login page, adding a workspace, credentials, settings, one
+// workspace's page and one of its conversations (/w/{id}/c/{conversationId},
+// each segment percent-encoded: conversation ids hold a colon and may hold
+// a slash).
 func clientRoute(p string) bool {
 	switch p {
-	case "/", "/login", "/add", "/settings":
+	case "/", "/login", "/add", "/settings", "/credentials":
 		return true
 	}
 	rest, ok := strings.CutPrefix(p, "/w/")

@@ -99,6 +99,38 @@ export const hub = {
 };
 
 /**
+ * The credentials family (tags `credentials`, `credential-tools`). The
+ * bodies that carry a passphrase, a private key or a token go straight to
+ * the Hub and are never kept here.
+ */
+const cred = (id, op) => `/api/hub/credentials/${enc(id)}/${op}`;
+
+export const creds = {
+  list: () => request('GET', '/api/hub/credentials'),
+  publicKey: (id) => request('GET', cred(id, 'public-key')),
+  generateSsh: (name, capabilities, passphrase) => request('POST', '/api/hub/credentials/ssh/generate', { name, capabilities, passphrase }),
+  importSsh: (name, capabilities, privateKey, passphrase) => request('POST', '/api/hub/credentials/ssh/import',
+    passphrase ? { name, capabilities, privateKey, passphrase } : { name, capabilities, privateKey }),
+  generateOpenPgp: (name, userId, passphrase) => request('POST', '/api/hub/credentials/openpgp/generate', { name, userId, passphrase }),
+  importOpenPgp: (name, privateKey) => request('POST', '/api/hub/credentials/openpgp/import', { name, privateKey }),
+  /** createToken posts {name, host, username?, token, capabilities}. */
+  createToken: (req) => request('POST', '/api/hub/credentials/token', req),
+  unlock: (id, passphrase) => request('POST', cred(id, 'unlock'), { passphrase }),
+  lock: (id) => request('POST', cred(id, 'lock'), {}),
+  enable: (id) => request('POST', cred(id, 'enable'), {}),
+  disable: (id) => request('POST', cred(id, 'disable'), {}),
+  test: (id) => request('POST', cred(id, 'test'), {}),
+  remove: (id, unassign) => request('POST', cred(id, 'delete'), unassign ? { confirm: true, unassign: true } : { confirm: true }),
+  /** assign posts {workspaceId, role, host?, replace?}. */
+  assign: (id, req) => request('POST', cred(id, 'assign'), req),
+  /** unassign posts {workspaceId, role?, host?, stop?}. */
+  unassign: (id, req) => request('POST', cred(id, 'unassign'), req),
+  tools: () => request('GET', '/api/hub/credential-tools'),
+  setTool: (tool, path) => request('POST', `/api/hub/credential-tools/${enc(tool)}`, { path }),
+  testTool: (tool) => request('POST', `/api/hub/credential-tools/${enc(tool)}/test`, {}),
+};
+
+/**
  * The workspace chat API (tag `chat`), forwarded by the Hub under
  * /s/{workspaceId}/api/chat/. Conversation and request ids are opaque
  * and hold characters such as `:`, so every path segment is encoded.

@@ -80,6 +80,7 @@ function Header({ path }) {
       <nav class="nav" aria-label="Main">
         ${item('/', 'Workspaces', 'home', path === '/' || path.startsWith('/w/'))}
         ${item('/add', 'Add', 'plus', path === '/add')}
+        ${item('/credentials', 'Credentials', 'key', path === '/credentials')}
         ${item('/settings', 'Settings', 'gear', path === '/settings')}
       </nav>
       <div class="top-end">
@@ -97,6 +98,9 @@ function Header({ path }) {
 // The conversation page is its own chunk of modules, fetched the first
 // time one is opened: the first load of the dashboard does not pay for it.
 const loadConversationPage = () => import('./chat/page.js').then((mod) => mod.ConversationPage);
+
+// The Credentials page and its dialogs, likewise.
+const loadCredentialsPage = () => import('./pages/credentials.js').then((mod) => mod.CredentialsPage);
 
 const loaded = new Map(); // load function -> the component it resolved to
 
@@ -129,6 +133,7 @@ function Route({ path, query }) {
   if (path === '/') return html`<${WorkspacesPage} />`;
   if (path === '/add') return html`<${AddPage} query=${query} />`;
   if (path === '/settings') return html`<${SettingsPage} />`;
+  if (path === '/credentials') return html`<${Lazy} load=${loadCredentialsPage} />`;
   const m = /^\/w\/([^/]+)(?:\/c\/([^/]+))?$/.exec(path);
   if (m) {
     let id = '';

@@ -1,7 +1,7 @@
 // Small shared pieces of the pages: status badges, error and empty
 // states, confirmation dialogs, relative times, icons.
 import { Component, h } from 'preact';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { Link } from './router.js';
 
@@ -23,10 +23,23 @@ export function Badge({ status }) {
   return html`<span class=${'badge badge-' + status.key}><span class="dot" aria-hidden="true"></span>${status.label}</span>`;
 }
 
-/** ErrorNote shows an error in words, announced to screen readers. */
+/**
+ * ErrorNote shows an error in words, announced to screen readers. A
+ * refusal for too many attempts (429) says how long to wait, counting
+ * down from its Retry-After.
+ */
 export function ErrorNote({ error, children }) {
   if (!error && !children) return null;
-  return html`<p class="note note-error" role="alert">${error ? error.message || String(error) : null}${children}</p>`;
+  return html`<p class="note note-error" role="alert">${error ? error.message || String(error) : null}${
+    error?.status === 429 && error.retryAfter > 0 ? html` <${RetryWait} error=${error} />` : null}${children}</p>`;
+}
+
+/** RetryWait counts down the Retry-After of a 429 answer, from when it came. */
+function RetryWait({ error }) {
+  const until = useMemo(() => Date.now() + error.retryAfter * 1000, [error]);
+  const now = useNow(1000);
+  const secs = Math.max(0, Math.ceil((until - now) / 1000));
+  return html`<span class="retry-wait">${secs > 0 ? `Wait ${secs} s before trying again.` : 'You can try again now.'}</span>`;
 }
 
 export function Spinner({ label = 'Loading' }) {
@@ -190,6 +203,7 @@ const icons = {
   send: 'M4 12l16-8-6 16-3-7z',
   x: 'M6 6l12 12M18 6L6 18',
   plan: 'M9 6h11M9 12h11M9 18h11M4 6h.01M4 12h.01M4 18h.01',
+  key: 'M8 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM12 12h9M17 12v3M20 12v2',
 };
 
 /** Icon draws one of the line icons above; it is decoration only. */

@@ -13,6 +13,7 @@ import { Badge, Empty, ErrorNote, Icon, NoSuchWorkspace, NotAnswering, Spinner, 
 import { ForgetDialog, RenameDialog } from './workspaces.js';
 import { buildTree, changeIndex } from '../tree.js';
 import { Conversations } from './conversations.js';
+import { WorkspaceCredentials } from './wscredentials.js';
 
 export function WorkspacePage({ id, query }) {
   const m = useModel();
@@ -82,6 +83,7 @@ function Head({ ws, status }) {
       ${running ? null : html`<button type="button" class="btn btn-quiet" onClick=${() => setDialog('forget')}>Forget</button>`}
     </div>
     <${ErrorNote} error=${action.error} />
+    <${WorkspaceCredentials} ws=${ws} running=${running} />
     ${dialog === 'rename' ? html`<${RenameDialog} ws=${ws} onClose=${() => setDialog('')} />` : null}
     ${dialog === 'forget' ? html`<${ForgetDialog} ws=${ws} onClose=${() => setDialog('')} onDone=${() => navigate('/')} />` : null}
   </div>`;

@@ -90,6 +90,7 @@ const Row = memo(function Row({ ws, act }) {
         <span class="ws-path" title=${ws.path}><bdi>${ws.path}</bdi></span>
         ${ws.branch ? html`<span class="ws-branch"><${Icon} name="branch" size=${14} />${ws.branch}</span>` : null}
         ${ws.availability ? html`<span class="ws-warn">${ws.availability === 'missing' ? 'folder missing' : 'folder replaced'}</span>` : null}
+        ${running && ws.credentialRestartRequired ? html`<span class="ws-warn">restart required</span>` : null}
       </div>
     </div>
     <div class="ws-actions">
