@@ -97,7 +97,13 @@ func newEnvArgs(t *testing.T, args []string) *env {
 	needBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	dir := t.TempDir()
+	// A short directory: each running session's sockets live below the
+	// state directory, and t.TempDir's path holds the test's name.
+	dir, err := os.MkdirTemp("", "wb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
