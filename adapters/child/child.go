@@ -105,6 +105,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		WorkspaceAPIRevision: Revision,
 		KeepAlive:            childproto.DefaultKeepAlive,
 		Logger:               log.With("feed", "document"),
+		Signatures:           sessionSignatures(os.Getenv),
 	}), log)
 	conversations, err := chat.New(chat.Config{
 		Runtime: agents(opts, cfg.Agents, log),

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -58,10 +59,11 @@ const (
 	// longestSocketName is the longest socket name in the folder; New
 	// checks that the folder's sockets fit.
 	longestSocketName = agentSockName
-	// CredentialsEnv names the variable that holds a session's runtime
-	// folder, for `wharf git-credential` and `wharf gpg`.
-	CredentialsEnv = "WHARF_SESSION_CREDENTIALS"
 )
+
+// CredentialsEnv names the variable that holds a session's runtime
+// folder, for `wharf git-credential`, `wharf gpg` and the session itself.
+const CredentialsEnv = childproto.CredentialsEnv
 
 // projection is one session's projected credentials.
 type projection struct {
@@ -199,7 +201,7 @@ func (p *projection) managedConfig(c hub.SessionCredentials, wharf []string, mis
 	case s == nil:
 		return append(out, [2]string{"commit.gpgsign", "false"}), nil
 	case s.Type == hub.CredentialSSH:
-		pub := filepath.Join(p.dir, "signing.pub")
+		pub := filepath.Join(p.dir, childproto.SigningSSHKeyFile)
 		if err := os.WriteFile(pub, []byte(s.PublicKey+"\n"), 0o600); err != nil {
 			return nil, err
 		}
@@ -226,7 +228,7 @@ func (p *projection) managedConfig(c hub.SessionCredentials, wharf []string, mis
 
 // signingKeyFile holds the OpenPGP signing key's public half in the
 // runtime folder, for `wharf gpg --verify`.
-const signingKeyFile = "signing.asc"
+const signingKeyFile = childproto.SigningOpenPGPKeyFile
 
 // writeScript writes an executable shell script (0700) into the folder.
 func (p *projection) writeScript(name, body string) (string, error) {

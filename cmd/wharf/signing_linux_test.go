@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +80,14 @@ func TestASessionSignsCommitsWithTheHubsKeysAndLosesThemAtOnce(t *testing.T) {
 	signers := filepath.Join(tmp, "allowed_signers")
 	is.NoErr(os.WriteFile(signers, []byte("ann@example.com "+sshKey.Credential.Metadata.PublicKey+"\n"), 0o600))
 	git(t, nil, repo, "-c", "gpg.ssh.allowedSignersFile="+signers, "verify-commit", "HEAD") // verifies outside the session
+
+	// The session's document feed says so: the commit log marks it verified.
+	subs := url.QueryEscape(`[{"topic":"document"}]`)
+	resp, err := c.Request(ctx, "GET", "api/hub/live?ws="+ws.ID+"&subs="+subs, nil)
+	is.NoErr(err) // the stream opens
+	defer resp.Body.Close()
+	_, err = daemontest.ReadSSE(resp.Body).Until(ctx, liveEvent("document", "data", `"signature":{"status":"verified"}`))
+	is.NoErr(err) // the newest commit shows as verified
 	post("api/hub/credentials/"+sshKey.Credential.ID+"/lock", map[string]any{}, nil)
 	_, err = runGit(env, repo, "commit", "--allow-empty", "-m", "after the lock")
 	is.True(err != nil) // a locked key signs nothing, at once

@@ -32,8 +32,9 @@ const gitOutputCap = 256 << 20
 // what is listed). Only machine formats (-z listings, porcelain v2,
 // explicit --format fields) are parsed; git's human messages never are.
 type gitRunner struct {
-	cmd *gitcmd.Runner
-	log *slog.Logger
+	cmd        *gitcmd.Runner
+	log        *slog.Logger
+	signatures SignatureChecker // Options.Signatures
 }
 
 // gitArgs precede every command's own arguments.
@@ -49,7 +50,8 @@ func newGitRunner(o Options) *gitRunner {
 	return &gitRunner{
 		cmd: gitcmd.New(gitcmd.Options{Git: o.Git, Env: o.Env, Args: gitArgs, Config: feedConfig,
 			Timeout: o.GitTimeout, MaxStdout: gitOutputCap}),
-		log: o.Logger,
+		log:        o.Logger,
+		signatures: o.Signatures,
 	}
 }
 

@@ -216,13 +216,13 @@ const (
 	logFieldCount = 6
 )
 
-// parseLog reads the commit log, newest first. A message containing a NUL
+// parseLog reads the commit log, newest first, and the commits' full ids. A message containing a NUL
 // (which git refuses to create, but an imported history may hold) would
 // shift the records; parsing stops at the first commit that does not look
 // like one rather than misattribute fields.
-func parseLog(out []byte, now time.Time) []commitLogEntry {
+func parseLog(out []byte, now time.Time) ([]commitLogEntry, []string) {
 	recs := splitNUL(out)
-	log := []commitLogEntry{}
+	log, fulls := []commitLogEntry{}, []string{}
 	for i := 0; i+logFieldCount <= len(recs); i += logFieldCount {
 		f := recs[i : i+logFieldCount]
 		// -z separates commits with a NUL but a body ends with newlines
@@ -242,9 +242,9 @@ func parseLog(out []byte, now time.Time) []commitLogEntry {
 		if f[2] != "" {
 			e.Author = ptr(f[2])
 		}
-		log = append(log, e)
+		log, fulls = append(log, e), append(fulls, full)
 	}
-	return log
+	return log, fulls
 }
 
 func isHex(s string) bool {

@@ -90,7 +90,7 @@ func TestParseLog(t *testing.T) {
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaaaaa", "Ann", "1000000", "Subject one", "Body\n\nmore\n",
 		"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "bbbbbbb", "", "999000", "Two", "",
 	)
-	log := parseLog(out, now)
+	log, _ := parseLog(out, now)
 	is.Equal(len(log), 2)                                // two commits
 	is.Equal(log[0].Sha, "aaaaaaa")                      // short id
 	is.Equal(*log[0].Author, "Ann")                      // author
@@ -104,6 +104,7 @@ func TestParseLog(t *testing.T) {
 		is := is.New(t)
 		bad := z("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaaaaa", "Ann", "1000000", "S", "B",
 			"zzz", "y", "x", "w", "v", "u")
-		is.Equal(len(parseLog(bad, now)), 1) // the good commit only
+		good, _ := parseLog(bad, now)
+		is.Equal(len(good), 1) // the good commit only
 	})
 }

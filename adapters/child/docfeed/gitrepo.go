@@ -70,7 +70,9 @@ func readRepository(ctx context.Context, g *gitRunner, root string, repo repoInf
 			logFields, "HEAD", "--"); err != nil {
 			return repoReading{}, err
 		}
-		log = parseLog(out, now)
+		var fulls []string
+		log, fulls = parseLog(out, now)
+		g.checkSignatures(ctx, repo, top, log, fulls, g.signatures)
 		if len(log) > 0 {
 			meta.HeadShort = ptr(log[0].Sha)
 		}

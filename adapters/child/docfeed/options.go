@@ -53,6 +53,9 @@ type Options struct {
 	DisableFollow bool
 	// Now is the clock for generatedAt and commit ages. Default time.Now.
 	Now func() time.Time
+	// Signatures, when set, checks the signatures of the newest commits
+	// (signature.go); nil leaves every log entry without one.
+	Signatures SignatureChecker
 }
 
 // Defaults of Options.

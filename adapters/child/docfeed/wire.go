@@ -229,6 +229,9 @@ type commitLogEntry struct {
 	Author        *string `json:"author"`
 	RelativeTime  *string `json:"relativeTime"`
 	CommittedAtMs int64   `json:"committedAtMs"`
+	// Signature is set for a signed commit among the newest checked
+	// (signature.go).
+	Signature *commitSignature `json:"signature,omitempty"`
 }
 
 // ptr returns a pointer to a copy of v, for nullable fields.
