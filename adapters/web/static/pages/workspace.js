@@ -206,9 +206,16 @@ function Repo({ r, now, multi }) {
       <div class="card-head"><h3>Recent commits</h3></div>
       ${r.commitLog.length ? html`<ol class="commits">${r.commitLog.slice(0, 30).map((c) => html`<li key=${c.sha}>
         <span class="commit-subject">${c.subject}</span>
-        <span class="commit-meta"><code>${c.sha}</code>${c.author ? ` · ${c.author}` : ''}${' · '}<time datetime=${new Date(c.committedAtMs).toISOString()} title=${new Date(c.committedAtMs).toLocaleString()}>${relTime(c.committedAtMs, now)}</time></span>
+        <span class="commit-meta"><code>${c.sha}</code>${c.author ? ` · ${c.author}` : ''}${' · '}<time datetime=${new Date(c.committedAtMs).toISOString()} title=${new Date(c.committedAtMs).toLocaleString()}>${relTime(c.committedAtMs, now)}</time>${c.signature ? html` <${Signature} status=${c.signature.status} />` : null}</span>
       </li>`)}</ol>` : html`<p class="pad muted">No commits yet.</p>`}
     </section>
   </div>`;
 }
 
+// Signature marks a signed commit: verified when the workspace's own
+// signing key (the one the Hub lends it) made the signature.
+function Signature({ status }) {
+  const verified = status === 'verified';
+  return html`<span class=${`sig ${verified ? 'sig-ok' : 'sig-unknown'}`}
+    title=${verified ? "Signed with this workspace's signing key" : 'Signed, but not by this workspace’s signing key'}>${verified ? 'Verified' : 'Unverified'}</span>`;
+}
