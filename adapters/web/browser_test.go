@@ -97,7 +97,13 @@ func newEnvArgs(t *testing.T, args []string) *env {
 	needBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	dir := t.TempDir()
+	// Not t.TempDir(): a path holding the test's name leaves too little
+	// room for the sessions' Unix sockets below the state directory.
+	dir, err := os.MkdirTemp("", "wweb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
