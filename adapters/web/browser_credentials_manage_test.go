@@ -20,6 +20,7 @@ type credential struct {
 	Assignments []struct {
 		WorkspaceID string `json:"workspaceId"`
 		Role, Host  string
+		UsePolicy   string `json:"usePolicy"`
 	}
 }
 

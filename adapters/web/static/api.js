@@ -121,10 +121,15 @@ export const creds = {
   disable: (id) => request('POST', cred(id, 'disable'), {}),
   test: (id) => request('POST', cred(id, 'test'), {}),
   remove: (id, unassign) => request('POST', cred(id, 'delete'), unassign ? { confirm: true, unassign: true } : { confirm: true }),
-  /** assign posts {workspaceId, role, host?, replace?}. */
+  /** assign posts {workspaceId, role, host?, replace?, usePolicy?}. */
   assign: (id, req) => request('POST', cred(id, 'assign'), req),
   /** unassign posts {workspaceId, role?, host?, stop?}. */
   unassign: (id, req) => request('POST', cred(id, 'unassign'), req),
+  /** uses is the credential's use log, newest first. */
+  uses: (id) => request('GET', cred(id, 'uses')),
+  /** approvals lists the uses held for their owner's answer, oldest first. */
+  approvals: () => request('GET', '/api/hub/credential-approvals'),
+  decide: (approvalId, allow) => request('POST', `/api/hub/credential-approvals/${enc(approvalId)}`, { allow }),
   tools: () => request('GET', '/api/hub/credential-tools'),
   setTool: (tool, path) => request('POST', `/api/hub/credential-tools/${enc(tool)}`, { path }),
   testTool: (tool) => request('POST', `/api/hub/credential-tools/${enc(tool)}/test`, {}),

@@ -1,5 +1,6 @@
-// The dashboard's frame: the header with the navigation and the live
-// stream's state, and the page of the current route. Pages other than the
+// The dashboard's frame: the header with the navigation, the live
+// stream's state and the uses of credentials waiting for approval, and
+// the page of the current route. Pages other than the
 // login page need a session: the first 401 of any request sends the user
 // to the login page, which brings them back here afterwards.
 import { h } from 'preact';
@@ -15,6 +16,7 @@ import { WorkspacesPage } from './pages/workspaces.js';
 import { AddPage } from './pages/add.js';
 import { WorkspacePage } from './pages/workspace.js';
 import { SettingsPage } from './pages/settings.js';
+import { Approvals } from './approvals.js';
 
 setExpiredHandler(() => {
   // On the login page a 401 is no news (and a late one must not stop the
@@ -92,6 +94,7 @@ function Header({ path }) {
     </div>
     ${error ? html`<div class="top-error"><${ErrorNote} error=${error} /></div>` : null}
     <${Reconnecting} />
+    <${Approvals} />
   </header>`;
 }
 

@@ -179,6 +179,57 @@ export function useNow(interval = 30000) {
   return now;
 }
 
+/** The longest pause between two polls after failures. */
+const POLL_MAX_MS = 60000;
+
+/**
+ * usePoll calls load() now and then every interval ms while the page is
+ * visible: one call at a time, the next one scheduled once the last has
+ * answered; after a failure (load throws) the pause doubles, up to a
+ * minute, and the first success brings it back. Nothing runs while the
+ * page is hidden; showing it again calls at once. It returns a function
+ * that calls at once (a call in flight is followed by one more, so what
+ * it reads is newer than the call).
+ */
+export function usePoll(load, interval) {
+  const latest = useRef(load);
+  latest.current = load;
+  const now = useRef(() => {});
+  useEffect(() => {
+    let alive = true;
+    let timer = 0;
+    let running = false;
+    let again = false;
+    let pause = interval;
+    const run = async () => {
+      clearTimeout(timer);
+      timer = 0;
+      if (!alive || document.hidden) return;
+      if (running) { again = true; return; }
+      running = true;
+      try {
+        await latest.current();
+        pause = interval;
+      } catch {
+        pause = Math.min(pause * 2, POLL_MAX_MS);
+      }
+      running = false;
+      if (again) { again = false; run(); return; }
+      if (alive && !document.hidden) timer = setTimeout(run, pause);
+    };
+    const shown = () => { if (!document.hidden) run(); else { clearTimeout(timer); timer = 0; } };
+    now.current = run;
+    document.addEventListener('visibilitychange', shown);
+    run();
+    return () => {
+      alive = false;
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', shown);
+    };
+  }, [interval]);
+  return () => now.current();
+}
+
 const icons = {
   folder: 'M3 6.5A1.5 1.5 0 0 1 4.5 5h4l2 2h9A1.5 1.5 0 0 1 21 8.5v9a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 17.5z',
   file: 'M6 3h8l4 4v14H6zM14 3v4h4',

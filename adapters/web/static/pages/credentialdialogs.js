@@ -1,20 +1,19 @@
 // The dialogs of one credential: unlocking it (the passphrase is cleared
-// after the answer, whatever it is), assigning it to a workspace and
-// removing an assignment (asking before it stops a running workspace),
-// deleting it, and showing its public key to copy.
+// after the answer, whatever it is), assigning it to a workspace with a
+// use policy and removing an assignment (asking before it stops a running
+// workspace), deleting it, and showing its public key to copy.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { creds, ApiError } from '../api.js';
 import { refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { Confirm, Dialog, ErrorNote, Spinner, useAction } from '../ui.js';
+import { policies, policyName, wsName } from '../approvals.js';
 
 /** canAuthenticate / canSign say which roles credential c may take. */
 export const canAuthenticate = (c) => c.capabilities.some((k) => ['ssh-authentication', 'https-git', 'github-cli', 'gitlab-cli'].includes(k));
 export const canSign = (c) => c.capabilities.some((k) => k === 'ssh-signing' || k === 'openpgp-signing');
 
-/** wsName names workspace id for people (its id once it is gone). */
-export const wsName = (id) => workspace(id)?.displayName || id;
 
 export function UnlockDialog({ cred, onClose, onDone }) {
   const [pass, setPass] = useState('');
@@ -53,7 +52,8 @@ export function UnlockDialog({ cred, onClose, onDone }) {
  * AssignDialog makes the credential a workspace's authentication default
  * for one host, or its signing default. When another credential holds
  * that default (all lists says so), it says which, and assigning replaces
- * it.
+ * it. Its use policy is chosen here too: assigning the credential again
+ * where it is already changes only that.
  */
 export function AssignDialog({ cred, all, onClose, onDone }) {
   const m = useModel();
@@ -62,20 +62,23 @@ export function AssignDialog({ cred, all, onClose, onDone }) {
   const [ws, setWs] = useState(wss[0]?.id || '');
   const [role, setRole] = useState(roles[0] || '');
   const [host, setHost] = useState(cred.type === 'token' ? cred.metadata.host : '');
+  const [picked, setPolicy] = useState('');
   const action = useAction();
   const h = host.trim().toLowerCase().replace(/\.$/, '');
-  const holder = all.find((c) => c.id !== cred.id && c.assignments.some((a) => a.workspaceId === ws && a.role === role
-    && (role === 'signing' || a.host === h)));
+  const here = (a) => a.workspaceId === ws && a.role === role && (role === 'signing' || a.host === h);
+  const holder = all.find((c) => c.id !== cred.id && c.assignments.some(here));
+  const current = cred.assignments.find(here); // this credential, here already: a new policy
+  const policy = picked || current?.usePolicy || 'always';
   const submit = (e) => {
     e.preventDefault();
     if (!ws) { action.setError(new Error('Pick a workspace.')); return; }
     if (role === 'authentication' && !h) { action.setError(new Error('Give the host it logs in to, such as github.com.')); return; }
     action.run(async () => {
-      const req = { workspaceId: ws, role };
+      const req = { workspaceId: ws, role, usePolicy: policy };
       if (role === 'authentication') req.host = host.trim();
       if (holder) req.replace = true;
       await creds.assign(cred.id, req);
-      announce(`${cred.name} assigned to ${wsName(ws)}`);
+      announce(current ? `${cred.name} in ${wsName(ws)}: ${policyName(policy)}` : `${cred.name} assigned to ${wsName(ws)}`);
       await refresh();
       onDone();
       onClose();
@@ -96,14 +99,19 @@ export function AssignDialog({ cred, all, onClose, onDone }) {
         <input value=${host} spellcheck=${false} autocapitalize="none" placeholder="github.com" readonly=${cred.type === 'token'}
           onInput=${(e) => setHost(e.currentTarget.value)} />
         <span class="field-help">${cred.type === 'token' ? 'A token is offered to its own host only.' : 'The workspace offers this key to that host only.'}</span></label>` : null}
+      <fieldset class="field policy-field"><legend class="field-label">When the workspace may use it</legend>
+        ${policies.map(([p, name, help]) => html`<label class="check policy-choice" key=${p}><input type="radio" name="usePolicy" value=${p}
+          checked=${policy === p} onChange=${() => setPolicy(p)} /><span>${name}<span class="field-help">${help}</span></span></label>`)}
+      </fieldset>
       ${holder ? html`<p class="note note-warn">${holder.name} is this workspace's ${role === 'signing' ? 'signing key' : `login for ${h}`} now;
         assigning replaces it.</p>` : null}
-      <p class="muted small">A running workspace picks the change up when it restarts.</p>
+      <p class="muted small">${current ? 'It is assigned here already: a new policy applies to its next use, without a restart.'
+        : 'A running workspace picks the change up when it restarts.'}</p>
       <${ErrorNote} error=${action.error} />
       <div class="dialog-actions">
         <button type="button" class="btn" onClick=${onClose}>Cancel</button>
         <button type="submit" class="btn btn-primary" disabled=${action.busy || !wss.length}>
-          ${action.busy ? 'Assigning…' : holder ? 'Replace' : 'Assign'}</button>
+          ${action.busy ? 'Assigning…' : holder ? 'Replace' : current ? 'Save' : 'Assign'}</button>
       </div>
     </form>
   <//>`;

@@ -1,10 +1,11 @@
 // The Credentials page: the SSH keys, OpenPGP keys and tokens the Hub
 // holds (hubListCredentials), each with what it may do, its fingerprint or
 // host, whether it is enabled and ready, and the workspaces it is lent to;
-// adding one (credentialforms.js), acting on one (credentialdialogs.js) and
-// the tools they rely on (credentialtools.js). Everything goes through the
-// documented API; the list is read again after every change and whenever
-// the page comes back into view.
+// adding one (credentialforms.js), acting on one (credentialdialogs.js),
+// its use policies and use log (credentialuse.js) and the tools they rely
+// on (credentialtools.js). Everything goes through the documented API;
+// the list is read again after every change and whenever the page comes
+// back into view.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { creds } from '../api.js';
@@ -13,8 +14,10 @@ import { refresh, useModel } from '../model.js';
 import { announce } from '../announce.js';
 import { Empty, ErrorNote, Icon, Spinner, relTime, useAction, usePageTitle } from '../ui.js';
 import { capabilityNames, GenerateOpenPgpDialog, GenerateSshDialog, ImportOpenPgpDialog, ImportSshDialog, TokenDialog } from './credentialforms.js';
-import { AssignDialog, DeleteDialog, PublicKeyDialog, UnassignDialog, UnlockDialog, wsName } from './credentialdialogs.js';
+import { AssignDialog, DeleteDialog, PublicKeyDialog, UnassignDialog, UnlockDialog } from './credentialdialogs.js';
 import { readyOf, Tools } from './credentialtools.js';
+import { PolicySelect, UseLog } from './credentialuse.js';
+import { wsName } from '../approvals.js';
 
 const adders = [
   ['sshGenerate', 'Generate an SSH key', GenerateSshDialog],
@@ -82,6 +85,7 @@ const roleText = (a) => (a.role === 'signing' ? 'signs commits' : `logs in to ${
 function Row({ c, all, reload }) {
   const [dialog, setDialog] = useState(null); // {kind, a?}
   const [tested, setTested] = useState(null);
+  const [log, setLog] = useState(false);
   const action = useAction();
   const st = stateOf(c);
   const close = () => setDialog(null);
@@ -123,6 +127,8 @@ function Row({ c, all, reload }) {
       <h3 class="cred-sub">Workspaces</h3>
       ${c.assignments.length ? html`<ul class="assignments">${c.assignments.map((a) => html`<li key=${a.workspaceId + a.role + (a.host || '')}>
         <${Link} href=${wsPath(a.workspaceId)}>${wsName(a.workspaceId)}<//> <span class="muted">${roleText(a)}</span>
+        <${PolicySelect} cred=${c} a=${a} onChanged=${after}
+          label=${`When ${wsName(a.workspaceId)} may use ${c.name}: ${roleText(a)}`} />
         <button type="button" class="btn btn-sm btn-quiet" onClick=${() => setDialog({ kind: 'unassign', a })}
           aria-label=${`Remove ${c.name} from ${wsName(a.workspaceId)}: ${roleText(a)}`}>Remove</button>
       </li>`)}</ul>` : html`<p class="muted small">Not assigned to any workspace.</p>`}
@@ -136,12 +142,15 @@ function Row({ c, all, reload }) {
       ${c.type !== 'token' ? html`<button type="button" class="btn btn-sm btn-quiet" onClick=${() => setDialog({ kind: 'key' })}
         aria-label=${`Public key of ${c.name}`}>Public key</button>` : null}
       <button type="button" class="btn btn-sm btn-quiet" disabled=${action.busy} onClick=${test} aria-label=${label('Test')}>Test</button>
+      <button type="button" class="btn btn-sm btn-quiet" aria-expanded=${log ? 'true' : 'false'} aria-controls=${'uses-' + c.id}
+        onClick=${() => setLog(!log)} aria-label=${`Use log of ${c.name}`}>Use log</button>
       <button type="button" class="btn btn-sm btn-quiet" disabled=${action.busy}
         onClick=${() => (c.enabled ? act(creds.disable, 'disabled') : act(creds.enable, 'enabled'))}
         aria-label=${label(c.enabled ? 'Disable' : 'Enable')}>${c.enabled ? 'Disable' : 'Enable'}</button>
       <button type="button" class="btn btn-sm btn-danger-quiet" onClick=${() => setDialog({ kind: 'delete' })}
         aria-label=${label('Delete')}>Delete</button>
     </div>
+    ${log ? html`<${UseLog} cred=${c} id=${'uses-' + c.id} />` : null}
     ${action.error ? html`<div class="cred-error"><${ErrorNote} error=${action.error} /></div>` : null}
     ${dialog?.kind === 'unlock' ? html`<${UnlockDialog} cred=${c} onClose=${close} onDone=${after} />` : null}
     ${dialog?.kind === 'assign' ? html`<${AssignDialog} cred=${c} all=${all} onClose=${close} onDone=${after} />` : null}
