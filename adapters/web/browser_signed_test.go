@@ -4,11 +4,7 @@ package web_test
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -65,7 +61,9 @@ func TestBrowserASignedCommitShowsAsVerified(t *testing.T) {
 	must(t, p.Wait(`!document.querySelector('.ws-restart') && document.querySelector('.ws-head .badge').innerText.trim() === 'Running'`, wait))
 
 	cmd := exec.Command("git", "-C", dir, "commit", "--allow-empty", "-m", "Signed by the Hub")
-	cmd.Env = sessionEnv(t, e.hub.Pid(), id)
+	env, err := e.hub.SessionEnv(id)
+	is.NoErr(err) // the session's own environment
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -79,41 +77,4 @@ func TestBrowserASignedCommitShowsAsVerified(t *testing.T) {
 // is there, by clicking it unless it is checked already.
 func check(sel string) string {
 	return `(() => { const c = document.querySelector(` + browsertest.JS(sel) + `); if (!c) return false; if (!c.checked) c.click(); return c.checked })()`
-}
-
-// sessionEnv reads the environment of workspace id's session, a child of
-// the daemon parent running `session --workspace-id id`.
-func sessionEnv(t *testing.T, parent int, id string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ent := range entries {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
-		i := bytes.LastIndexByte(stat, ')')
-		if err != nil || i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
-		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if j := slices.Index(args, "--workspace-id"); err != nil || j < 0 || j+1 >= len(args) || args[j+1] != id {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")
-	}
-	t.Fatalf("no session of %s runs under %d", id, parent)
-	return nil
 }

@@ -164,10 +164,6 @@ func (h *Hub) Stop() {
 // Log returns what the daemon wrote to stderr.
 func (h *Hub) Log() string { return h.stderr.String() }
 
-// Pid is the running `wharf serve`'s process id: its workspace sessions
-// are its children.
-func (h *Hub) Pid() int { return h.cmd.Process.Pid }
-
 // Client is a bearer client of the Hub's API: "another device", such as
 // curl, acting beside the browser.
 type Client struct {
