@@ -98,6 +98,9 @@ func run(out string) error {
 		return err
 	}
 
+	if err := credentials(ctx, api, first); err != nil {
+		return fmt.Errorf("the credentials: %w", err)
+	}
 	cid, err := converse(ctx, api, first)
 	if err != nil {
 		return fmt.Errorf("the conversation: %w", err)
@@ -129,6 +132,7 @@ func run(out string) error {
 		{"conversation", "w/" + first + "/c/" + url.PathEscape(cid), `document.querySelector('.request-pending') && document.querySelector('.live-on') && document.querySelector('.ctx')`,
 			[]browsertest.Screen{tallDesktop, browsertest.Phone}, []string{"light", "dark"}},
 		{"add", "add?path=" + filepath.Join(home, "src"), `document.querySelector('.dir')`, both(), []string{"light"}},
+		{"credentials", "credentials", `document.querySelectorAll('.cred-row').length === 3 && document.querySelector('.cred-row .assignments')`, both(), []string{"light"}},
 		{"settings", "settings", `document.querySelector('.sessions li') && document.querySelector('.page-settings code')`, []browsertest.Screen{browsertest.Desktop}, []string{"light"}},
 	}
 	for _, s := range shots {
@@ -175,6 +179,44 @@ func converse(ctx context.Context, api *browsertest.Client, ws string) (string, 
 		case <-tick.C:
 		}
 	}
+}
+
+// credentials gives the Hub what the Credentials page shows: an SSH key
+// that signs, unlocked and the first workspace's signing key; a token for
+// GitHub that workspace logs in with; an OpenPGP key still locked. The
+// workspace is restarted to be lent them, before its conversation starts.
+func credentials(ctx context.Context, api *browsertest.Client, ws string) error {
+	var ssh, tok struct{ Credential struct{ ID string } }
+	steps := []struct {
+		path string
+		body any
+		out  any
+	}{
+		{"/api/hub/credentials/ssh/generate", map[string]any{"name": "Laptop signing", "capabilities": []string{"ssh-signing"}, "passphrase": "demo passphrase"}, &ssh},
+		{"/api/hub/credentials/token", map[string]any{"name": "GitHub", "host": "github.com", "username": "ann", "token": "demo-token", "capabilities": []string{"https-git", "github-cli"}}, &tok},
+		{"/api/hub/credentials/openpgp/generate", map[string]any{"name": "Release signing", "userId": "Ann <ann@example.com>", "passphrase": "demo passphrase"}, nil},
+	}
+	for _, st := range steps {
+		if err := api.Do(ctx, "POST", st.path, st.body, st.out); err != nil {
+			return err
+		}
+	}
+	for _, st := range []struct {
+		path string
+		body any
+	}{
+		{"/api/hub/credentials/" + ssh.Credential.ID + "/unlock", map[string]string{"passphrase": "demo passphrase"}},
+		{"/api/hub/workspaces/" + ws + "/credential-assignments", map[string]any{"signing": map[string]string{"credentialId": ssh.Credential.ID}}},
+		{"/api/hub/credentials/" + tok.Credential.ID + "/assign", map[string]any{"workspaceId": ws, "role": "authentication", "host": "github.com", "usePolicy": "ask-once"}},
+		// Restarted, the session is lent them (no "restart required").
+		{"/api/hub/sessions/" + ws + "/stop", nil},
+		{"/api/hub/sessions/" + ws + "/start", nil},
+	} {
+		if err := api.Do(ctx, "POST", st.path, st.body, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tallDesktop is a desktop tall enough to show a whole turn of the
