@@ -94,3 +94,44 @@ func FuzzDeriveFolderName(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScrub checks the scrubber's promises on any inputs, output and
+// split: no secret (a line of an input of at least MinScrubBytes) appears
+// in the text, the text of the chunks is the text of the whole, and the
+// text only ever loses bytes (it is a subsequence of the output).
+func FuzzScrub(f *testing.F) {
+	f.Add("hunter22", "Password: hunter22\n", []byte{3})
+	f.Add("split-response", "got split-response!", []byte{9})
+	f.Add("abcd\ncdef", "ababcdcdxabcdefy", []byte{1})
+	f.Add("pässwörd", "p\xc3\xa4sswörd", []byte{1, 2})
+	f.Fuzz(func(t *testing.T, inputs, data string, sizes []byte) {
+		run := func(parts [][]byte) []byte {
+			var sc clone.Scrubber
+			sc.Add(inputs)
+			var out []byte
+			for _, p := range parts {
+				out = sc.Write(out, p)
+			}
+			return sc.Flush(out)
+		}
+		whole := run([][]byte{[]byte(data)})
+		split := run(chunks([]byte(data), sizes))
+		if !bytes.Equal(whole, split) {
+			t.Fatalf("split %q gives %q, whole gives %q", chunks([]byte(data), sizes), split, whole)
+		}
+		for _, s := range strings.FieldsFunc(inputs, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if len(s) >= clone.MinScrubBytes && bytes.Contains(whole, []byte(s)) {
+				t.Fatalf("scrubbing %q of %q leaves it in %q", s, data, whole)
+			}
+		}
+		rest := whole
+		for i := 0; i < len(data) && len(rest) > 0; i++ {
+			if data[i] == rest[0] {
+				rest = rest[1:]
+			}
+		}
+		if len(rest) > 0 {
+			t.Fatalf("scrubbing %q gives %q, which adds to it", data, whole)
+		}
+	})
+}
