@@ -215,7 +215,7 @@ func (t *Terminal) reap() {
 		_ = killGroup(pid)
 	}
 	awaitGroupGone(pid, goneWithin)
-	t.waitErr = err
+	t.waitErr = exitError(t.cmd, err)
 	close(t.exited)
 	select {
 	case <-t.drained:
@@ -256,8 +256,8 @@ func (t *Terminal) Write(p []byte) (int, error) {
 }
 
 // Wait waits until git has exited and its group is gone, and returns
-// how git ended: nil for exit status 0, else an *exec.ExitError (its
-// status, or the signal that ended it).
+// how git ended: nil for exit status 0, else an *Error whose Code is the
+// exit status, or -1 with Err naming the signal that ended git.
 func (t *Terminal) Wait() error {
 	<-t.exited
 	return t.waitErr
@@ -314,4 +314,20 @@ func awaitGroupGone(pgid int, within time.Duration) bool {
 		<-tick.C
 	}
 	return true
+}
+
+// exitError is Wait's answer for cmd, which Wait answered with err.
+func exitError(cmd *exec.Cmd, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &Error{Dir: cmd.Args[2], Args: cmd.Args[3:], Code: -1, Err: err}
+	if st := cmd.ProcessState; st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Err = fmt.Errorf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+		} else if st.Exited() {
+			e.Code, e.Err = st.ExitCode(), nil
+		}
+	}
+	return e
 }

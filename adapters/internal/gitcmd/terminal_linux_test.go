@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -117,9 +116,10 @@ func TestInputReachesAClonesPromptAndItsExitStatusIsReported(t *testing.T) {
 	is.NoErr(err) // typed
 	out := readAll(t, term)
 	is.True(strings.Contains(out, "got ann")) // the prompt got it
-	var exit *exec.ExitError
+	var exit *gitcmd.Error
 	is.True(errors.As(term.Wait(), &exit)) // a failure
-	is.Equal(exit.ExitCode(), 3)           // with git's status
+	is.Equal(exit.Code, 3)                 // with git's status
+	is.Equal(exit.Err, nil)                // and no other cause
 	_, err = term.Write([]byte("late\n"))
 	is.True(err != nil) // nothing more is typed once it ended
 }
@@ -143,9 +143,12 @@ func TestKillEndsACloneAndEverythingItStarted(t *testing.T) {
 			is.NoErr(term.Kill())  // killed
 			is.True(!running(pid)) // the grandchild too
 			is.True(!running(term.Pid()))
-			is.True(term.Wait() != nil) // a killed git failed
-			readAll(t, term)            // and its output ends
-			is.NoErr(term.Kill())       // a second Kill does nothing
+			var exit *gitcmd.Error
+			is.True(errors.As(term.Wait(), &exit))                          // a killed git failed
+			is.Equal(exit.Code, -1)                                         // without an exit status
+			is.True(strings.Contains(exit.Err.Error(), "killed by signal")) // killed
+			readAll(t, term)                                                // and its output ends
+			is.NoErr(term.Kill())                                           // a second Kill does nothing
 		})
 	}
 }
