@@ -16,15 +16,16 @@ var _ hub.GitRunner = (*Git)(nil)
 
 // Git is a hub.GitRunner over an FS: a repository is a directory holding a
 // ".git" directory, and its branch is whatever the test recorded (Init
-// records "main"). Tests script it with SetBranch and FailNext and count
-// calls with Calls. Safe for concurrent use.
+// records "main"). Tests script it with SetBranch, ScriptClone and
+// FailNext and count calls with Calls. Safe for concurrent use.
 type Git struct {
 	fs *FS
 
 	mu       sync.Mutex
-	branches map[string]string  // by top level; absent means "main"
-	fail     map[string][]error // by op, queued by FailNext
-	calls    map[string]int     // by op
+	branches map[string]string      // by top level; absent means "main"
+	fail     map[string][]error     // by op, queued by FailNext
+	calls    map[string]int         // by op
+	clones   map[string]CloneScript // by URL (gitclone.go)
 }
 
 // The operations FailNext and Calls name.
@@ -51,7 +52,7 @@ func (g *Git) SetBranch(top, branch string) {
 	g.branches[path.Clean(top)] = branch
 }
 
-// FailNext makes the next call of op ("inspect" or "init") return err
+// FailNext makes the next call of op ("inspect", "init" or "clone") return err
 // without changing anything. Several calls queue up in order.
 func (g *Git) FailNext(op string, err error) {
 	checkGitOp(op)
@@ -60,7 +61,7 @@ func (g *Git) FailNext(op string, err error) {
 	g.fail[op] = append(g.fail[op], err)
 }
 
-// Calls reports how many times op ("inspect" or "init") was called, failed
+// Calls reports how many times op ("inspect", "init" or "clone") was called, failed
 // calls included.
 func (g *Git) Calls(op string) int {
 	checkGitOp(op)
@@ -70,7 +71,7 @@ func (g *Git) Calls(op string) int {
 }
 
 func checkGitOp(op string) {
-	if op != GitInspect && op != GitInit {
+	if op != GitInspect && op != GitInit && op != GitClone {
 		panic(fmt.Sprintf("fakes.Git: unknown op %q", op))
 	}
 }

@@ -135,5 +135,5 @@ func TestGitUnknownOpPanics(t *testing.T) {
 	defer func() {
 		is.True(recover() != nil) // a misspelled op is a test bug, caught loudly
 	}()
-	fakes.NewGit(fakes.NewFS("/home/ann")).Calls("clone")
+	fakes.NewGit(fakes.NewFS("/home/ann")).Calls("clones")
 }

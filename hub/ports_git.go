@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // The Git port: the semantic Git operations the registry needs.
 
@@ -20,6 +23,45 @@ type GitRunner interface {
 	// Init creates an empty repository in the existing directory dir; it
 	// never creates dir. Init of a repository leaves it as it is.
 	Init(ctx context.Context, dir string) error
+	// Clone starts `git clone` of req.URL into req.Target in a pseudo-
+	// terminal of its own, so that git shows its progress and may prompt
+	// (a user name, a host key), and returns the running clone. Git runs
+	// with Wharf's own configuration only (no system or global config, no
+	// HOME, NETRC or ambient SSH identity or agent; the URL after `--`), in
+	// its own process group, with only req.Credentials lent, as a
+	// workspace session is lent them. Target must not exist and its
+	// parent must; a failure to start is an error and leaves nothing.
+	// ctx bounds the start only: the clone runs until it exits or Kill.
+	Clone(ctx context.Context, req CloneRequest) (CloneRun, error)
+}
+
+// CloneRequest says what to clone where.
+type CloneRequest struct {
+	// URL is the source, checked by hub/clone (no embedded credentials,
+	// no option-like or ext:: URL).
+	URL string
+	// Target is the absolute folder git makes.
+	Target string
+	// Credentials is what the clone is lent: the selected credential
+	// alone, for the URL's host (the zero value: nothing).
+	Credentials SessionCredentials
+}
+
+// CloneRun is a running clone: its terminal and its process.
+type CloneRun interface {
+	// Read reads the terminal's raw output (the core normalizes it); it
+	// returns io.EOF once git has exited and all its output was read.
+	io.Reader
+	// Write types into the terminal, as a person would answer a prompt.
+	io.Writer
+	// Wait waits for git to exit: nil when it succeeded, else an error
+	// whose public message (MessageOf) says how it ended (its exit status,
+	// killed), never its output.
+	Wait() error
+	// Kill ends the whole process group (a polite signal, then a forced
+	// one after a bounded grace) and returns once it is gone. Killing an
+	// ended clone does nothing.
+	Kill() error
 }
 
 // Repository describes a Git checkout.

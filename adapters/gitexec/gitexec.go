@@ -1,4 +1,6 @@
-// Package gitexec implements hub.GitRunner by running the git binary.
+// Package gitexec implements hub.GitRunner by running the git binary;
+// a clone runs in a pseudo-terminal with the credentials it is lent
+// (clone.go).
 //
 // Every command runs bounded, through adapters/internal/gitcmd: a timeout,
 // its own process group killed as a whole, capped output, an empty stdin
@@ -18,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,6 +53,22 @@ type Options struct {
 	// reused (see memo.go); zero means DefaultMaxAge, negative never
 	// reuses one.
 	MaxAge time.Duration
+	// RuntimeDir is the private folder (made 0700; refused when open to
+	// others) where each clone's credential folder is made while it
+	// runs (clone.go). "" means a new private temporary folder, made at
+	// the first clone and removed by Close.
+	RuntimeDir string
+	// Command runs Wharf itself: a clone's git runs it as its credential
+	// helper (`wharf git-credential`). nil means the running executable.
+	Command []string
+	// CloneCAFile, when set, is the file of certificate authorities a
+	// clone over HTTPS trusts instead of the system's (git's
+	// http.sslCAInfo): a clone reads neither the system's nor the
+	// user's git config, where such a setting would otherwise be.
+	CloneCAFile string
+	// CloneKillGrace is how long a clone's Kill waits after SIGTERM
+	// before SIGKILL; zero means 3 seconds (gitcmd.DefaultKillGrace).
+	CloneKillGrace time.Duration
 }
 
 // Runner is a hub.GitRunner over os/exec. It is safe for concurrent use.
@@ -60,18 +79,39 @@ type Runner struct {
 	maxAge  time.Duration
 	memo    memo
 	runs    atomic.Int64 // git processes started, for tests
+
+	// Clones (clone.go).
+	env       []string
+	command   []string
+	caFile    string
+	killGrace time.Duration
+	rtOnce    sync.Once
+	rtDir     string // the runtime folder, once made
+	rtErr     error
+	rtTemp    bool // made by the Runner: Close removes it
 }
 
 // New returns a Runner configured by opts, with defaults filled in.
 func New(opts Options) *Runner {
-	r := &Runner{timeout: opts.Timeout, log: opts.Logger, maxAge: opts.MaxAge}
+	r := &Runner{timeout: opts.Timeout, log: opts.Logger, maxAge: opts.MaxAge, env: opts.Env, command: opts.Command,
+		caFile: opts.CloneCAFile, killGrace: opts.CloneKillGrace, rtDir: opts.RuntimeDir}
+	if r.env == nil {
+		r.env = os.Environ()
+	}
+	if r.command == nil {
+		if self, err := os.Executable(); err == nil {
+			r.command = []string{self}
+		} else {
+			r.command = []string{"wharf"}
+		}
+	}
 	if r.maxAge == 0 {
 		r.maxAge = DefaultMaxAge
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
-	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: opts.Env, Timeout: r.timeout})
+	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: r.env, Timeout: r.timeout})
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -79,9 +119,15 @@ func New(opts Options) *Runner {
 }
 
 // Close removes the directories gitcmd keeps for the repositories the
-// Runner ran in (see gitcmd.Runner.Close), once its calls have returned.
-// The Runner stays usable.
-func (r *Runner) Close() error { return r.cmd.Close() }
+// Runner ran in (see gitcmd.Runner.Close), once its calls have returned,
+// and the temporary runtime folder it made for clones once none runs.
+// The Runner stays usable for inspections.
+func (r *Runner) Close() error {
+	if r.rtTemp {
+		_ = os.Remove(r.rtDir) // fails while a clone runs, whose folder is there
+	}
+	return r.cmd.Close()
+}
 
 // Inspect describes the checkout containing dir, per hub.GitRunner.
 //

@@ -19,7 +19,7 @@ import (
 
 // testEnv returns a base environment whose HOME holds its own .gitconfig,
 // so neither the user's config nor the host's default branch leaks in.
-func testEnv(t *testing.T) []string {
+func testEnv(t testing.TB) []string {
 	t.Helper()
 	home := tempDir(t)
 	cfg := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n"
@@ -34,7 +34,7 @@ func testEnv(t *testing.T) []string {
 }
 
 // tempDir returns a canonical, empty temporary directory.
-func tempDir(t *testing.T) string {
+func tempDir(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

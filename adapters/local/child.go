@@ -192,7 +192,7 @@ func (s *workspaceSession) reap() {
 	if err := os.Remove(s.sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.log.Warn("could not remove the session socket", "err", err)
 	}
-	s.proj.close() // the child and its group are gone: nothing uses its credentials
+	s.proj.Close() // the child and its group are gone: nothing uses its credentials
 	s.mu.Lock()
 	asked := s.stopping
 	s.mu.Unlock()

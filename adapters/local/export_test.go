@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"net/http"
@@ -51,15 +50,6 @@ func (b *Backend) DataDirOf(id string) (string, error) { return b.dataDir(id) }
 // ProjectionDirOf is the runtime folder of workspace id's session.
 func (b *Backend) ProjectionDirOf(id string) string { return b.projectionDir(id) }
 
-// Exported for the tests of the projection's parts.
-var (
-	KeepUserSetting      = keepUserSetting
-	ParseCredentialInput = func(b []byte) (protocol, host string, err error) {
-		r, err := parseCredentialInput(b)
-		return r.protocol, r.host, err
-	}
-)
-
 // GPGArgs is a parsed gpg command line, for the tests.
 type GPGArgs struct {
 	Sign, Verify bool
@@ -72,25 +62,6 @@ type GPGArgs struct {
 func ParseGPGArgs(args []string) (GPGArgs, error) {
 	g, err := parseGPGArgs(args)
 	return GPGArgs{Sign: g.mode == gpgSign, Verify: g.mode == gpgVerify, StatusFD: g.statusFD, LocalUser: g.localUser, Files: g.files}, err
-}
-
-// CredRequest is a credential socket request, for the tests.
-type CredRequest struct {
-	Op, Host string
-	Data     []byte
-}
-
-// ReadCredRequest reads one request as the credential socket does.
-func ReadCredRequest(b []byte) (CredRequest, error) {
-	r, err := readCredRequest(bufio.NewReader(bytes.NewReader(b)))
-	return CredRequest{Op: r.op, Host: r.host, Data: r.data}, err
-}
-
-// WriteCredRequest writes a request as the clients do.
-func WriteCredRequest(req CredRequest) []byte {
-	var b bytes.Buffer
-	_ = writeCredRequest(&b, credRequest{op: req.Op, host: req.Host, data: req.Data})
-	return b.Bytes()
 }
 
 // VerifyGPG is wharf gpg --verify of sig over data against the armored
@@ -117,5 +88,5 @@ func (b *Backend) Project(ctx context.Context, spec hub.WorkspaceSessionSpec, ba
 	if err != nil {
 		return nil, nil, err
 	}
-	return p.apply(base), p.close, nil
+	return p.Apply(base), p.Close, nil
 }

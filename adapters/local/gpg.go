@@ -13,6 +13,8 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
+
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 )
 
 // `wharf gpg` is the signing program (gpg.program) of a session lent an
@@ -159,7 +161,7 @@ func RunGPG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case 2:
 		status = stderr
 	}
-	dir := getenv(CredentialsEnv)
+	dir := getenv(credenv.CredentialsEnv)
 	key, keyErr := sessionSigningKey(dir)
 	if g.mode == gpgVerify {
 		return verifyGPG(g, key, stdin, stdout, stderr, status)
@@ -175,12 +177,12 @@ func RunGPG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(status, "[GNUPG:] FAILURE sign 17")
 		return 2
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, MaxSignBytes+1))
-	if err != nil || len(data) > MaxSignBytes {
-		fmt.Fprintf(stderr, "wharf gpg: the data to sign could not be read whole (at most %d bytes)\n", MaxSignBytes)
+	data, err := io.ReadAll(io.LimitReader(stdin, credenv.MaxSignBytes+1))
+	if err != nil || len(data) > credenv.MaxSignBytes {
+		fmt.Fprintf(stderr, "wharf gpg: the data to sign could not be read whole (at most %d bytes)\n", credenv.MaxSignBytes)
 		return 2
 	}
-	sig, ok, err := askCredentials(ctx, dir, credRequest{op: opSign, data: data})
+	sig, ok, err := credenv.Sign(ctx, dir, data)
 	if err != nil || !ok {
 		if err == nil {
 			err = errors.New("the Hub made no signature (the key is locked, disabled or no longer assigned)")
@@ -211,7 +213,7 @@ func sessionSigningKey(dir string) (*openpgp.Entity, error) {
 	if dir == "" {
 		return nil, os.ErrNotExist
 	}
-	f, err := os.Open(filepath.Join(dir, signingKeyFile))
+	f, err := os.Open(filepath.Join(dir, credenv.SigningKeyFile))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
+
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 )
 
 // maxSignatureFile bounds a detached signature `wharf gpg --verify` reads.
@@ -24,7 +26,7 @@ const maxSignatureFile = 64 << 10
 // GOODSIG, VALIDSIG and TRUST_ULTIMATE (exit 0) for a good signature by
 // key, BADSIG (exit 1) for a bad one, ERRSIG and NO_PUBKEY (exit 2) for
 // another signer, NODATA (exit 2) for no signature. It reads at most
-// maxSignatureFile of the signature and MaxSignBytes of the data.
+// maxSignatureFile of the signature and credenv.MaxSignBytes of the data.
 func verifyGPG(g gpgArgs, key *openpgp.Entity, stdin io.Reader, stdout, stderr, status io.Writer) int {
 	sigBytes, err := readBounded(g.files[0], nil, maxSignatureFile)
 	if err != nil {
@@ -35,7 +37,7 @@ func verifyGPG(g gpgArgs, key *openpgp.Entity, stdin io.Reader, stdout, stderr, 
 	if len(g.files) == 2 {
 		dataName = g.files[1]
 	}
-	data, err := readBounded(dataName, stdin, MaxSignBytes)
+	data, err := readBounded(dataName, stdin, credenv.MaxSignBytes)
 	if err != nil {
 		fmt.Fprintln(stderr, "wharf gpg: the signed data could not be read:", err)
 		return 2

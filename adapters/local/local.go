@@ -12,9 +12,9 @@
 // stderr goes to the logger only, never into an error a client sees.
 //
 // Before a child starts, its hub.SessionCredentials are projected into a
-// private runtime folder beside its socket (projection.go says what a
-// child gets and why): its own SSH agent, a credential socket the Hub
-// serves for `wharf git-credential` and `wharf gpg` (credproto.go), and
+// private runtime folder beside its socket (adapters/internal/credenv
+// says what a child gets and why): its own SSH agent, a credential socket
+// the Hub serves for `wharf git-credential` and `wharf gpg`, and
 // generated git and ssh configs, with every ambient credential variable
 // removed. The folder goes when the child is reaped.
 //
@@ -43,6 +43,7 @@ import (
 	"unicode"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -124,7 +125,7 @@ func New(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local backend: runtime directory: %w", err)
 	}
-	if n := len(dir) + 1 + max(socketNameLen, 12+1+len(longestSocketName)); n > maxSocketPath {
+	if n := len(dir) + 1 + max(socketNameLen, 12+1+len(credenv.LongestSocketName)); n > maxSocketPath {
 		return nil, fmt.Errorf("local backend: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
 	}
@@ -223,7 +224,7 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 	}
 	s, err := b.spawn(spec, sock, base, proj)
 	if err != nil {
-		proj.close()
+		proj.Close()
 		b.release(sock)
 		return nil, err
 	}
@@ -305,7 +306,7 @@ func (b *Backend) release(sock string) {
 // spawn starts the child of spec with its pipes and the goroutines that
 // read them and wait for it, in base's environment as proj has it. Once
 // the child started, its session owns proj and closes it when reaped.
-func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []string, proj *projection) (*workspaceSession, error) {
+func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []string, proj *credenv.Projection) (*workspaceSession, error) {
 	data, err := b.dataDir(spec.WorkspaceID)
 	if err != nil {
 		b.log.Error("session data directory", "workspace", spec.WorkspaceID, "err", err)
@@ -315,7 +316,7 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []strin
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: sock, DataDir: data,
 			Agents: b.opts.AgentCommands}.Argv()...)
 	cmd := exec.Command(b.opts.Command[0], args...)
-	cmd.Env = proj.apply(base)
+	cmd.Env = proj.Apply(base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	p, err := newPipes()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -27,12 +28,12 @@ type workspaceSession struct {
 	pid  int
 
 	pipes   *pipes
-	ready   chan error    // the first stdout line: nil for the readiness line
-	outDone chan struct{} // closed when stdout is fully read
-	errDone chan struct{} // closed when stderr is fully read
-	tail    tail          // the end of stderr, for logs
-	client  *http.Client  // facts and feed requests over the socket
-	proj    *projection   // its credentials, closed by reap
+	ready   chan error          // the first stdout line: nil for the readiness line
+	outDone chan struct{}       // closed when stdout is fully read
+	errDone chan struct{}       // closed when stderr is fully read
+	tail    tail                // the end of stderr, for logs
+	client  *http.Client        // facts and feed requests over the socket
+	proj    *credenv.Projection // its credentials, closed by reap
 	feeds   feedSource
 
 	mu       sync.Mutex

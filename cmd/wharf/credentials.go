@@ -8,9 +8,9 @@ import (
 	"github.com/wharfhub/wharf/adapters/local"
 )
 
-// The two commands a workspace session's git runs, named in the git
-// config the local backend projects into each session (adapters/local,
-// projection.go): internal, so the usage text does not list them.
+// The two commands a workspace session's (and a clone's) git runs, named
+// in the git config projected into each (adapters/internal/credenv):
+// internal, so the usage text does not list them.
 //
 //	wharf git-credential get|store|erase   git's credential helper
 //	wharf gpg <gpg's arguments>           git's OpenPGP signing program

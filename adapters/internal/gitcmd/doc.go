@@ -24,6 +24,12 @@
 //     exit statuses and machine formats (-z, porcelain, --format), never
 //     from git's messages.
 //
+// One command runs otherwise: StartClone runs `git clone` in a
+// pseudo-terminal of its own, unbounded in time (its caller kills it),
+// with no system or global config, no HOME, NETRC or ambient SSH agent,
+// and prompts on, so that its owner answers them (terminal.go). A clone
+// makes a repository and reads no existing one's config.
+//
 // # No program a repository names
 //
 // A repository's own config (.git/config, config.worktree, the files they

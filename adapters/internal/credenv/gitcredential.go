@@ -1,4 +1,4 @@
-package local
+package credenv
 
 import (
 	"bufio"
@@ -138,4 +138,12 @@ func askCredentials(ctx context.Context, dir string, req credRequest) (payload [
 		return nil, false, errors.New("the session's credential socket gave no answer")
 	}
 	return payload, ok, nil
+}
+
+// Sign asks the credential socket in dir for a detached, armored
+// signature of data (at most MaxSignBytes) with the signing key lent:
+// the signature, or ok false when none is available. It is `wharf gpg`'s
+// request.
+func Sign(ctx context.Context, dir string, data []byte) (sig []byte, ok bool, err error) {
+	return askCredentials(ctx, dir, credRequest{op: opSign, data: data})
 }

@@ -1,0 +1,167 @@
+package gitexec
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// A clone runs git through gitcmd.StartClone, in a pseudo-terminal, with
+// the credentials it is lent projected as a workspace session's are
+// (adapters/internal/credenv): a private folder under the runtime
+// directory, made before git starts and removed once git and its group
+// are gone, holding the clone's empty HOME, its ssh_config (no key but
+// the lent one, no ambient agent) and the credential socket `wharf
+// git-credential` asks for a token, one request at a time. The token
+// thus never appears in the URL, the clone's .git/config or git's
+// environment.
+
+// maxSocketPath is the longest path a Unix socket can bind (sun_path less
+// its NUL).
+var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
+
+// Clone starts git clone of req.URL into req.Target, per hub.GitRunner.
+func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun, error) {
+	if !filepath.IsAbs(req.Target) || filepath.Clean(req.Target) != req.Target || filepath.Dir(req.Target) == req.Target {
+		return nil, hub.Errorf(hub.Invalid, "the clone's folder must be a clean absolute path")
+	}
+	if req.URL == "" || strings.HasPrefix(req.URL, "-") || strings.ContainsAny(req.URL, "\x00\r\n") {
+		return nil, hub.Errorf(hub.Invalid, "git refuses this clone's URL")
+	}
+	parent := filepath.Dir(req.Target)
+	if err := checkDir(parent); err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(req.Target); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			return nil, hub.Errorf(hub.Conflict, "the clone's folder already exists")
+		}
+		return nil, folderError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, hub.Wrap(hub.Internal, err, "the clone was cancelled")
+	}
+	dir, err := r.cloneDir()
+	if err != nil {
+		r.log.Error("no folder for a clone's credentials", "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "the clone could not be started")
+	}
+	proj, err := credenv.Build(ctx, credenv.Options{Dir: dir, Credentials: req.Credentials, Command: r.command,
+		Base: r.env, NoUserConfig: true, Log: r.log})
+	if err != nil {
+		r.log.Error("a clone's credentials could not be prepared", "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "the clone's credentials could not be prepared")
+	}
+	config := proj.Config()
+	if r.caFile != "" {
+		config = append(config, gitcmd.Setting{Key: "http.sslCAInfo", Value: r.caFile})
+	}
+	r.runs.Add(1)
+	term, err := r.cmd.StartClone(ctx, gitcmd.Clone{Dir: parent, URL: req.URL, Target: req.Target,
+		Home: filepath.Join(dir, "git-home"), Env: proj.Vars(), Config: config, KillGrace: r.killGrace})
+	if err != nil {
+		proj.Close()
+		if errors.Is(err, gitcmd.ErrRefused) {
+			return nil, hub.Wrap(hub.Invalid, err, "git refuses this clone")
+		}
+		r.log.Error("git clone could not be started", "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "git clone could not be started")
+	}
+	run := &cloneRun{Terminal: term, done: make(chan struct{})}
+	go func() {
+		err := term.Wait()
+		proj.Close() // git and its group are gone: nothing uses the credentials
+		run.err = cloneEnd(err)
+		close(run.done)
+	}()
+	return run, nil
+}
+
+// cloneDir makes a new private folder for one clone's projection.
+func (r *Runner) cloneDir() (string, error) {
+	root, err := r.runtimeDir()
+	if err != nil {
+		return "", err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	dir := filepath.Join(root, hex.EncodeToString(b[:]))
+	if n := len(dir) + 1 + len(credenv.LongestSocketName); n > maxSocketPath {
+		return "", fmt.Errorf("runtime directory %s is too long for Unix sockets (%d bytes of at most %d)", root, n, maxSocketPath)
+	}
+	return dir, nil
+}
+
+// runtimeDir returns the private folder clones' projections are made
+// in: Options.RuntimeDir (made 0700, refused when open to others), or a
+// new private temporary folder, made once.
+func (r *Runner) runtimeDir() (string, error) {
+	r.rtOnce.Do(func() {
+		if r.rtDir == "" {
+			r.rtDir, r.rtErr = os.MkdirTemp("", "wharf-clones-")
+			r.rtTemp = r.rtErr == nil
+			return
+		}
+		if r.rtErr = os.MkdirAll(r.rtDir, 0o700); r.rtErr != nil {
+			return
+		}
+		fi, err := os.Lstat(r.rtDir)
+		switch {
+		case err != nil:
+			r.rtErr = err
+		case !fi.IsDir() || fi.Mode().Perm()&0o077 != 0:
+			r.rtErr = fmt.Errorf("%s is not a private directory", r.rtDir)
+		}
+	})
+	return r.rtDir, r.rtErr
+}
+
+// cloneEnd is Wait's answer for how git ended.
+func cloneEnd(err error) error {
+	var exit *gitcmd.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exit) && exit.Code >= 0:
+		return hub.Wrap(hub.Unavailable, err, fmt.Sprintf("git clone failed with exit status %d", exit.Code))
+	case errors.As(err, &exit) && exit.Err != nil:
+		return hub.Wrap(hub.Unavailable, err, "git clone was "+exit.Err.Error())
+	}
+	return hub.Wrap(hub.Internal, err, "git clone ended abnormally")
+}
+
+// cloneRun is a running clone: gitcmd's terminal, and the end of its
+// projection.
+type cloneRun struct {
+	*gitcmd.Terminal
+	done chan struct{} // closed once git is gone and the projection closed
+	err  error
+}
+
+// Wait waits for git and its group to be gone and the clone's folder of
+// credentials removed.
+func (c *cloneRun) Wait() error {
+	<-c.done
+	return c.err
+}
+
+// Kill ends git's group (SIGTERM, then SIGKILL after the grace) and
+// returns once it is gone and the clone's credentials are removed.
+func (c *cloneRun) Kill() error {
+	if err := c.Terminal.Kill(); err != nil {
+		return hub.Wrap(hub.Internal, err, "git clone could not be killed")
+	}
+	<-c.done
+	return nil
+}

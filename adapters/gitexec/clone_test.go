@@ -1,0 +1,311 @@
+package gitexec_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/gitexec"
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
+	"github.com/wharfhub/wharf/adapters/osfs"
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/fakes/porttest"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// TestMain makes the test binary Wharf too: a clone's git runs it as
+// `wharf git-credential`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "git-credential" {
+		if err := credenv.RunGitCredential(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
+			fmt.Fprintln(os.Stderr, "wharf git-credential:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// cloneWait bounds every wait of these tests.
+const cloneWait = 20 * time.Second
+
+// gitServer is a loopback HTTPS git server: git http-backend behind
+// net/http/cgi, asking for basic auth as user with password token.
+type gitServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string // the passwords it was sent
+}
+
+func (s *gitServer) host() string {
+	u, _ := url.Parse(s.URL)
+	return u.Host
+}
+
+func (s *gitServer) passwords() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.seen...)
+}
+
+// newGitServer serves the repositories under root.
+func newGitServer(t *testing.T, root, user, token string) *gitServer {
+	t.Helper()
+	backend := filepath.Join(git(t, testEnv(t), "/", "--exec-path"), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("git-http-backend is not installed with git:", err)
+	}
+	s := &gitServer{}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if ok {
+			s.mu.Lock()
+			s.seen = append(s.seen, p)
+			s.mu.Unlock()
+		}
+		if !ok || u != user || subtle.ConstantTimeCompare([]byte(p), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// caFile writes httptest's certificate for the clones to trust.
+func caFile(t *testing.T, s *httptest.Server) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// stallingServer accepts requests and never answers them.
+func stallingServer(t *testing.T) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// newCloneRunner returns a Runner whose clones keep their credentials
+// under runtime, trust ca and run this test binary as Wharf.
+func newCloneRunner(t *testing.T, env []string, runtime, ca string) *gitexec.Runner {
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	r := gitexec.New(gitexec.Options{Env: env, Logger: log, RuntimeDir: runtime, Command: []string{os.Args[0]},
+		CloneCAFile: ca, CloneKillGrace: 500 * time.Millisecond})
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// runtimeDir is a private folder, as a Runner's RuntimeDir must be,
+// with a short path (sockets are made in it).
+func runtimeDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "wc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, "rt")
+}
+
+// bareRepo makes a bare repository root/name with one commit.
+func bareRepo(t *testing.T, env []string, root, name string) string {
+	src := newRepo(t, env)
+	is.New(t).NoErr(os.WriteFile(filepath.Join(src, "README.md"), []byte("hello\n"), 0o644))
+	git(t, env, src, "add", ".")
+	git(t, env, src, "commit", "--quiet", "-m", "readme")
+	bare := filepath.Join(root, name)
+	git(t, env, root, "clone", "--quiet", "--bare", src, bare)
+	return bare
+}
+
+func TestCloneContract(t *testing.T) {
+	porttest.GitClone(t, func(t *testing.T) porttest.CloneFixture {
+		env := testEnv(t)
+		root := tempDir(t)
+		bareRepo(t, env, root, "repo.git")
+		private := newGitServer(t, root, "ann", "the-token")
+		r := newCloneRunner(t, env, runtimeDir(t), caFile(t, private.Server))
+		return porttest.CloneFixture{Git: r, FS: osfs.FS{}, Dir: tempDir(t),
+			Source: "file://" + filepath.Join(root, "repo.git"), Failing: "file://" + filepath.Join(root, "none.git"),
+			Stalling: stallingServer(t).URL + "/repo.git", Prompting: private.URL + "/repo.git",
+			Prompt: "Username for 'https://" + private.host() + "'", Answer: "ann",
+			AfterAnswer: "Password for 'https://{answer}@" + private.host() + "'"}
+	})
+}
+
+// runningInGroup lists the processes of group or session id that are
+// alive and not zombies, from /proc.
+func runningInGroup(t *testing.T, id int) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:])) // state ppid pgrp session ...
+		if len(f) >= 4 && (f[2] == strconv.Itoa(id) || f[3] == strconv.Itoa(id)) && f[0] != "Z" && f[0] != "X" {
+			out = append(out, string(stat))
+		}
+	}
+	return out
+}
+
+// wait returns run's Wait within cloneWait.
+func wait(t *testing.T, run hub.CloneRun) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(cloneWait):
+		t.Fatal("the clone did not end")
+		return nil
+	}
+}
+
+// drain reads run to its end within cloneWait.
+func drain(t *testing.T, run hub.CloneRun) string {
+	t.Helper()
+	done := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(run)
+		done <- b
+	}()
+	select {
+	case b := <-done:
+		return string(b)
+	case <-time.After(cloneWait):
+		t.Fatal("the clone's output did not end")
+		return ""
+	}
+}
+
+func TestAPlainPathClonesAndNothingIsLeftOfTheRun(t *testing.T) {
+	is := is.New(t)
+	env := testEnv(t)
+	root, runtime, dest := tempDir(t), runtimeDir(t), tempDir(t)
+	src := bareRepo(t, env, root, "repo.git")
+	r := newCloneRunner(t, env, runtime, "")
+	target := filepath.Join(dest, "c")
+	run, err := r.Clone(t.Context(), hub.CloneRequest{URL: src, Target: target})
+	is.NoErr(err) // started
+	entries, err := os.ReadDir(runtime)
+	is.NoErr(err)
+	is.Equal(len(entries), 1) // a folder for the clone's credentials while it runs
+	out := drain(t, run)
+	is.NoErr(wait(t, run))                                              // cloned
+	is.True(strings.Contains(out, "Cloning into"))                      // with git's output
+	is.Equal(git(t, env, target, "log", "-1", "--format=%s"), "readme") // the source's history
+	is.Equal(len(runningInGroup(t, gitexec.ClonePid(run))), 0)          // nothing of it runs
+	entries, err = os.ReadDir(runtime)
+	is.NoErr(err)
+	is.Equal(len(entries), 0) // and its folder is gone
+}
+
+func TestATokenReachesGitThroughTheProjectionAndIsStoredNowhere(t *testing.T) {
+	is := is.New(t)
+	const token = "tok-clone-7c1e55a0"
+	env := testEnv(t)
+	root, dest := tempDir(t), tempDir(t)
+	bareRepo(t, env, root, "repo.git")
+	server := newGitServer(t, root, "ann", token)
+	clock := fakes.NewClock(time.Unix(1e9, 0))
+	vault := fakes.NewKeyVault(clock)
+	broker := fakes.NewSessionBroker(vault, clock)
+	sealed, err := vault.SealToken([]byte(token))
+	is.NoErr(err)
+	broker.LendToken(server.host(), fakes.BrokerToken{CredentialID: "t", Username: "ann", Sealed: sealed})
+	// The user's own .netrc would let git in: a clone must not read it.
+	home := strings.TrimPrefix(env[0], "HOME=")
+	is.NoErr(os.WriteFile(filepath.Join(home, ".netrc"), []byte("machine 127.0.0.1 login ann password netrc-secret\n"), 0o600))
+	r := newCloneRunner(t, env, runtimeDir(t), caFile(t, server.Server))
+	target := filepath.Join(dest, "c")
+	run, err := r.Clone(t.Context(), hub.CloneRequest{URL: server.URL + "/repo.git", Target: target,
+		Credentials: hub.SessionCredentials{Broker: broker,
+			Logins: []hub.SessionLogin{{Host: server.host(), CredentialID: "t", Type: hub.CredentialToken, HTTPS: true}}}})
+	is.NoErr(err) // started
+	out := drain(t, run)
+	is.NoErr(wait(t, run)) // cloned with the lent token
+	if t.Failed() {
+		t.Log(out)
+	}
+	is.Equal(git(t, env, target, "log", "-1", "--format=%s"), "readme") // the source's history
+	for _, p := range server.passwords() {
+		is.True(p == token) // the server only ever got the token, never the .netrc's password
+	}
+	is.True(len(server.passwords()) > 0)
+	cfg, err := os.ReadFile(filepath.Join(target, ".git", "config"))
+	is.NoErr(err)
+	is.True(!strings.Contains(string(cfg), token))                 // the token is not in the clone's config
+	is.True(strings.Contains(string(cfg), server.URL+"/repo.git")) // whose remote is the plain URL
+	is.True(!strings.Contains(out, token))                         // nor in git's output
+	is.Equal(len(broker.Uses()), 1)                                // asked for once, through the broker
+}
+
+func TestKillEndsAStalledCloneWithEverythingItStarted(t *testing.T) {
+	is := is.New(t)
+	env := testEnv(t)
+	runtime := runtimeDir(t)
+	r := newCloneRunner(t, env, runtime, "")
+	run, err := r.Clone(t.Context(), hub.CloneRequest{URL: stallingServer(t).URL + "/repo.git", Target: filepath.Join(tempDir(t), "c")})
+	is.NoErr(err) // started
+	pid := gitexec.ClonePid(run)
+	is.True(len(runningInGroup(t, pid)) > 0)        // git runs
+	is.NoErr(run.Kill())                            // killed
+	is.Equal(runningInGroup(t, pid), []string(nil)) // with all it started: nothing is left
+	drain(t, run)
+	is.True(strings.Contains(hub.MessageOf(wait(t, run)), "killed")) // Wait says how it ended
+	entries, err := os.ReadDir(runtime)
+	is.NoErr(err)
+	is.Equal(len(entries), 0) // the clone's credentials are gone
+}
+
+func TestACloneThatCannotStartLeavesNothing(t *testing.T) {
+	is := is.New(t)
+	runtime, dest := runtimeDir(t), tempDir(t)
+	r := gitexec.New(gitexec.Options{Git: filepath.Join(tempDir(t), "no-git"), Env: testEnv(t), RuntimeDir: runtime})
+	_, err := r.Clone(t.Context(), hub.CloneRequest{URL: "https://h/r.git", Target: filepath.Join(dest, "c")})
+	is.Equal(hub.KindOf(err), hub.Internal) // git could not start
+	for _, d := range []string{runtime, dest} {
+		entries, err := os.ReadDir(d)
+		is.NoErr(err)
+		is.Equal(len(entries), 0) // no folder of credentials, no target
+	}
+	_, err = r.Clone(t.Context(), hub.CloneRequest{URL: "--upload-pack=touch /tmp/x", Target: filepath.Join(dest, "c")})
+	is.Equal(hub.KindOf(err), hub.Invalid) // an option-like URL is refused
+}
