@@ -153,7 +153,9 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d.git = gitexec.New(gitexec.Options{Logger: d.log})
+	// A clone's git runs `wharf git-credential` as its session would,
+	// from a private folder of its own in the state directory.
+	d.git = gitexec.New(gitexec.Options{Logger: d.log, RuntimeDir: d.dir.Path("clones"), Command: cfg.SessionCommand})
 	// The vault's Hub key lives beside the database and never in it, so
 	// a copy of the database alone opens no token and no unprotected key.
 	vault, err := keyvault.New(keyvault.Options{KeyFile: d.dir.Path("hub.key")})
