@@ -105,6 +105,7 @@ type Hub struct {
 	toolPaths  toolPaths          // where each tool was last found
 	grants     sessionGrants      // what each running session was lent
 	uses       useGate            // held uses and the use logs
+	clones     cloneJobs          // the clone jobs, running and retained
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
