@@ -114,6 +114,11 @@ func (a *api) routes() []route {
 		{"GET", "/api/hub/credential-approvals", "hubListCredentialApprovals", authenticated, a.handleListApprovals},
 		{"POST", "/api/hub/credential-approvals/{approvalId}", "hubDecideCredentialApproval", authenticated, a.handleDecideApproval},
 		{"POST", "/api/hub/workspaces/{workspaceId}/credential-assignments", "hubAssignWorkspaceCredentials", authenticated, a.handleAssignWorkspaceCredentials},
+		{"POST", "/api/hub/clone-jobs", "hubCreateCloneJob", authenticated, a.handleCreateCloneJob},
+		{"HEAD", "/api/hub/clone-jobs/{jobId}/events", "hubProbeCloneJobEvents", authenticated, a.handleProbeCloneJob},
+		{"GET", "/api/hub/clone-jobs/{jobId}/events", "hubStreamCloneJobEvents", authenticated, a.handleCloneJobEvents},
+		{"POST", "/api/hub/clone-jobs/{jobId}/input", "hubSendCloneJobInput", authenticated, a.handleCloneJobInput},
+		{"POST", "/api/hub/clone-jobs/{jobId}/cancel", "hubCancelCloneJob", authenticated, a.handleCancelCloneJob},
 		{"GET", "/api/hub/live", "hubStreamLive", authenticated, a.handleLive},
 		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", authenticated, a.handleLiveSubscriptions},
 
@@ -151,6 +156,7 @@ type api struct {
 	personal    PersonalService
 	live        LiveService
 	credentials CredentialService
+	clones      CloneJobService
 	proxy       *httputil.ReverseProxy
 	log         *slog.Logger
 	mux         *http.ServeMux
@@ -164,7 +170,7 @@ type api struct {
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {

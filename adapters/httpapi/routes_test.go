@@ -22,9 +22,6 @@ var pending = []string{
 	"hubGetAgentAccounts", "hubConnectAgentAccountKey", "hubStartAgentAccountLogin",
 	"hubSubmitAgentAccountCode", "hubSubmitAgentAccountRedirect", "hubCancelAgentAccountLogin",
 	"hubLogoutAgentAccount", "hubActivateAgentAccountCredential",
-	// Clone jobs
-	"hubCreateCloneJob", "hubProbeCloneJobEvents", "hubStreamCloneJobEvents",
-	"hubSendCloneJobInput", "hubCancelCloneJob",
 	// Worktrees
 	"hubListWorktrees", "hubFetchWorktreeRefs", "hubCreateWorktree", "hubOpenWorktree",
 	"hubPreflightDeleteWorktree", "hubDeleteWorktree", "hubRegisterWorktree", "hubForgetWorktree",

@@ -21,6 +21,7 @@ type Services struct {
 	Personal    PersonalService
 	Live        LiveService
 	Credentials CredentialService
+	Clones      CloneJobService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -88,13 +89,14 @@ func ServicesOf(h interface {
 	PersonalService
 	LiveService
 	CredentialService
+	CloneJobService
 }) Services {
-	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h}
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }

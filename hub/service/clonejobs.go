@@ -191,8 +191,8 @@ func (h *Hub) CloneJobEvents(ctx context.Context, caller hub.DeviceSession, id s
 	return j.log.After(last), j.log.Ended(), j.changed, nil
 }
 
-// SendCloneJobInput types input into the job's terminal, as an answer to
-// git's prompt (hubSendCloneJobInput): 409 when the job takes no input,
+// SendCloneJobInput types input and a newline into the job's terminal,
+// as an answer to git's prompt (hubSendCloneJobInput): 409 when the job takes no input,
 // 413 past the bound. Input of 4 bytes or more is scrubbed from all later
 // output.
 func (h *Hub) SendCloneJobInput(ctx context.Context, caller hub.DeviceSession, id, input string) error {
@@ -210,7 +210,7 @@ func (h *Hub) SendCloneJobInput(ctx context.Context, caller hub.DeviceSession, i
 		return err
 	}
 	h.armClone(j)
-	if _, err := j.run.Write([]byte(input)); err != nil {
+	if _, err := j.run.Write([]byte(input + "\n")); err != nil {
 		return hub.Errorf(hub.Conflict, "clone job is not accepting input")
 	}
 	return nil

@@ -98,9 +98,9 @@ func TestAnAnswerReachesThePromptAndNeverTheOutput(t *testing.T) {
 	id, err := e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/private.git", Dest: "/home/ann/src", Start: true})
 	is.NoErr(err)
 	e.waitOutput(id, "Password for")
-	is.NoErr(e.SendCloneJobInput(e.ctx, e.ann, id, "hunter22\n")) // answered
+	is.NoErr(e.SendCloneJobInput(e.ctx, e.ann, id, "hunter22")) // answered
 	e.waitOutput(id, "wrong password")
-	is.NoErr(e.SendCloneJobInput(e.ctx, e.ann, id, "hunter22\n"))
+	is.NoErr(e.SendCloneJobInput(e.ctx, e.ann, id, "hunter22"))
 	evs := e.cloneEvents(id)
 	var out strings.Builder
 	for _, ev := range evs {
