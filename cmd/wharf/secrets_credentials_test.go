@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/matryer/is"
@@ -63,4 +65,32 @@ func exerciseCredentials(ctx context.Context, t *testing.T, sec *daemontest.Secr
 	status, _, err := owner.Do(ctx, "GET", "api/hub/credentials", nil, nil)
 	is.NoErr(err)
 	is.Equal(status, http.StatusOK) // listed
+}
+
+// exerciseClone is the clone jobs' part of the scenario: a clone of a
+// source that never answers gets an answer typed into its terminal, as a
+// password would be, and is cancelled. The answer belongs nowhere: not in
+// the job's events, the logs or the state directory.
+func exerciseClone(ctx context.Context, t *testing.T, sec *daemontest.Secrets, owner *daemontest.Client, dest string) {
+	is := is.New(t)
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer stall.Close()
+	var job struct{ JobID string }
+	status, raw, err := owner.Do(ctx, "POST", "api/hub/clone-jobs", map[string]any{"url": stall.URL + "/private.git", "dest": dest}, nil)
+	is.NoErr(err)
+	is.Equal(status, http.StatusAccepted) // the clone runs
+	is.NoErr(json.Unmarshal(raw, &job))
+	answer := "clone password " + rand.Text()
+	sec.Register("a clone's typed answer", answer)
+	status, _, err = owner.Do(ctx, "POST", "api/hub/clone-jobs/"+job.JobID+"/input", map[string]string{"input": answer}, nil)
+	is.NoErr(err)
+	is.Equal(status, http.StatusOK) // typed into git's terminal
+	status, _, err = owner.Do(ctx, "POST", "api/hub/clone-jobs/"+job.JobID+"/cancel", nil, nil)
+	is.NoErr(err)
+	is.Equal(status, http.StatusOK) // cancelled
+	resp, err := owner.Request(ctx, "GET", "api/hub/clone-jobs/"+job.JobID+"/events", nil)
+	is.NoErr(err)
+	defer resp.Body.Close()
+	_, err = daemontest.ReadSSE(resp.Body).Until(ctx, func(e daemontest.Event) bool { return e.Name == "result" })
+	is.NoErr(err) // its events replayed to the end
 }

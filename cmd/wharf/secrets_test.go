@@ -25,8 +25,9 @@ import (
 // it does not belong: the first user's password (only in the file meant
 // to hand it over, which the scenario then deletes), a mistyped password,
 // every session id (only in the login answer that issued it), and the new
-// password set with `wharf user passwd`, and every passphrase, private
-// key and token the credentials family is given. The state directory's modes are
+// password set with `wharf user passwd`, every passphrase, private key
+// and token the credentials family is given, and an answer typed into a
+// clone's terminal. The state directory's modes are
 // checked while a workspace session's socket exists and after shutdown.
 // A family adds its secrets with one sec.Register line where it learns
 // them.
@@ -118,6 +119,7 @@ func TestSecretExposure(t *testing.T) {
 	is.Equal(status, http.StatusOK) // the display name changes
 
 	exerciseCredentials(ctx, t, sec, owner, ws.ID)
+	exerciseClone(ctx, t, sec, owner, filepath.Dir(repo))
 	for _, op := range []string{"stop", "start"} { // the session is given its credentials
 		status, _, err = owner.Do(ctx, "POST", "api/hub/sessions/"+ws.ID+"/"+op, nil, nil)
 		is.NoErr(err)                   // answered
