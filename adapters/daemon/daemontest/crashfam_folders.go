@@ -10,10 +10,10 @@ import (
 
 // DefaultFamilies returns the built-in crash-load families: plain
 // folders, workspaces (registrations and journaled folder renames),
-// display names, personal state and credentials (tokens and their
-// assignments).
+// display names, personal state, credentials (tokens and their
+// assignments) and clone jobs.
 func DefaultFamilies() []*Family {
-	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily(), CredentialFamily()}
+	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily(), CredentialFamily(), CloneFamily()}
 }
 
 // FolderFamily creates, renames and removes plain folders (no workspace

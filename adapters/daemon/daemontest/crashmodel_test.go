@@ -78,6 +78,7 @@ func TestNextChoicesAreValid(t *testing.T) {
 		"display-names":  {"set"},
 		"personal-state": {"patch"},
 		"credentials":    {"create", "assign", "unassign", "delete"},
+		"clones":         {"clone", "cancel"},
 	}
 	for _, fam := range DefaultFamilies() {
 		t.Run(fam.Name, func(t *testing.T) {
@@ -106,6 +107,9 @@ func TestNextChoicesAreValid(t *testing.T) {
 				is.True(op.Name != "" && op.Method != "")   // named, with a method
 				is.True(op.Path != "" && op.Path[0] != '/') // and a relative path
 				seen[op.Name] = true
+				if fam.Name == "clones" && op.Name == "clone" {
+					is.NoErr(op.Acked(w.Model, []byte(`{"jobId":"j1"}`))) // acknowledged, so its cancel follows
+				}
 			}
 			for _, k := range kinds[fam.Name] {
 				is.True(seen[k]) // every kind of op comes up
