@@ -202,3 +202,35 @@ func promptingSource(t *testing.T, e *env, user, password string) string {
 	t.Cleanup(s.Close)
 	return s.URL
 }
+
+// The Clone page offers only the credentials that fit the URL typed: a
+// token made for the URL's host over HTTPS, none over SSH when no key
+// logs in, and no choice at all for a local path.
+func TestBrowserCloneOffersOnlyTheCredentialsThatFit(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ids := map[string]string{}
+	for _, host := range []string{"github.com", "gitlab.com"} {
+		var res struct {
+			Credential struct{ ID string } `json:"credential"`
+		}
+		is.NoErr(e.api.Do(e.ctx, "POST", "/api/hub/credentials/token", map[string]any{"name": host, "host": host,
+			"token": "tok-" + host, "capabilities": []string{"https-git"}}, &res)) // a token for host
+		ids[host] = res.Credential.ID
+	}
+	p := e.page(t, browsertest.Phone)
+	must(t, p.LogIn(e.hub))
+	must(t, p.Go(e.hub.URL+"clone"))
+	offered := `JSON.stringify([...document.querySelectorAll('select[name=credential] option')].map((o) => o.value))`
+	for _, c := range []struct{ url, offered string }{
+		{"https://github.com/me/p.git", `["","` + ids["github.com"] + `"]`},
+		{"https://GitLab.com/me/p", `["","` + ids["gitlab.com"] + `"]`},
+		{"git@github.com:me/p.git", `[""]`},
+		{"/srv/git/p", `[""]`},
+	} {
+		must(t, p.Type(`input[name=url]`, c.url))
+		must(t, p.Wait(offered+` === `+browsertest.JS(c.offered), wait))
+	}
+	must(t, p.Wait(`document.querySelector('select[name=credential]').disabled`, wait)) // nothing logs in to a local path
+	must(t, p.Wait(fits, wait))
+}
