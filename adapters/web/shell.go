@@ -28,6 +28,7 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <link rel="stylesheet" href="{{.CSS}}">
 <link rel="stylesheet" href="{{.ChatCSS}}">
 <link rel="stylesheet" href="{{.CredCSS}}">
+<link rel="stylesheet" href="{{.CloneCSS}}">
 {{range .Modules}}<link rel="modulepreload" href="{{.}}">
 {{end}}<script type="module" src="{{.Main}}"></script>
 </head>
@@ -42,9 +43,10 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 func renderShell(set *assetSet) *asset {
 	var buf bytes.Buffer
 	err := shellTemplate.Execute(&buf, struct {
-		Icon, CSS, ChatCSS, CredCSS, Main string
-		Modules                           []string
-	}{set.url("icon.svg"), set.url("app.css"), set.url("chat.css"), set.url("credentials.css"), set.url(entryModule), set.modules()})
+		Icon, CSS, ChatCSS, CredCSS, CloneCSS, Main string
+		Modules                                     []string
+	}{set.url("icon.svg"), set.url("app.css"), set.url("chat.css"), set.url("credentials.css"), set.url("clone.css"),
+		set.url(entryModule), set.modules()})
 	if err != nil {
 		panic(err)
 	}

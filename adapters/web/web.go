@@ -71,11 +71,14 @@ func NewHandler() *Handler {
 // list, the login page, adding a workspace, credentials, settings, one
 // workspace's page and one of its conversations (/w/{id}/c/{conversationId},
 // each segment percent-encoded: conversation ids hold a colon and may hold
-// a slash).
+// a slash), cloning a repository and one clone job (/clone/{jobId}).
 func clientRoute(p string) bool {
 	switch p {
-	case "/", "/login", "/add", "/settings", "/credentials":
+	case "/", "/login", "/add", "/settings", "/credentials", "/clone":
 		return true
+	}
+	if job, ok := strings.CutPrefix(p, "/clone/"); ok {
+		return job != "" && !strings.Contains(job, "/")
 	}
 	rest, ok := strings.CutPrefix(p, "/w/")
 	if !ok {

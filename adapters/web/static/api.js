@@ -158,3 +158,18 @@ export const chat = {
   answerQuestion: (ws, cid, requestId, answer) => request('POST', conv(ws, cid, `/questions/${enc(requestId)}`), answer),
   configure: (ws, cid, change) => request('POST', conv(ws, cid, '/configuration'), change),
 };
+
+/**
+ * Clone jobs (tag `clone-jobs`). An answer typed into a job's terminal
+ * goes straight to the Hub and is never kept here; the job's events are
+ * read by clonestream.js.
+ */
+const job = (id, op) => `/api/hub/clone-jobs/${enc(id)}/${op}`;
+
+export const clones = {
+  /** create posts {url, dest, folderName?, displayName?, credentialId?, retainedAuthentication?, signing?, start}. */
+  create: (req) => request('POST', '/api/hub/clone-jobs', req),
+  eventsPath: (id) => job(id, 'events'),
+  input: (id, input) => request('POST', job(id, 'input'), { input }),
+  cancel: (id) => request('POST', job(id, 'cancel')),
+};

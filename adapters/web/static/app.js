@@ -81,7 +81,7 @@ function Header({ path }) {
       <${Link} href="/" class="brand" aria-label="Wharf, workspaces"><${Logo} /><span>Wharf</span><//>
       <nav class="nav" aria-label="Main">
         ${item('/', 'Workspaces', 'home', path === '/' || path.startsWith('/w/'))}
-        ${item('/add', 'Add', 'plus', path === '/add')}
+        ${item('/add', 'Add', 'plus', path === '/add' || path === '/clone' || path.startsWith('/clone/'))}
         ${item('/credentials', 'Credentials', 'key', path === '/credentials')}
         ${item('/settings', 'Settings', 'gear', path === '/settings')}
       </nav>
@@ -104,6 +104,10 @@ const loadConversationPage = () => import('./chat/page.js').then((mod) => mod.Co
 
 // The Credentials page and its dialogs, likewise.
 const loadCredentialsPage = () => import('./pages/credentials.js').then((mod) => mod.CredentialsPage);
+
+// The Clone page and a clone job's page, likewise (one chunk).
+const loadClonePage = () => import('./clone/page.js').then((mod) => mod.ClonePage);
+const loadCloneJobPage = () => import('./clone/page.js').then((mod) => mod.CloneJobPage);
 
 const loaded = new Map(); // load function -> the component it resolved to
 
@@ -137,6 +141,13 @@ function Route({ path, query }) {
   if (path === '/add') return html`<${AddPage} query=${query} />`;
   if (path === '/settings') return html`<${SettingsPage} />`;
   if (path === '/credentials') return html`<${Lazy} load=${loadCredentialsPage} />`;
+  if (path === '/clone') return html`<${Lazy} load=${loadClonePage} query=${query} />`;
+  const job = /^\/clone\/([^/]+)$/.exec(path);
+  if (job) {
+    let id = '';
+    try { id = decodeURIComponent(job[1]); } catch { return html`<${NotFound} />`; }
+    return html`<${Lazy} key=${id} load=${loadCloneJobPage} id=${id} />`;
+  }
   const m = /^\/w\/([^/]+)(?:\/c\/([^/]+))?$/.exec(path);
   if (m) {
     let id = '';

@@ -1,6 +1,8 @@
 // An incremental Server-Sent Events parser (the WHATWG event-stream
 // format): feed it decoded text as it arrives, and it calls onEvent for
-// every dispatched event and onComment for every comment line. The live
+// every dispatched event (with the stream's last event id, which the
+// clone job channel writes and the live stream does not) and onComment
+// for every comment line. The live
 // stream is read with fetch rather than EventSource because EventSource
 // hides the status of a refused stream (401 and 404 look alike), hides the
 // keepalive comments an idle watchdog needs, and retries by itself with
@@ -8,7 +10,7 @@
 
 export class SSEParser {
   /**
-   * @param {(name: string, data: string) => void} onEvent
+   * @param {(name: string, data: string, id: string) => void} onEvent
    * @param {(text: string) => void} [onComment]
    */
   constructor(onEvent, onComment = () => {}) {
@@ -18,6 +20,7 @@ export class SSEParser {
     this.name = '';
     this.data = [];
     this.hasData = false;
+    this.lastId = ''; // kept across events, as the format says
   }
 
   /** push takes the next chunk of text. */
@@ -43,7 +46,7 @@ export class SSEParser {
 
   line(line) {
     if (line === '') {
-      if (this.hasData) this.onEvent(this.name || 'message', this.data.join('\n'));
+      if (this.hasData) this.onEvent(this.name || 'message', this.data.join('\n'), this.lastId);
       this.name = '';
       this.data = [];
       this.hasData = false;
@@ -62,6 +65,7 @@ export class SSEParser {
       this.data.push(value);
       this.hasData = true;
     }
-    // id and retry are not used on this channel (the Hub writes neither).
+    else if (field === 'id' && !value.includes('\0')) this.lastId = value;
+    // retry is not used: each stream's owner decides when to reconnect.
   }
 }

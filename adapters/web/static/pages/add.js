@@ -3,7 +3,8 @@
 // (asking before it stops the workspaces they hold); and registering the
 // folder in view (hubConfigureWorkspace, confirming `git init` when the
 // Hub says it needs one) or creating a new repository in it
-// (hubCreateConfiguredWorkspace). The folder in view is in the address
+// (hubCreateConfiguredWorkspace), or cloning a repository into it (the
+// Clone page). The folder in view is in the address
 // (?path=), so Back and a reload keep the place.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
@@ -75,6 +76,11 @@ export function AddPage({ query }) {
             <${Link} href=${wsPath(registered.id)}>${registered.displayName}<//>.</p></section>`
         : html`<${Register} path=${listing.path} />`}
       <${CreateRepository} parent=${listing.path} />
+      <section class="card pad" aria-labelledby="clone-title">
+        <h2 id="clone-title">Clone a repository here</h2>
+        <p class="muted">Git clones it into a new folder inside <code>${listing.path}</code>, registered as a workspace.</p>
+        <${Link} href=${'/clone?dest=' + encodeURIComponent(listing.path)} class="btn">Clone a repository<//>
+      </section>
     </div>` : null}
     ${dialog?.kind === 'mkdir' ? html`<${MkdirDialog} parent=${here} onClose=${() => setDialog(null)} onDone=${again} />` : null}
     ${dialog?.kind === 'rename' ? html`<${RenameFolderDialog} dir=${dialog.dir} path=${dialog.path}
