@@ -27,6 +27,12 @@ const (
 	// Retention is how long a finished job's events stay replayable (a
 	// phone that slept through the end still learns it); then 404.
 	Retention = 5 * time.Minute
+	// MaxRunningJobs bounds the jobs one Hub user has running at once:
+	// each is a git process with its terminal and its folder reserved, and
+	// a create answers at once, so without a bound a client looping on it
+	// would start git processes without end. A person clones a few
+	// repositories at a time.
+	MaxRunningJobs = 4
 )
 
 // The refusals a job's operations answer.
@@ -36,6 +42,7 @@ var (
 	ErrInputTooLarge = hub.Errorf(hub.TooLarge, "terminal response is too large")
 	ErrCleanupFailed = hub.Errorf(hub.Internal, "clone job cleanup failed; review the job output and workspace state")
 	ErrClosed        = hub.Errorf(hub.Internal, "clone job manager is closed")
+	ErrTooManyJobs   = hub.Errorf(hub.Conflict, "too many clone jobs are running; wait for one to end")
 )
 
 // The answers of cancel (CloneJobCancelResult.status).

@@ -26,9 +26,10 @@ import (
 // cloneJobs are the jobs the Hub holds: running, and finished ones until
 // their retention ends.
 type cloneJobs struct {
-	mu     sync.Mutex
-	by     map[string]*cloneJob
-	closed bool
+	mu      sync.Mutex
+	by      map[string]*cloneJob
+	running map[string]int // jobs without a result, by owner
+	closed  bool
 }
 
 // cloneJob is one job. Its fields after the first block are guarded by
@@ -85,16 +86,14 @@ func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req 
 	if err != nil {
 		return "", hub.Errorf(hub.Conflict, "clone target is already reserved: %s", target)
 	}
-	h.clones.mu.Lock()
-	closed := h.clones.closed
-	h.clones.mu.Unlock()
-	if closed {
+	if err := h.clones.take(caller.User); err != nil {
 		release()
-		return "", hub.Errorf(hub.Unavailable, "the Hub is shutting down")
+		return "", err
 	}
 	run, err := h.git.Clone(context.WithoutCancel(ctx), hub.CloneRequest{URL: checked.Source.URL, Target: target, Credentials: creds})
 	if err != nil {
 		release()
+		h.clones.give(caller.User)
 		return "", hub.Wrap(hub.Internal, err, "git clone could not be started")
 	}
 	j := &cloneJob{id: uuid.NewString(), owner: caller.User, target: target, checked: checked, run: run,
@@ -111,6 +110,32 @@ func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req 
 	h.watchers.Add(1)
 	go h.runClone(j)
 	return j.id, nil
+}
+
+// take claims one of user's running-job slots (clone.MaxRunningJobs),
+// refusing once the Hub is closing; give returns it when the job ends.
+func (c *cloneJobs) take(user string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return hub.Errorf(hub.Unavailable, "the Hub is shutting down")
+	case c.running[user] >= clone.MaxRunningJobs:
+		return clone.ErrTooManyJobs
+	}
+	if c.running == nil {
+		c.running = map[string]int{}
+	}
+	c.running[user]++
+	return nil
+}
+
+func (c *cloneJobs) give(user string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[user]--; c.running[user] <= 0 {
+		delete(c.running, user)
+	}
 }
 
 // cloneCredentials checks the clone's credential and the selections its

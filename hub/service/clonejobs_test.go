@@ -169,3 +169,25 @@ func TestACloneRequestIsRefusedBeforeAnythingRuns(t *testing.T) {
 		})
 	}
 }
+
+func TestAUserRunsAtMostABoundedNumberOfClonesAtOnce(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.dir("/home/ann/src")
+	e.git.ScriptClone("https://example.com/me/slow.git", fakes.CloneScript{Stall: true})
+	var ids []string
+	for i := range clone.MaxRunningJobs {
+		id, err := e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/slow.git", Dest: "/home/ann/src", FolderName: "s" + string(rune('a'+i))})
+		is.NoErr(err) // within the bound
+		ids = append(ids, id)
+	}
+	_, err := e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/slow.git", Dest: "/home/ann/src", FolderName: "over"})
+	is.Equal(hub.KindOf(err), hub.Conflict)                                              // one more is refused
+	is.Equal(hub.MessageOf(err), "too many clone jobs are running; wait for one to end") // saying why
+	is.Equal(e.git.Calls(fakes.GitClone), clone.MaxRunningJobs)                          // and git did not run for it
+	is.True(!e.isDir("/home/ann/src/over"))                                              // nor was anything made
+	_, err = e.CancelCloneJob(e.ctx, e.ann, ids[0])
+	is.NoErr(err)
+	_, err = e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/slow.git", Dest: "/home/ann/src", FolderName: "over"})
+	is.NoErr(err) // a finished job frees its place
+}

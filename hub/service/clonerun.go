@@ -56,6 +56,7 @@ func (h *Hub) runClone(j *cloneJob) {
 	}
 	j.mu.Unlock()
 	j.release()
+	h.clones.give(j.owner)
 	close(j.ended)
 	h.clock.AfterFunc(clone.Retention, func() { h.dropClone(j) })
 }
