@@ -3,7 +3,6 @@ package fakes
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -50,30 +49,11 @@ func unstorable(why error) error {
 }
 
 func checkCredential(c hub.Credential) error {
-	if !slices.Contains(hub.CredentialTypes(), c.Type) {
-		return fmt.Errorf("credential %q: unknown credential type %q", c.ID, c.Type)
+	if err := hub.CheckCredentialType(c.Type); err != nil {
+		return fmt.Errorf("credential %q: %w", c.ID, err)
 	}
-	for i, cp := range c.Capabilities {
-		if !slices.Contains(hub.Capabilities(), cp) {
-			return fmt.Errorf("credential %q: unknown capability %q", c.ID, cp)
-		}
-		if slices.Contains(c.Capabilities[:i], cp) {
-			return fmt.Errorf("credential %q: capability %q listed twice", c.ID, cp)
-		}
-	}
-	return nil
-}
-
-func checkAssignment(a hub.CredentialAssignment) error {
-	switch {
-	case !slices.Contains(hub.CredentialRoles(), a.Role):
-		return fmt.Errorf("unknown credential role %q", a.Role)
-	case a.Role == hub.RoleSigning && a.Host != "":
-		return errors.New("a signing assignment cannot have a host")
-	case a.Role == hub.RoleAuthentication && a.Host == "":
-		return errors.New("an authentication assignment needs a host")
-	case !slices.Contains(hub.UsePolicies(), a.Policy):
-		return fmt.Errorf("unknown use policy %q", a.Policy)
+	if err := hub.CheckCapabilityList(c.Capabilities); err != nil {
+		return fmt.Errorf("credential %q: %w", c.ID, err)
 	}
 	return nil
 }
@@ -174,7 +154,7 @@ func (t *tx) PutCredentialAssignment(a hub.CredentialAssignment) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	if err := checkAssignment(a); err != nil {
+	if err := hub.CheckAssignmentRecord(a); err != nil {
 		return unstorable(fmt.Errorf("assignment of workspace %q: %w", a.WorkspaceID, err))
 	}
 	if t.workspaceIndex(a.WorkspaceID) < 0 {
@@ -213,8 +193,8 @@ func (t *tx) PutCredentialToolOverride(tool hub.CredentialToolName, path string)
 	if err := t.write(); err != nil {
 		return err
 	}
-	if !slices.Contains(hub.CredentialTools(), tool) {
-		return unstorable(fmt.Errorf("unknown credential tool %q", tool))
+	if err := hub.CheckToolName(tool); err != nil {
+		return unstorable(err)
 	}
 	if path == "" {
 		delete(t.st.toolOverrides, tool)

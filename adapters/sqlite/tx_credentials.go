@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/wharfhub/wharf/hub"
@@ -29,7 +28,7 @@ const capabilitySep = ","
 // encodeCapabilities joins cs in order, refusing an unknown or repeated
 // capability.
 func encodeCapabilities(cs []hub.Capability) (string, error) {
-	if err := checkCapabilities(cs); err != nil {
+	if err := hub.CheckCapabilityList(cs); err != nil {
 		return "", err
 	}
 	parts := make([]string, len(cs))
@@ -37,19 +36,6 @@ func encodeCapabilities(cs []hub.Capability) (string, error) {
 		parts[i] = string(c)
 	}
 	return strings.Join(parts, capabilitySep), nil
-}
-
-func checkCapabilities(cs []hub.Capability) error {
-	known := hub.Capabilities()
-	for i, c := range cs {
-		if !slices.Contains(known, c) {
-			return fmt.Errorf("unknown capability %q", c)
-		}
-		if slices.Contains(cs[:i], c) {
-			return fmt.Errorf("capability %q listed twice", c)
-		}
-	}
-	return nil
 }
 
 // decodeCapabilities reads what encodeCapabilities wrote, and nothing else.
@@ -62,38 +48,7 @@ func decodeCapabilities(s string) ([]hub.Capability, error) {
 	for i, p := range parts {
 		cs[i] = hub.Capability(p)
 	}
-	return cs, checkCapabilities(cs)
-}
-
-func checkType(t hub.CredentialType) error {
-	if !slices.Contains(hub.CredentialTypes(), t) {
-		return fmt.Errorf("unknown credential type %q", t)
-	}
-	return nil
-}
-
-// checkAssignment refuses an assignment outside the places a workspace
-// has: a signing default (no host) or an authentication default for one
-// host.
-func checkAssignment(a hub.CredentialAssignment) error {
-	switch {
-	case !slices.Contains(hub.CredentialRoles(), a.Role):
-		return fmt.Errorf("unknown credential role %q", a.Role)
-	case a.Role == hub.RoleSigning && a.Host != "":
-		return errors.New("a signing assignment cannot have a host")
-	case a.Role == hub.RoleAuthentication && a.Host == "":
-		return errors.New("an authentication assignment needs a host")
-	case !slices.Contains(hub.UsePolicies(), a.Policy):
-		return fmt.Errorf("unknown use policy %q", a.Policy)
-	}
-	return nil
-}
-
-func checkTool(tool hub.CredentialToolName) error {
-	if !slices.Contains(hub.CredentialTools(), tool) {
-		return fmt.Errorf("unknown credential tool %q", tool)
-	}
-	return nil
+	return cs, hub.CheckCapabilityList(cs)
 }
 
 const credentialCols = `id, name, type, capabilities, enabled, created_at, public_key, fingerprint, host, username, protected`
@@ -107,7 +62,7 @@ func scanCredential(sc scanner) (hub.Credential, error) {
 		return hub.Credential{}, err
 	}
 	c.Type, c.CreatedAt = hub.CredentialType(typ), fromNanos(created)
-	if err := checkType(c.Type); err != nil {
+	if err := hub.CheckCredentialType(c.Type); err != nil {
 		return hub.Credential{}, fmt.Errorf("credential %q: %w", c.ID, err)
 	}
 	var err error
@@ -149,7 +104,7 @@ func (t *tx) CredentialSecret(id string) ([]byte, error) {
 }
 
 func (t *tx) CreateCredential(c hub.Credential, sealed []byte) error {
-	if err := checkType(c.Type); err != nil {
+	if err := hub.CheckCredentialType(c.Type); err != nil {
 		return unstorable(fmt.Errorf("credential %q: %w", c.ID, err))
 	}
 	caps, err := encodeCapabilities(c.Capabilities)
@@ -208,7 +163,7 @@ func scanAssignment(sc scanner) (hub.CredentialAssignment, error) {
 		return hub.CredentialAssignment{}, err
 	}
 	a.Role, a.Policy = hub.CredentialRole(role), hub.UsePolicy(policy)
-	if err := checkAssignment(a); err != nil {
+	if err := hub.CheckAssignmentRecord(a); err != nil {
 		return hub.CredentialAssignment{}, fmt.Errorf("assignment of workspace %q: %w", a.WorkspaceID, err)
 	}
 	return a, nil
@@ -222,7 +177,7 @@ func (t *tx) CredentialAssignments() ([]hub.CredentialAssignment, error) {
 }
 
 func (t *tx) PutCredentialAssignment(a hub.CredentialAssignment) error {
-	if err := checkAssignment(a); err != nil {
+	if err := hub.CheckAssignmentRecord(a); err != nil {
 		return unstorable(fmt.Errorf("assignment of workspace %q: %w", a.WorkspaceID, err))
 	}
 	// The foreign keys would refuse the write anyway, but NotFound must
@@ -268,7 +223,7 @@ func (t *tx) CredentialToolOverrides() (map[hub.CredentialToolName]string, error
 			return override{}, err
 		}
 		o.tool = hub.CredentialToolName(tool)
-		return o, checkTool(o.tool)
+		return o, hub.CheckToolName(o.tool)
 	}, `SELECT tool, path FROM credential_tool_overrides`)
 	if err != nil {
 		return nil, err
@@ -281,7 +236,7 @@ func (t *tx) CredentialToolOverrides() (map[hub.CredentialToolName]string, error
 }
 
 func (t *tx) PutCredentialToolOverride(tool hub.CredentialToolName, path string) error {
-	if err := checkTool(tool); err != nil {
+	if err := hub.CheckToolName(tool); err != nil {
 		return unstorable(err)
 	}
 	q, args := `INSERT INTO credential_tool_overrides (tool, path) VALUES (?, ?)
