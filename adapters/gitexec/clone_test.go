@@ -3,20 +3,15 @@ package gitexec_test
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +19,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
+	"github.com/wharfhub/wharf/adapters/internal/githttptest"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
@@ -45,62 +41,6 @@ func TestMain(m *testing.M) {
 
 // cloneWait bounds every wait of these tests.
 const cloneWait = 20 * time.Second
-
-// gitServer is a loopback HTTPS git server: git http-backend behind
-// net/http/cgi, asking for basic auth as user with password token.
-type gitServer struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []string // the passwords it was sent
-}
-
-func (s *gitServer) host() string {
-	u, _ := url.Parse(s.URL)
-	return u.Host
-}
-
-func (s *gitServer) passwords() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.seen...)
-}
-
-// newGitServer serves the repositories under root.
-func newGitServer(t *testing.T, root, user, token string) *gitServer {
-	t.Helper()
-	backend := filepath.Join(git(t, testEnv(t), "/", "--exec-path"), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		t.Skip("git-http-backend is not installed with git:", err)
-	}
-	s := &gitServer{}
-	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, p, ok := r.BasicAuth()
-		if ok {
-			s.mu.Lock()
-			s.seen = append(s.seen, p)
-			s.mu.Unlock()
-		}
-		if !ok || u != user || subtle.ConstantTimeCompare([]byte(p), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "who are you?", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// caFile writes httptest's certificate for the clones to trust.
-func caFile(t *testing.T, s *httptest.Server) string {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // stallingServer accepts requests and never answers them.
 func stallingServer(t *testing.T) *httptest.Server {
@@ -148,13 +88,13 @@ func TestCloneContract(t *testing.T) {
 		env := testEnv(t)
 		root := tempDir(t)
 		bareRepo(t, env, root, "repo.git")
-		private := newGitServer(t, root, "ann", "the-token")
-		r := newCloneRunner(t, env, runtimeDir(t), caFile(t, private.Server))
+		private := githttptest.New(t, root, "ann", "the-token", true)
+		r := newCloneRunner(t, env, runtimeDir(t), private.CAFile(t))
 		return porttest.CloneFixture{Git: r, FS: osfs.FS{}, Dir: tempDir(t),
 			Source: "file://" + filepath.Join(root, "repo.git"), Failing: "file://" + filepath.Join(root, "none.git"),
 			Stalling: stallingServer(t).URL + "/repo.git", Prompting: private.URL + "/repo.git",
-			Prompt: "Username for 'https://" + private.host() + "'", Answer: "ann",
-			AfterAnswer: "Password for 'https://{answer}@" + private.host() + "'"}
+			Prompt: "Username for 'https://" + private.Host() + "'", Answer: "ann",
+			AfterAnswer: "Password for 'https://{answer}@" + private.Host() + "'"}
 	})
 }
 
@@ -243,21 +183,21 @@ func TestATokenReachesGitThroughTheProjectionAndIsStoredNowhere(t *testing.T) {
 	env := testEnv(t)
 	root, dest := tempDir(t), tempDir(t)
 	bareRepo(t, env, root, "repo.git")
-	server := newGitServer(t, root, "ann", token)
+	server := githttptest.New(t, root, "ann", token, true)
 	clock := fakes.NewClock(time.Unix(1e9, 0))
 	vault := fakes.NewKeyVault(clock)
 	broker := fakes.NewSessionBroker(vault, clock)
 	sealed, err := vault.SealToken([]byte(token))
 	is.NoErr(err)
-	broker.LendToken(server.host(), fakes.BrokerToken{CredentialID: "t", Username: "ann", Sealed: sealed})
+	broker.LendToken(server.Host(), fakes.BrokerToken{CredentialID: "t", Username: "ann", Sealed: sealed})
 	// The user's own .netrc would let git in: a clone must not read it.
 	home := strings.TrimPrefix(env[0], "HOME=")
 	is.NoErr(os.WriteFile(filepath.Join(home, ".netrc"), []byte("machine 127.0.0.1 login ann password netrc-secret\n"), 0o600))
-	r := newCloneRunner(t, env, runtimeDir(t), caFile(t, server.Server))
+	r := newCloneRunner(t, env, runtimeDir(t), server.CAFile(t))
 	target := filepath.Join(dest, "c")
 	run, err := r.Clone(t.Context(), hub.CloneRequest{URL: server.URL + "/repo.git", Target: target,
 		Credentials: hub.SessionCredentials{Broker: broker,
-			Logins: []hub.SessionLogin{{Host: server.host(), CredentialID: "t", Type: hub.CredentialToken, HTTPS: true}}}})
+			Logins: []hub.SessionLogin{{Host: server.Host(), CredentialID: "t", Type: hub.CredentialToken, HTTPS: true}}}})
 	is.NoErr(err) // started
 	out := drain(t, run)
 	is.NoErr(wait(t, run)) // cloned with the lent token
@@ -265,10 +205,10 @@ func TestATokenReachesGitThroughTheProjectionAndIsStoredNowhere(t *testing.T) {
 		t.Log(out)
 	}
 	is.Equal(git(t, env, target, "log", "-1", "--format=%s"), "readme") // the source's history
-	for _, p := range server.passwords() {
+	for _, p := range server.Passwords() {
 		is.True(p == token) // the server only ever got the token, never the .netrc's password
 	}
-	is.True(len(server.passwords()) > 0)
+	is.True(len(server.Passwords()) > 0)
 	cfg, err := os.ReadFile(filepath.Join(target, ".git", "config"))
 	is.NoErr(err)
 	is.True(!strings.Contains(string(cfg), token))                 // the token is not in the clone's config

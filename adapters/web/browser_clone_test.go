@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
+	"github.com/wharfhub/wharf/adapters/internal/githttptest"
 )
 
 // A local repository cloned from the Clone page, reached from the Add
@@ -176,12 +176,6 @@ func evalString(t *testing.T, p *browsertest.Page, expr string) string {
 // terminal.
 func promptingSource(t *testing.T, e *env, user, password string) string {
 	t.Helper()
-	out, err := exec.CommandContext(e.ctx, "git", "--exec-path").Output()
-	must(t, err)
-	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		t.Skip("git-http-backend is not installed with git:", err)
-	}
 	root := t.TempDir()
 	src := e.repo(t, "seed")
 	bare := exec.CommandContext(e.ctx, "git", "clone", "--quiet", "--bare", src, filepath.Join(root, "private.git"))
@@ -190,17 +184,7 @@ func promptingSource(t *testing.T, e *env, user, password string) string {
 	if err != nil {
 		t.Fatalf("git clone --bare: %v: %s", err, b)
 	}
-	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "who are you?", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
+	return githttptest.New(t, root, user, password, false).URL
 }
 
 // The Clone page offers only the credentials that fit the URL typed: a
