@@ -191,3 +191,21 @@ func TestAUserRunsAtMostABoundedNumberOfClonesAtOnce(t *testing.T) {
 	_, err = e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/slow.git", Dest: "/home/ann/src", FolderName: "over"})
 	is.NoErr(err) // a finished job frees its place
 }
+
+// A registration whose journal could not be cleared still ends the job
+// with a result (register-failed, saying recovery is required), so every
+// watcher's stream ends; the earlier outcome carried the workspace id,
+// which no register-failed result may, and the job never ended.
+func TestACloneWhoseRegistrationNeedsRecoveryStillEndsWithAResult(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.dir("/home/ann/src")
+	failCommit(e, 3) // the journal opens, the workspace registers, the journal cannot close
+	id, err := e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/app.git", Dest: "/home/ann/src"})
+	is.NoErr(err)
+	evs := e.cloneEvents(id)
+	res := evs[len(evs)-1].Result
+	is.Equal(res.Status, hub.CloneRegisterFailed)                        // register-failed
+	is.True(strings.Contains(res.Error, "restart the Hub to reconcile")) // saying what to do
+	is.True(strings.Contains(res.Error, e.workspaces()[0].ID))           // and naming the workspace
+}

@@ -47,8 +47,13 @@ func (h *Hub) runClone(j *cloneJob) {
 	outcome := h.afterClone(ctx, j, werr)
 	j.mu.Lock()
 	res, err := j.job.Finish(outcome, h.clock.Now())
-	if err != nil { // a stop settled it: the zero outcome says so
-		res, _ = j.job.Result()
+	if err != nil {
+		// An outcome the job refuses is this file's bug; the job must
+		// still end, or its watchers would wait for ever.
+		h.log.LogAttrs(ctx, slog.LevelError, "a clone job's outcome was refused", slog.String("job", j.id), slog.Any("err", err))
+		if res, err = j.job.Finish(hub.CloneResult{Status: hub.CloneCleanupFailed, Error: "the clone job failed inside the Hub"}, h.clock.Now()); err != nil {
+			res, _ = j.job.Result()
+		}
 	}
 	j.append(hub.CloneEvent{Result: &res, At: h.clock.Now()})
 	if j.timer != nil {
@@ -81,7 +86,9 @@ func (h *Hub) afterClone(ctx context.Context, j *cloneJob, werr error) hub.Clone
 	case err != nil:
 		return hub.CloneResult{Status: hub.CloneRegisterFailed, Error: hub.MessageOf(err)}
 	case recovery != "":
-		return hub.CloneResult{Status: hub.CloneRegisterFailed, Error: recovery, WorkspaceID: w.ID}
+		// A register-failed result names no workspace (the contract's
+		// variant has none): its error does.
+		return hub.CloneResult{Status: hub.CloneRegisterFailed, Error: recovery + " (workspace " + w.ID + ")"}
 	}
 	if h.cloneStopped(j) {
 		return h.undoClone(ctx, j, w.ID)
@@ -122,7 +129,7 @@ func (h *Hub) undoClone(ctx context.Context, j *cloneJob, id string) hub.CloneRe
 			return hub.CloneResult{}
 		}
 	}
-	return hub.CloneResult{Status: hub.CloneCleanupFailed, Error: "the cancelled clone's registration could not be rolled back", WorkspaceID: id}
+	return hub.CloneResult{Status: hub.CloneCleanupFailed, Error: "the cancelled clone's registration could not be rolled back (workspace " + id + ")"}
 }
 
 // advanceClone moves j to phase and logs it; false when a stop came
