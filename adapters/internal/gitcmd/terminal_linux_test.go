@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -195,4 +196,23 @@ func TestAStartGitcmdCannotVouchForIsRefused(t *testing.T) {
 			is.True(errors.Is(err, os.ErrNotExist)) // before git ran
 		})
 	}
+}
+
+// A process that left git's session and group, and that no signal to the
+// group reaches, cannot hold a clone's output open: git is its
+// terminal's controlling process, so its exit hangs the terminal up for
+// every holder, and the output ends at once (a read blocked past that
+// would hold the clone job, its slot and the Hub's shutdown).
+func TestAnEscapedProcessHoldingTheTerminalCannotHoldTheCloneOpen(t *testing.T) {
+	is := is.New(t)
+	// The escapee even opens the terminal again, later.
+	git := fakeGit(t, "tty=$(tty)\nsetsid sh -c \"sleep 0.3; exec sleep 60 <$tty\" &\necho \"escaped $!\"\nexit 0\n")
+	term, err := gitcmd.New(gitcmd.Options{Git: git}).StartClone(testContext(t), cloneOf(t, "https://h/r"))
+	is.NoErr(err)
+	out := readAll(t, term) // ends, though the escapee still holds the terminal
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(out, "escaped ")))
+	is.NoErr(err) // the escapee's pid
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	is.NoErr(term.Wait()) // git succeeded
+	is.NoErr(term.Kill()) // and a Kill after it returns
 }
