@@ -43,12 +43,20 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 	if err := checkDir(parent); err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(req.Target); !errors.Is(err, fs.ErrNotExist) {
-		if err == nil {
-			return nil, hub.Errorf(hub.Conflict, "the clone's folder already exists")
-		}
-		return nil, folderError(err)
+	// The folder is made here, in one step that fails on anything at the
+	// path (a symbolic link an agent planted included), and git clones
+	// into it, empty; its identity tells, at the end, that the path still
+	// names it (made).
+	made, err := makeTarget(req.Target)
+	if err != nil {
+		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			removeIfEmpty(req.Target, made)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "the clone was cancelled")
 	}
@@ -78,14 +86,52 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 		r.log.Error("git clone could not be started", "err", err)
 		return nil, hub.Wrap(hub.Internal, err, "git clone could not be started")
 	}
+	ok = true
 	run := &cloneRun{Terminal: term, done: make(chan struct{})}
 	go func() {
 		err := term.Wait()
 		proj.Close() // git and its group are gone: nothing uses the credentials
 		run.err = cloneEnd(err)
+		if err != nil {
+			removeIfEmpty(req.Target, made) // what git cleaned; a partial clone stays, and is named
+		} else if !stillMade(req.Target, made) {
+			run.err = hub.Errorf(hub.Unavailable, "the clone's folder was replaced while git cloned into it")
+		}
 		close(run.done)
 	}()
 	return run, nil
+}
+
+// makeTarget makes the clone's folder and returns its identity; anything
+// already at the path is a Conflict.
+func makeTarget(target string) (fs.FileInfo, error) {
+	if err := os.Mkdir(target, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, hub.Errorf(hub.Conflict, "the clone's folder already exists")
+		}
+		return nil, folderError(err)
+	}
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return nil, folderError(err)
+	}
+	return fi, nil
+}
+
+// stillMade reports whether target still names the folder makeTarget
+// made, not a link or another folder put in its place.
+func stillMade(target string, made fs.FileInfo) bool {
+	fi, err := os.Lstat(target)
+	return err == nil && fi.IsDir() && os.SameFile(fi, made)
+}
+
+// removeIfEmpty removes the folder makeTarget made when the path still
+// names it and it is empty (git removes what a failed clone wrote): never
+// another folder, never one holding anything.
+func removeIfEmpty(target string, made fs.FileInfo) {
+	if stillMade(target, made) {
+		_ = os.Remove(target) // fails, and keeps it, unless empty
+	}
 }
 
 // cloneDir makes a new private folder for one clone's projection.

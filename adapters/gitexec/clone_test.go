@@ -3,8 +3,10 @@ package gitexec_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -248,4 +250,90 @@ func TestACloneThatCannotStartLeavesNothing(t *testing.T) {
 	}
 	_, err = r.Clone(t.Context(), hub.CloneRequest{URL: "--upload-pack=touch /tmp/x", Target: filepath.Join(dest, "c")})
 	is.Equal(hub.KindOf(err), hub.Invalid) // an option-like URL is refused
+}
+
+// An agent that can write in the destination cannot send a clone
+// elsewhere: a link planted at the clone's folder is refused before git
+// runs, a folder swapped for another while git clones is never taken for
+// the clone, and a failed clone leaves no empty folder. (git itself goes
+// by the path: a swap to a link while it runs can still send what it
+// writes through the link; staging the clone in a private folder and
+// renaming it into place would close that.)
+func TestAClonesFolderIsTheOneTheRunnerMade(t *testing.T) {
+	env := testEnv(t)
+	root := tempDir(t)
+	src := bareRepo(t, env, root, "repo.git")
+	r := newCloneRunner(t, env, runtimeDir(t), "")
+
+	t.Run("a planted link is refused", func(t *testing.T) {
+		is := is.New(t)
+		dest, elsewhere := tempDir(t), tempDir(t)
+		target := filepath.Join(dest, "c")
+		is.NoErr(os.Symlink(elsewhere, target))
+		_, err := r.Clone(t.Context(), hub.CloneRequest{URL: src, Target: target})
+		is.Equal(hub.KindOf(err), hub.Conflict) // the path is taken
+		entries, err := os.ReadDir(elsewhere)
+		is.NoErr(err)
+		is.Equal(len(entries), 0) // nothing was cloned through the link
+	})
+
+	t.Run("a failed clone leaves no folder", func(t *testing.T) {
+		is := is.New(t)
+		target := filepath.Join(tempDir(t), "c")
+		run, err := r.Clone(t.Context(), hub.CloneRequest{URL: filepath.Join(root, "missing.git"), Target: target})
+		is.NoErr(err)
+		drain(t, run)
+		is.True(wait(t, run) != nil) // git failed
+		_, err = os.Lstat(target)
+		is.True(errors.Is(err, fs.ErrNotExist)) // and its empty folder is gone
+	})
+
+	t.Run("a folder swapped while git clones is not taken for it", func(t *testing.T) {
+		is := is.New(t)
+		private := githttptest.New(t, root, "ann", "the-token", true)
+		r := newCloneRunner(t, env, runtimeDir(t), private.CAFile(t))
+		dest := tempDir(t)
+		target := filepath.Join(dest, "c")
+		run, err := r.Clone(t.Context(), hub.CloneRequest{URL: private.URL + "/repo.git", Target: target})
+		is.NoErr(err)
+		readUntil(t, run, "Username for") // git waits, in the folder the runner made
+		is.NoErr(os.Rename(target, filepath.Join(dest, "moved")))
+		is.NoErr(os.Mkdir(target, 0o755)) // another folder takes its place
+		_, err = run.Write([]byte("ann\n"))
+		is.NoErr(err)
+		readUntil(t, run, "Password for")
+		_, err = run.Write([]byte("the-token\n"))
+		is.NoErr(err)
+		drain(t, run)
+		// git goes on by the path, into the new folder, and fails there or
+		// finishes; either way the run is no success the Hub could register.
+		is.True(wait(t, run) != nil) // not taken for the clone
+	})
+}
+
+// readUntil reads run until its output holds want, within cloneWait.
+func readUntil(t *testing.T, run hub.CloneRun, want string) {
+	t.Helper()
+	done := make(chan bool, 1)
+	go func() {
+		var out []byte
+		buf := make([]byte, 4096)
+		for !strings.Contains(string(out), want) {
+			n, err := run.Read(buf)
+			out = append(out, buf[:n]...)
+			if err != nil {
+				done <- strings.Contains(string(out), want)
+				return
+			}
+		}
+		done <- true
+	}()
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatalf("the clone's output ended without %q", want)
+		}
+	case <-time.After(cloneWait):
+		t.Fatalf("the clone's output never held %q", want)
+	}
 }
