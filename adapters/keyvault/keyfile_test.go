@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/matryer/is"
@@ -100,6 +101,9 @@ func TestAHubKeyFileThatIsNotExactlyRightIsRefusedAndKept(t *testing.T) {
 			return os.Symlink(f+".real", f)
 		}},
 		{"ADirectory", func(f string) error { return os.Mkdir(f, 0o700) }},
+		// Opening a FIFO for reading waits for a writer: the vault must
+		// not hang on one put at the key's path.
+		{"AFIFO", func(f string) error { return syscall.Mkfifo(f, 0o600) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)

@@ -172,7 +172,9 @@ func loadOrCreateHubKey(path string) ([]byte, error) {
 // symbolic link), owned by this user, closed to group and others, of
 // exactly hubKeySize bytes.
 func readHubKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: a FIFO put at the path would otherwise block the open
+	// until a writer came; it is then refused as no regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
