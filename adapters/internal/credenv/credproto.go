@@ -2,6 +2,7 @@ package credenv
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -91,11 +92,13 @@ func readCredRequest(r *bufio.Reader) (credRequest, error) {
 		if !ok {
 			return credRequest{}, errCredProtocol
 		}
-		data := make([]byte, n)
-		if _, err := io.ReadFull(r, data); err != nil {
-			return credRequest{}, fmt.Errorf("%w: %w", errCredProtocol, err)
+		// Memory follows the bytes that arrive, not the length announced:
+		// a client announcing 8 MiB and sending nothing costs nothing.
+		var data bytes.Buffer
+		if got, err := data.ReadFrom(io.LimitReader(r, int64(n))); err != nil || got != int64(n) {
+			return credRequest{}, fmt.Errorf("%w: %d of %d bytes (%v)", errCredProtocol, got, n, err)
 		}
-		return credRequest{op: opSign, data: data}, nil
+		return credRequest{op: opSign, data: data.Bytes()}, nil
 	}
 	return credRequest{}, errCredProtocol
 }
