@@ -116,8 +116,8 @@ func verifySSHSIG(key ssh.PublicKey, namespace string, message, armored []byte) 
 		Hash                         []byte
 	}{sig.Namespace, sig.Reserved, sig.HashAlg, h.Sum(nil)})...)
 	var s ssh.Signature
-	if ssh.Unmarshal(sig.Signature, &s) != nil {
-		return false
+	if ssh.Unmarshal(sig.Signature, &s) != nil || s.Format == ssh.KeyAlgoRSA {
+		return false // OpenSSH's sshsig refuses RSA signatures over SHA-1 too
 	}
 	return key.Verify(signed, &s) == nil
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/pem"
 	"os"
 	"os/exec"
@@ -99,4 +102,36 @@ func TestTheSessionChecksSignaturesWithTheKeyInItsCredentialsFolder(t *testing.T
 	is.True(chk != nil)                                              // the OpenPGP key read
 	is.True(chk.Check(message, []byte(detached.String())))           // its signature verifies
 	is.True(!chk.Check([]byte("forged"), []byte(detached.String()))) // a changed commit does not
+}
+
+// An RSA signature over SHA-1 (ssh-rsa) does not verify, as OpenSSH's
+// sshsig refuses it: only rsa-sha2-256/512 do.
+func TestAnSSHSignatureOverSHA1IsRefused(t *testing.T) {
+	is := is.New(t)
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	is.NoErr(err)
+	signer, err := ssh.NewSignerFromKey(priv)
+	is.NoErr(err)
+	message := []byte("payload\n")
+	h := sha512.Sum512(message)
+	signed := append([]byte("SSHSIG"), ssh.Marshal(struct {
+		Namespace, Reserved, HashAlg string
+		Hash                         []byte
+	}{"git", "", "sha512", h[:]})...)
+	armor := func(s *ssh.Signature) []byte {
+		blob := append([]byte("SSHSIG"), ssh.Marshal(struct {
+			Version                      uint32
+			PublicKey                    []byte
+			Namespace, Reserved, HashAlg string
+			Signature                    []byte
+		}{1, signer.PublicKey().Marshal(), "git", "", "sha512", ssh.Marshal(s)})...)
+		return []byte("-----BEGIN SSH SIGNATURE-----\n" + base64.StdEncoding.EncodeToString(blob) + "\n-----END SSH SIGNATURE-----\n")
+	}
+	algo := signer.(ssh.AlgorithmSigner)
+	sha512sig, err := algo.SignWithAlgorithm(rand.Reader, signed, ssh.KeyAlgoRSASHA512)
+	is.NoErr(err)
+	is.True(verifySSHSIG(signer.PublicKey(), "git", message, armor(sha512sig))) // rsa-sha2-512 verifies
+	sha1sig, err := algo.SignWithAlgorithm(rand.Reader, signed, ssh.KeyAlgoRSA)
+	is.NoErr(err)
+	is.True(!verifySSHSIG(signer.PublicKey(), "git", message, armor(sha1sig))) // ssh-rsa does not
 }
