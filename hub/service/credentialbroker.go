@@ -141,8 +141,10 @@ func (g *grant) live() error {
 	return nil
 }
 
-// used logs one use of a credential by the session.
+// used logs one use of a credential by the session, at Debug: every use
+// is in the credential's use log already (credentialuse.go), and a
+// session signing in a loop must not fill the Hub's log.
 func (g *grant) used(ctx context.Context, id string, purpose hub.CredentialPurpose, host string) {
-	g.h.log.LogAttrs(ctx, slog.LevelInfo, "credential used", slog.String("credential", id),
+	g.h.log.LogAttrs(ctx, slog.LevelDebug, "credential used", slog.String("credential", id),
 		slog.String("workspace", g.ws), slog.String("purpose", string(purpose)), slog.String("host", host))
 }

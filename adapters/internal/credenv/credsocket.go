@@ -123,7 +123,9 @@ func (s *credServer) handle(c net.Conn) {
 	payload, err := s.answer(ctx, req)
 	_ = c.SetWriteDeadline(time.Now().Add(credWriteTimeout))
 	if err != nil {
-		s.log.Info("credential request answered with nothing", "op", req.op, "err", hub.MessageOf(err))
+		// A warning, so the daemon's throttle bounds what a session
+		// asking in a loop can write to the log.
+		s.log.Warn("credential request answered with nothing", "op", req.op, "err", hub.MessageOf(err))
 		_, _ = c.Write([]byte("no\n"))
 		return
 	}
