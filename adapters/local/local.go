@@ -35,12 +35,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
@@ -129,10 +127,8 @@ func New(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("local backend: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
 	}
-	if strings.Contains(dir, "${") || strings.ContainsFunc(dir, unicode.IsControl) {
-		// ssh expands ${VAR} in the paths of a session's ssh_config, and
-		// a line break would end a line of it.
-		return nil, fmt.Errorf("local backend: runtime directory %q holds \"${\" or a control character; choose another state directory", dir)
+	if err := credenv.CheckDir(dir); err != nil { // at start, rather than at each session's
+		return nil, fmt.Errorf("local backend: runtime directory: %w; choose another state directory", err)
 	}
 	if err := privateDir(dir); err != nil {
 		return nil, fmt.Errorf("local backend: %w", err)

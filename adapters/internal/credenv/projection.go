@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
@@ -62,6 +63,17 @@ type Projection struct {
 	log    *slog.Logger
 }
 
+// CheckDir refuses a folder whose path the generated ssh_config cannot
+// name safely: ssh expands ${VAR} in its paths, and a line break would
+// end a line of it. Build checks its folder; a caller may check the
+// folder it makes them in early, to fail at its start.
+func CheckDir(dir string) error {
+	if strings.Contains(dir, "${") || strings.ContainsFunc(dir, unicode.IsControl) {
+		return fmt.Errorf("the folder %q holds \"${\" or a control character, which ssh_config cannot name", dir)
+	}
+	return nil
+}
+
 // Build builds the projection of opts.Credentials into a fresh folder
 // opts.Dir. On failure nothing of it is left: no folder, no agent, no
 // socket.
@@ -69,6 +81,9 @@ func Build(ctx context.Context, opts Options) (_ *Projection, err error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if err := CheckDir(opts.Dir); err != nil {
+		return nil, err
 	}
 	p := &Projection{dir: opts.Dir, log: log}
 	if err := os.RemoveAll(p.dir); err != nil {

@@ -61,3 +61,18 @@ func TestAProjectionWithoutTheUsersConfigLendsWharfsSettingsAlone(t *testing.T) 
 		})
 	}
 }
+
+// TestAProjectionRefusesAFolderItsSSHConfigCannotName: ssh expands
+// ${VAR} in the paths of ssh_config and a line break would end one of
+// its lines, so Build refuses such a folder before making anything, for
+// a clone's projection as for a session's.
+func TestAProjectionRefusesAFolderItsSSHConfigCannotName(t *testing.T) {
+	for _, name := range []string{"a${HOME}b", "a\nb", "a\tb"} {
+		is := is.New(t)
+		dir := filepath.Join(t.TempDir(), name)
+		_, err := credenv.Build(t.Context(), credenv.Options{Dir: dir, Command: []string{"/opt/wharf"}})
+		is.True(err != nil && strings.Contains(err.Error(), "ssh_config cannot name")) // refused, clearly
+		_, err = os.Stat(dir)
+		is.True(errors.Is(err, fs.ErrNotExist)) // before making anything
+	}
+}
