@@ -30,7 +30,10 @@ type GitRunner interface {
 	// HOME, NETRC or ambient SSH identity or agent; the URL after `--`), in
 	// its own process group, with only req.Credentials lent, as a
 	// workspace session is lent them. Target must not exist and its
-	// parent must; a failure to start is an error and leaves nothing.
+	// parent must; a failure to start is an error and leaves nothing. A
+	// clone that fails or is killed leaves no Target either, unless the
+	// path was given to something else meanwhile: that is left as it is,
+	// and Wait's message names it.
 	// ctx bounds the start only: the clone runs until it exits or Kill.
 	Clone(ctx context.Context, req CloneRequest) (CloneRun, error)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -21,9 +22,7 @@ const deadline = 20 * time.Second
 // script writes an executable shell script at p running body.
 func script(t *testing.T, p, body string) {
 	t.Helper()
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fakeexec.Script(t, p, body)
 }
 
 // printing writes an executable at p that prints stdout and stderr,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 )
 
 // TestOutputHeldByAProcessThatLeftTheGroupIsCutOff runs a probe whose
@@ -31,9 +32,9 @@ func TestOutputHeldByAProcessThatLeftTheGroupIsCutOff(t *testing.T) {
 	exe := filepath.Join(dir, "ssh")
 	// The child tells its pid, then the probe goes on: by then it has
 	// left the group.
-	body := "#!/bin/sh\n" + setsid + " /bin/sh -c 'echo $$ >" + pidFile + "; echo >" + sync + "; exec " + sleep + " 1000' &\n" +
+	body := setsid + " /bin/sh -c 'echo $$ >" + pidFile + "; echo >" + sync + "; exec " + sleep + " 1000' &\n" +
 		"read _ <" + sync + "\necho OpenSSH_9.2p1 >&2\nexit 0\n"
-	is.NoErr(os.WriteFile(exe, []byte(body), 0o755))
+	fakeexec.Script(t, exe, body)
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(pidFile); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {

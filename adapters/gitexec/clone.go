@@ -45,16 +45,18 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 	}
 	// The folder is made here, in one step that fails on anything at the
 	// path (a symbolic link an agent planted included), and git clones
-	// into it, empty; its identity tells, at the end, that the path still
-	// names it (made).
-	made, err := makeTarget(req.Target)
+	// into it, empty. Its identity tells, at the end, whether the path
+	// still names it (made), and the handle opened on it (root) lets a
+	// failed clone be emptied without following the path again.
+	made, root, err := makeTarget(req.Target)
 	if err != nil {
 		return nil, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			removeIfEmpty(req.Target, made)
+			discard(req.Target, made, root)
+			root.Close()
 		}
 	}()
 	if err := ctx.Err(); err != nil {
@@ -89,33 +91,48 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 	ok = true
 	run := &cloneRun{Terminal: term, done: make(chan struct{})}
 	go func() {
+		defer close(run.done)
+		defer root.Close()
 		err := term.Wait()
 		proj.Close() // git and its group are gone: nothing uses the credentials
 		run.err = cloneEnd(err)
-		if err != nil {
-			removeIfEmpty(req.Target, made) // what git cleaned; a partial clone stays, and is named
-		} else if !stillMade(req.Target, made) {
+		replaced := err == nil && !stillMade(req.Target, made)
+		if replaced {
 			run.err = hub.Errorf(hub.Unavailable, "the clone's folder was replaced while git cloned into it")
 		}
-		close(run.done)
+		if run.err != nil && discard(req.Target, made, root) {
+			run.err = hub.Wrap(hub.Unavailable, run.err, hub.MessageOf(run.err)+
+				"; "+req.Target+" is not the folder the Hub made and was left as it is")
+		}
 	}()
 	return run, nil
 }
 
-// makeTarget makes the clone's folder and returns its identity; anything
-// already at the path is a Conflict.
-func makeTarget(target string) (fs.FileInfo, error) {
+// makeTarget makes the clone's folder, and returns its identity and a
+// handle on it; anything already at the path is a Conflict.
+func makeTarget(target string) (fs.FileInfo, *os.Root, error) {
 	if err := os.Mkdir(target, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, hub.Errorf(hub.Conflict, "the clone's folder already exists")
+			return nil, nil, hub.Errorf(hub.Conflict, "the clone's folder already exists")
 		}
-		return nil, folderError(err)
+		return nil, nil, folderError(err)
 	}
 	fi, err := os.Lstat(target)
 	if err != nil {
-		return nil, folderError(err)
+		return nil, nil, folderError(err)
 	}
-	return fi, nil
+	root, err := os.OpenRoot(target)
+	if err != nil {
+		_ = os.Remove(target) // fails, and keeps it, unless empty
+		return nil, nil, folderError(err)
+	}
+	if opened, err := root.Stat("."); err != nil || !os.SameFile(opened, fi) {
+		// Swapped between the two steps: the handle is not on the
+		// folder made.
+		root.Close()
+		return nil, nil, hub.Errorf(hub.Conflict, "the clone's folder was replaced as it was made")
+	}
+	return fi, root, nil
 }
 
 // stillMade reports whether target still names the folder makeTarget
@@ -125,13 +142,25 @@ func stillMade(target string, made fs.FileInfo) bool {
 	return err == nil && fi.IsDir() && os.SameFile(fi, made)
 }
 
-// removeIfEmpty removes the folder makeTarget made when the path still
-// names it and it is empty (git removes what a failed clone wrote): never
-// another folder, never one holding anything.
-func removeIfEmpty(target string, made fs.FileInfo) {
-	if stillMade(target, made) {
-		_ = os.Remove(target) // fails, and keeps it, unless empty
+// discard undoes a failed clone: it empties the folder makeTarget made
+// through the handle opened on it then — whatever the path names by now,
+// only that folder's content goes, and a link in it is removed, never
+// followed — and removes the folder when the path still names it. It
+// reports whether something is left at the path: a folder or link that
+// is not the Hub's, which it leaves as it is.
+func discard(target string, made fs.FileInfo, root *os.Root) (left bool) {
+	if d, err := root.Open("."); err == nil {
+		names, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, name := range names {
+			_ = root.RemoveAll(name)
+		}
 	}
+	if stillMade(target, made) {
+		_ = os.Remove(target) // fails, and keeps it, if something was added since
+	}
+	_, err := os.Lstat(target)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // cloneDir makes a new private folder for one clone's projection.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
+	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 	"github.com/wharfhub/wharf/adapters/internal/githttptest"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/fakes"
@@ -255,10 +256,9 @@ func TestACloneThatCannotStartLeavesNothing(t *testing.T) {
 // An agent that can write in the destination cannot send a clone
 // elsewhere: a link planted at the clone's folder is refused before git
 // runs, a folder swapped for another while git clones is never taken for
-// the clone, and a failed clone leaves no empty folder. (git itself goes
-// by the path: a swap to a link while it runs can still send what it
-// writes through the link; staging the clone in a private folder and
-// renaming it into place would close that.)
+// the clone, and a failed clone leaves no folder. (git itself goes by the
+// path: a swap to a link while it runs can still send what it writes
+// through the link. The runner's cleanup never follows it.)
 func TestAClonesFolderIsTheOneTheRunnerMade(t *testing.T) {
 	env := testEnv(t)
 	root := tempDir(t)
@@ -336,4 +336,67 @@ func readUntil(t *testing.T, run hub.CloneRun, want string) {
 	case <-time.After(cloneWait):
 		t.Fatalf("the clone's output never held %q", want)
 	}
+}
+
+// A git that ignores SIGTERM and wrote part of a clone is killed after
+// the grace, and what it wrote is removed, links in it included (never
+// followed), since the folder is provably the one the runner made.
+func TestAKilledCloneLeavesNothingOfWhatGitWrote(t *testing.T) {
+	is := is.New(t)
+	elsewhere := tempDir(t)
+	is.NoErr(os.WriteFile(filepath.Join(elsewhere, "keep"), []byte("mine"), 0o600))
+	git := fakeexec.Script(t, filepath.Join(tempDir(t), "git"), `for a; do t=$a; done
+trap '' TERM
+mkdir "$t/.git" "$t/sub" && echo partial > "$t/.git/HEAD" && ln -s '`+elsewhere+`' "$t/sub/link"
+echo "Receiving objects: 3%"
+exec sleep 60
+`)
+	r := gitexec.New(gitexec.Options{Git: git, Env: testEnv(t), RuntimeDir: runtimeDir(t), CloneKillGrace: 200 * time.Millisecond})
+	t.Cleanup(func() { r.Close() })
+	target := filepath.Join(tempDir(t), "c")
+	run, err := r.Clone(t.Context(), hub.CloneRequest{URL: "https://git.example/r.git", Target: target})
+	is.NoErr(err) // started
+	readUntil(t, run, "Receiving objects")
+	is.NoErr(run.Kill()) // killed, SIGTERM ignored
+	drain(t, run)
+	is.True(strings.Contains(hub.MessageOf(wait(t, run)), "killed")) // Wait says how it ended
+	_, err = os.Lstat(target)
+	is.True(errors.Is(err, fs.ErrNotExist)) // nothing it wrote is left
+	b, err := os.ReadFile(filepath.Join(elsewhere, "keep"))
+	is.NoErr(err)
+	is.Equal(string(b), "mine") // and the link in it was not followed
+}
+
+// When the path was given to another folder while git ran, a failed
+// clone empties the runner's own folder, wherever it was moved, and
+// leaves the other as it is, naming it.
+func TestAFailedCloneLeavesAFolderThatIsNotTheRunnersAndSaysSo(t *testing.T) {
+	is := is.New(t)
+	git := fakeexec.Script(t, filepath.Join(tempDir(t), "git"), `for a; do t=$a; done
+echo early > "$t/early"
+echo ready
+read _
+echo late > "$t/late"
+exit 128
+`)
+	r := gitexec.New(gitexec.Options{Git: git, Env: testEnv(t), RuntimeDir: runtimeDir(t)})
+	t.Cleanup(func() { r.Close() })
+	dest := tempDir(t)
+	target, moved := filepath.Join(dest, "c"), filepath.Join(dest, "moved")
+	run, err := r.Clone(t.Context(), hub.CloneRequest{URL: "https://git.example/r.git", Target: target})
+	is.NoErr(err) // started
+	readUntil(t, run, "ready")
+	is.NoErr(os.Rename(target, moved))
+	is.NoErr(os.Mkdir(target, 0o755)) // another folder takes the path
+	_, err = run.Write([]byte("\n"))
+	is.NoErr(err)
+	drain(t, run)
+	msg := hub.MessageOf(wait(t, run))
+	is.True(strings.Contains(msg, "exit status 128"))                                     // how git ended
+	is.True(strings.Contains(msg, target+" is not the folder the Hub made and was left")) // and what is left where
+	entries, err := os.ReadDir(moved)
+	is.NoErr(err)
+	is.Equal(len(entries), 0) // the runner's own folder was emptied where it went
+	_, err = os.Stat(filepath.Join(target, "late"))
+	is.NoErr(err) // the other folder is as git left it
 }

@@ -2,7 +2,6 @@ package gitexec_test
 
 import (
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
+	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -20,9 +20,7 @@ import (
 func TestTimeoutIsAnInternalError(t *testing.T) {
 	is := is.New(t)
 	dir := tempDir(t)
-	script := filepath.Join(dir, "git")
-	write(t, script, "#!/bin/sh\nexec sleep 60\n")
-	is.NoErr(os.Chmod(script, 0o755))
+	script := fakeexec.Script(t, filepath.Join(dir, "git"), "exec sleep 60\n")
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	r := gitexec.New(gitexec.Options{Git: script, Timeout: 200 * time.Millisecond, Env: testEnv(t), Logger: log})
 

@@ -76,7 +76,8 @@ func GitClone(t *testing.T, newFixture func(t *testing.T) CloneFixture) {
 	t.Run("KillEndsAStalledCloneAndItsOutput", func(t *testing.T) {
 		is := is.New(t)
 		f := newFixture(t)
-		run, err := f.Git.Clone(t.Context(), hub.CloneRequest{URL: f.Stalling, Target: path.Join(f.Dir, "c")})
+		target := path.Join(f.Dir, "c")
+		run, err := f.Git.Clone(t.Context(), hub.CloneRequest{URL: f.Stalling, Target: target})
 		is.NoErr(err) // started
 		killed := make(chan error, 1)
 		go func() { killed <- run.Kill() }()
@@ -88,6 +89,8 @@ func GitClone(t *testing.T, newFixture func(t *testing.T) CloneFixture) {
 		}
 		readToEOF(t, run)               // the output ends
 		is.True(waitFor(t, run) != nil) // a killed clone did not succeed
+		_, err = f.FS.Lstat(target)
+		is.True(errors.Is(err, fs.ErrNotExist)) // and leaves no target
 	})
 
 	t.Run("InputReachesAPrompt", func(t *testing.T) {

@@ -114,6 +114,21 @@ func TestAnAnswerReachesThePromptAndNeverTheOutput(t *testing.T) {
 	is.Equal(hub.KindOf(err), hub.Conflict) // input after the result: 409
 }
 
+func TestAFailedCloneSaysHowGitEnded(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.dir("/home/ann/src")
+	e.git.ScriptClone("https://example.com/me/gone.git", fakes.CloneScript{Output: []string{"fatal: repository not found\r\n"}, Exit: 128})
+	id, err := e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/gone.git", Dest: "/home/ann/src"})
+	is.NoErr(err)
+	evs := e.cloneEvents(id)
+	res := evs[len(evs)-1].Result
+	is.Equal(res.Status, hub.CloneFailed)                        // clone-failed
+	is.Equal(res.Error, "git clone failed with exit status 128") // saying how, once
+	is.Equal(res.Target, "/home/ann/src/gone")                   // naming the target
+	is.Equal(res.WorkspaceID, "")                                // and registering nothing
+}
+
 func TestAStalledCloneIsCancelledOrTimesOut(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)

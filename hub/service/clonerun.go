@@ -76,7 +76,7 @@ func (h *Hub) afterClone(ctx context.Context, j *cloneJob, werr error) hub.Clone
 		return hub.CloneResult{}
 	}
 	if werr != nil {
-		return hub.CloneResult{Status: hub.CloneFailed, Error: "git clone " + hub.MessageOf(werr)}
+		return hub.CloneResult{Status: hub.CloneFailed, Error: hub.MessageOf(werr)} // says "git clone …" itself
 	}
 	if !h.advanceClone(j, hub.PhaseRegistering) {
 		return hub.CloneResult{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 	"github.com/wharfhub/wharf/adapters/internal/gitcmd/gitcmdtest"
 )
@@ -152,7 +153,7 @@ func TestARepositoryConfigRewrittenDuringRunsIsNeverUsed(t *testing.T) {
 	benign := []byte("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n")
 	prog := filepath.Join(t.TempDir(), "clean")
 	marker := prog + ".ran"
-	is.NoErr(os.WriteFile(prog, []byte("#!/bin/sh\n: >> '"+marker+"'\n"), 0o755))
+	fakeexec.Script(t, prog, ": >> '"+marker+"'\n")
 	hostile := append(append([]byte(nil), benign...), "[filter \"x\"]\n\tclean = "+prog+"\n"...)
 
 	stop := make(chan struct{})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 )
 
@@ -21,25 +22,9 @@ import (
 const testWait = 10 * time.Second
 
 // fakeGit writes a shell script standing for git and returns its path.
-//
-// The executable is written by a child process (cp), never by this one:
-// a file this process held open for writing could be inherited, for an
-// instant, by another test's fork, and executing it then fails with "text
-// file busy" (ETXTBSY), as it once did under load.
 func fakeGit(t *testing.T, script string) string {
 	t.Helper()
-	dir := t.TempDir()
-	src, p := filepath.Join(dir, "script"), filepath.Join(dir, "git")
-	if err := os.WriteFile(src, []byte("#!/bin/sh\n"+script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("cp", src, p).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v: %s", err, out)
-	}
-	if err := os.Chmod(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return fakeexec.Script(t, filepath.Join(t.TempDir(), "git"), script)
 }
 
 // testContext ends with the test or after testWait.

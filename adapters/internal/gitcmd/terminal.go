@@ -58,7 +58,8 @@ type Clone struct {
 	// URL is the source; one starting with "-" is refused, and the ext::
 	// transport is off (fixedConfig).
 	URL string
-	// Target is the absolute folder git makes; it must not exist.
+	// Target is the absolute folder git clones into: missing, or empty
+	// (the caller may make it, to know it is the folder it made).
 	Target string
 	// Home is git's HOME: an existing, empty, private folder.
 	Home string
