@@ -68,7 +68,7 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 		return nil, hub.Wrap(hub.Internal, err, "the clone could not be started")
 	}
 	proj, err := credenv.Build(ctx, credenv.Options{Dir: dir, Credentials: req.Credentials, Command: r.command,
-		Base: r.env, NoUserConfig: true, Log: r.log})
+		Base: r.env, NoUserConfig: true, KnownHosts: r.known, Log: r.log})
 	if err != nil {
 		r.log.Error("a clone's credentials could not be prepared", "err", err)
 		return nil, hub.Wrap(hub.Internal, err, "the clone's credentials could not be prepared")

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,11 +19,13 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/adapters/internal/fakeexec"
 	"github.com/wharfhub/wharf/adapters/internal/githttptest"
+	"github.com/wharfhub/wharf/adapters/internal/sshdtest"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
@@ -311,10 +314,15 @@ func TestAClonesFolderIsTheOneTheRunnerMade(t *testing.T) {
 	})
 }
 
-// readUntil reads run until its output holds want, within cloneWait.
-func readUntil(t *testing.T, run hub.CloneRun, want string) {
+// readUntil reads run until its output holds want, within cloneWait,
+// and returns what it read.
+func readUntil(t *testing.T, run hub.CloneRun, want string) string {
 	t.Helper()
-	done := make(chan bool, 1)
+	type read struct {
+		out string
+		ok  bool
+	}
+	done := make(chan read, 1)
 	go func() {
 		var out []byte
 		buf := make([]byte, 4096)
@@ -322,19 +330,21 @@ func readUntil(t *testing.T, run hub.CloneRun, want string) {
 			n, err := run.Read(buf)
 			out = append(out, buf[:n]...)
 			if err != nil {
-				done <- strings.Contains(string(out), want)
+				done <- read{string(out), strings.Contains(string(out), want)}
 				return
 			}
 		}
-		done <- true
+		done <- read{string(out), true}
 	}()
 	select {
-	case ok := <-done:
-		if !ok {
-			t.Fatalf("the clone's output ended without %q", want)
+	case r := <-done:
+		if !r.ok {
+			t.Fatalf("the clone's output ended without %q:\n%s", want, r.out)
 		}
+		return r.out
 	case <-time.After(cloneWait):
 		t.Fatalf("the clone's output never held %q", want)
+		return ""
 	}
 }
 
@@ -399,4 +409,88 @@ exit 128
 	is.Equal(len(entries), 0) // the runner's own folder was emptied where it went
 	_, err = os.Stat(filepath.Join(target, "late"))
 	is.NoErr(err) // the other folder is as git left it
+}
+
+// An SSH host the clone's ssh does not know is confirmed through the
+// clone's terminal, as a person at a terminal would: the prompt shows the
+// host key's fingerprint, "yes" records the key and the clone logs in
+// with the lent key alone, "no" ends the clone and leaves nothing. A
+// confirmed host is known to the next clone, which asks nothing.
+func TestAnSSHHostKeyIsConfirmedThroughTheClonesTerminal(t *testing.T) {
+	env := testEnv(t)
+	root := tempDir(t)
+	bareRepo(t, env, root, "repo.git")
+	srv := sshdtest.Start(t)
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := fakes.NewClock(time.Unix(1e9, 0))
+	vault := fakes.NewKeyVault(clock)
+	broker := fakes.NewSessionBroker(vault, clock)
+	key, err := vault.GenerateSSH([]byte("pass"), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vault.Unlock("k", hub.CredentialSSH, key.Sealed, []byte("pass")); err != nil {
+		t.Fatal(err)
+	}
+	broker.LendSSH("k")
+	srv.Authorize(t, key.PublicKey)
+	creds := hub.SessionCredentials{Broker: broker,
+		Tools:  map[hub.CredentialToolName]string{hub.ToolSSH: sshdtest.Find(t, "ssh", "openssh-client")},
+		Logins: []hub.SessionLogin{{Host: srv.Host(), CredentialID: "k", Type: hub.CredentialSSH, PublicKey: key.PublicKey}}}
+	url := fmt.Sprintf("ssh://%s@%s%s", me.Username, srv.Host(), filepath.Join(root, "repo.git"))
+	const prompt = "Are you sure you want to continue connecting"
+	clone := func(t *testing.T, knownHosts string) (hub.CloneRun, string) {
+		r := gitexec.New(gitexec.Options{Env: env, RuntimeDir: runtimeDir(t), Command: []string{os.Args[0]}, CloneKnownHosts: knownHosts})
+		t.Cleanup(func() { r.Close() })
+		target := filepath.Join(tempDir(t), "c")
+		run, err := r.Clone(t.Context(), hub.CloneRequest{URL: url, Target: target, Credentials: creds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run, target
+	}
+
+	t.Run("yes records the key and clones", func(t *testing.T) {
+		is := is.New(t)
+		known := filepath.Join(tempDir(t), "known_hosts")
+		run, target := clone(t, known)
+		out := readUntil(t, run, prompt)
+		is.True(strings.Contains(out, ssh.FingerprintSHA256(srv.HostKey))) // the prompt shows the host key's fingerprint
+		_, err := run.Write([]byte("yes\n"))
+		is.NoErr(err) // confirmed
+		out = drain(t, run)
+		if err := wait(t, run); err != nil {
+			t.Fatalf("%v\n%s\nsshd: %s", err, out, srv)
+		}
+		is.Equal(git(t, env, target, "log", "-1", "--format=%s"), "readme") // cloned with the lent key
+		b, err := os.ReadFile(known)
+		is.NoErr(err)
+		is.True(len(b) > 0) // the key is recorded
+
+		again, target := clone(t, known)
+		out = drain(t, again)
+		is.NoErr(wait(t, again))                // the next clone asked nothing
+		is.True(!strings.Contains(out, prompt)) // of a known host
+		_, err = os.Stat(filepath.Join(target, ".git"))
+		is.NoErr(err) // and cloned
+	})
+
+	t.Run("no refuses the host and leaves nothing", func(t *testing.T) {
+		is := is.New(t)
+		known := filepath.Join(tempDir(t), "known_hosts")
+		run, target := clone(t, known)
+		readUntil(t, run, prompt)
+		_, err := run.Write([]byte("no\n"))
+		is.NoErr(err)
+		out := drain(t, run)
+		is.True(wait(t, run) != nil)                                   // the clone failed
+		is.True(strings.Contains(out, "Host key verification failed")) // saying why
+		_, err = os.Lstat(target)
+		is.True(errors.Is(err, fs.ErrNotExist)) // leaving no folder
+		_, err = os.Stat(known)
+		is.True(errors.Is(err, fs.ErrNotExist)) // and recording no key
+	})
 }

@@ -66,6 +66,11 @@ type Options struct {
 	// http.sslCAInfo): a clone reads neither the system's nor the
 	// user's git config, where such a setting would otherwise be.
 	CloneCAFile string
+	// CloneKnownHosts, when set, is the known_hosts file a clone's ssh
+	// looks host keys up in, and records the one a person confirms
+	// through the clone's terminal in; "" means the account's own
+	// ~/.ssh/known_hosts, which the user's ssh and sessions share.
+	CloneKnownHosts string
 	// CloneKillGrace is how long a clone's Kill waits after SIGTERM
 	// before SIGKILL; zero means 3 seconds (gitcmd.DefaultKillGrace).
 	CloneKillGrace time.Duration
@@ -84,6 +89,7 @@ type Runner struct {
 	env       []string
 	command   []string
 	caFile    string
+	known     string // CloneKnownHosts
 	killGrace time.Duration
 	rtOnce    sync.Once
 	rtDir     string // the runtime folder, once made
@@ -94,7 +100,7 @@ type Runner struct {
 // New returns a Runner configured by opts, with defaults filled in.
 func New(opts Options) *Runner {
 	r := &Runner{timeout: opts.Timeout, log: opts.Logger, maxAge: opts.MaxAge, env: opts.Env, command: opts.Command,
-		caFile: opts.CloneCAFile, killGrace: opts.CloneKillGrace, rtDir: opts.RuntimeDir}
+		caFile: opts.CloneCAFile, known: opts.CloneKnownHosts, killGrace: opts.CloneKillGrace, rtDir: opts.RuntimeDir}
 	if r.env == nil {
 		r.env = os.Environ()
 	}

@@ -2,7 +2,6 @@ package local_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/sshdtest"
 	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
@@ -26,18 +26,7 @@ var brokerEpoch = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 // lives) or skips the test, loudly: .ci/run installs every one of them.
 func tool(t *testing.T, name, pkg string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
-		if p := filepath.Join(dir, name); isExecutable(p) {
-			return p
-		}
-	}
-	msg := fmt.Sprintf("SKIPPED: %s is not installed, so %s cannot run (apt-get install %s; .ci/run does)", name, t.Name(), pkg)
-	fmt.Fprintln(os.Stderr, msg)
-	t.Skip(msg)
-	return ""
+	return sshdtest.Find(t, name, pkg)
 }
 
 func isExecutable(p string) bool {

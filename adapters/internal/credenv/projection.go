@@ -46,6 +46,12 @@ type Options struct {
 	// NoUserConfig leaves the user's git config out: the global config
 	// file is empty, so git runs with Wharf's settings alone (a clone).
 	NoUserConfig bool
+	// KnownHosts, when set, is the known_hosts file ssh looks up host
+	// keys in and records those a person confirms; "" leaves ssh's own,
+	// the account's ~/.ssh/known_hosts (found through the user database,
+	// not HOME), so a host confirmed once is known to the user's own ssh
+	// and to every session.
+	KnownHosts string
 	// Log receives what goes wrong (never a secret); nil discards.
 	Log *slog.Logger
 }
@@ -164,7 +170,7 @@ func Build(ctx context.Context, opts Options) (_ *Projection, err error) {
 		p.env = append(p.env, "SSH_AUTH_SOCK="+agentSock)
 	}
 	sshCfg := filepath.Join(p.dir, "ssh_config")
-	if err := os.WriteFile(sshCfg, sshConfig(logins, agentSock), 0o600); err != nil {
+	if err := os.WriteFile(sshCfg, sshConfig(logins, agentSock, opts.KnownHosts), 0o600); err != nil {
 		return nil, err
 	}
 	sshCmd := shellQuote(missing) + " ssh"

@@ -23,8 +23,9 @@ type sshLogin struct {
 // IdentityFile of every block that matches, so a block of a host without
 // a port excludes the ports other logins claim on that host. Paths are
 // quoted (sshQuote); hosts are normalized and so hold no character
-// ssh_config treats specially.
-func sshConfig(logins []sshLogin, agentSock string) []byte {
+// ssh_config treats specially. A knownHosts file, when given, is where
+// ssh looks up and records host keys instead of the account's own.
+func sshConfig(logins []sshLogin, agentSock, knownHosts string) []byte {
 	var b strings.Builder
 	b.WriteString("# Made by Wharf for one workspace session; removed when it ends.\n")
 	claimed := map[string][]int{} // name -> ports claimed by logins with a port
@@ -51,6 +52,10 @@ func sshConfig(logins []sshLogin, agentSock string) []byte {
 		fmt.Fprintf(&b, "\tIdentityAgent %s\n\tIdentityFile %s\n\tIdentitiesOnly yes\n", sshQuote(agentSock), sshQuote(l.keyFile))
 	}
 	b.WriteString("\nHost *\n\tIdentityAgent none\n\tIdentityFile none\n\tIdentitiesOnly yes\n\tForwardAgent no\n")
+	if knownHosts != "" {
+		// No block above sets it, so this one holds for every host.
+		fmt.Fprintf(&b, "\tUserKnownHostsFile %s\n", sshQuote(knownHosts))
+	}
 	return []byte(b.String())
 }
 
