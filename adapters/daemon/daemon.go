@@ -75,6 +75,11 @@ type Config struct {
 	// AgentCommands sets the command of a coding agent by id, in every
 	// workspace session (a known agent's, or a new agent's).
 	AgentCommands map[string][]string
+	// CloneCAFile, when set, is a PEM file of the certificate
+	// authorities HTTPS clones trust instead of the system's: a Git host
+	// with a private CA. (A clone reads no system or user git config,
+	// where http.sslCAInfo would otherwise come from.)
+	CloneCAFile string
 	// Adapt, when set, may replace or wrap any of the real ports before the
 	// Hub is built: the one place an embedder swaps an adapter.
 	Adapt func(*service.Ports)
@@ -155,7 +160,8 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	}
 	// A clone's git runs `wharf git-credential` as its session would,
 	// from a private folder of its own in the state directory.
-	d.git = gitexec.New(gitexec.Options{Logger: d.log, RuntimeDir: d.dir.Path("clones"), Command: cfg.SessionCommand})
+	d.git = gitexec.New(gitexec.Options{Logger: d.log, RuntimeDir: d.dir.Path("clones"), Command: cfg.SessionCommand,
+		CloneCAFile: cfg.CloneCAFile})
 	// The vault's Hub key lives beside the database and never in it, so
 	// a copy of the database alone opens no token and no unprotected key.
 	vault, err := keyvault.New(keyvault.Options{KeyFile: d.dir.Path("hub.key")})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -28,6 +29,7 @@ import (
 
 type serveFlags struct {
 	listen, stateDir, tlsCert, tlsKey, logLevel string
+	cloneCAFile                                 string
 	sessionLifetime                             time.Duration
 	allowInsecureHTTP                           bool
 	trustedProxies                              []netip.Prefix
@@ -46,6 +48,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key `file` (PEM)")
 	fs.DurationVar(&f.sessionLifetime, "session-lifetime", 30*24*time.Hour, "absolute lifetime of a device session")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.StringVar(&f.cloneCAFile, "clone-ca-file", "", "PEM `file` of the certificate authorities HTTPS clones trust "+
+		"instead of the system's (a Git host with a private CA)")
 	fs.BoolVar(&f.allowInsecureHTTP, "allow-insecure-http", false, "allow plain HTTP on a non-loopback address")
 	fs.Func("trusted-proxies", "comma-separated `addresses` or CIDR prefixes of reverse proxies whose "+
 		"X-Forwarded-For names the client (default none: the header is ignored)", func(v string) error {
@@ -85,6 +89,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return f, usagef("serve: --tls-cert and --tls-key go together")
+	}
+	if f.cloneCAFile != "" {
+		if err := checkCAFile(f.cloneCAFile); err != nil {
+			return f, usagef("serve: --clone-ca-file: %v", err)
+		}
 	}
 	if f.sessionLifetime < time.Minute {
 		return f, usagef("serve: --session-lifetime must be at least 1m")
@@ -200,6 +209,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		TLS:            tlsConfig,
 		PublicHosts:    append(f.publicHosts, listenHost(f.listen)),
 		AgentCommands:  f.agents,
+		CloneCAFile:    f.cloneCAFile,
 		Adapt:          adapt,
 	})
 	if err != nil {
@@ -305,4 +315,21 @@ func writePrivate(path, data string) error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// checkCAFile checks that path holds PEM certificates, so a typo fails
+// at start rather than in every HTTPS clone. It must be absolute: git
+// runs in another folder.
+func checkCAFile(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("%q is not an absolute path", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(b) {
+		return fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return nil
 }

@@ -161,6 +161,9 @@ func TestServeRefusals(t *testing.T) {
 		{"listen without port", []string{"--listen", "localhost"}, `--listen "localhost"`},
 		{"unknown flag", []string{"--bogus"}, "flag provided but not defined"},
 		{"extra argument", []string{"extra"}, `unexpected argument "extra"`},
+		{"relative clone CA file", []string{"--clone-ca-file", "ca.pem"}, `--clone-ca-file: "ca.pem" is not an absolute path`},
+		{"missing clone CA file", []string{"--clone-ca-file", "/nonexistent/ca.pem"}, "--clone-ca-file: open /nonexistent/ca.pem"},
+		{"clone CA file without a certificate", []string{"--clone-ca-file", os.DevNull}, "--clone-ca-file: /dev/null holds no PEM certificate"},
 		{"bad trusted proxy", []string{"--trusted-proxies", "10.0.0.0/8,proxy.local"}, `"proxy.local" is neither an IP address nor a CIDR prefix`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
