@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -98,6 +99,8 @@ func TestBrowserCloneAnswersPromptsThroughThePage(t *testing.T) {
 	must(t, p.Wait(`document.querySelector('.note-warn')`, wait))
 	must(t, p.Wait(`!document.querySelector('.note-warn')`, long))
 	is.Equal(countOf(t, p, "Username for"), 1) // nothing shown twice
+	is.True(regexp.MustCompile(`(?i)GET /api/hub/clone-jobs/[0-9a-f-]{36}/events HTTP/1.1\r\n(.+\r\n)*last-event-id: [1-9]`).
+		MatchString(proxy.Sent())) // since the page asked for what followed the last event it saw
 
 	must(t, p.Type(`input[name=answer]`, "ann\r"))
 	must(t, p.Wait(`document.querySelector('.term').innerText.includes('Password for')`, wait))
@@ -137,6 +140,9 @@ func TestBrowserCloneCancelsAStalledClone(t *testing.T) {
 	must(t, p.Wait(`document.querySelector('.clone-cancel [role=status]')?.innerText === 'Cancelled.' || `+phaseIs("result", "failed"), wait))
 	must(t, p.Wait(phaseIs("result", "failed")+` && document.querySelector('[data-phase=result]').innerText.trim() === 'Cancelled'`, wait))
 	is.True(strings.Contains(p.Text(`.clone-result`), "cancelled"))
+	drawn, err := browsertest.Eval[bool](p, phaseIs("cloning", "failed"))
+	is.NoErr(err)
+	is.True(drawn) // the step it was cancelled in is not drawn done
 	var state struct {
 		Workspaces []struct{ ID string } `json:"workspaces"`
 	}

@@ -17,8 +17,12 @@ type Proxy struct {
 	target string
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
+	sent   []byte // what pages sent, the first maxSent bytes
 	wg     sync.WaitGroup
 }
+
+// maxSent bounds what the proxy remembers of what pages sent.
+const maxSent = 1 << 20
 
 // NewProxy relays to the Hub at url ("http://host:port/").
 func NewProxy(url string) (*Proxy, error) {
@@ -56,13 +60,13 @@ func (p *Proxy) relay(c net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
+	pipe := func(dst net.Conn, src io.ReadCloser) {
 		io.Copy(dst, src)
 		dst.Close()
 		src.Close()
 		done <- struct{}{}
 	}
-	go pipe(up, c)
+	go pipe(up, recorder{c, p})
 	go pipe(c, up)
 	<-done
 	<-done
@@ -105,4 +109,29 @@ func (p *Proxy) Close() {
 		c.Close()
 	}
 	p.wg.Wait()
+}
+
+// Sent is what pages sent to the Hub through the proxy (requests, their
+// headers included, in the order each connection sent them; the first
+// MiB), so a test can see what a page asked for.
+func (p *Proxy) Sent() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return string(p.sent)
+}
+
+// recorder reads a page's connection, remembering what it reads.
+type recorder struct {
+	net.Conn
+	p *Proxy
+}
+
+func (r recorder) Read(b []byte) (int, error) {
+	n, err := r.Conn.Read(b)
+	r.p.mu.Lock()
+	if room := maxSent - len(r.p.sent); room > 0 {
+		r.p.sent = append(r.p.sent, b[:min(n, room)]...)
+	}
+	r.p.mu.Unlock()
+	return n, err
 }

@@ -63,7 +63,9 @@ export function CloneJobPage({ id }) {
       ${result ? null : html`<${Cancel} id=${id} />`}</div>
     <ol class="phases" aria-label="Progress">
       ${steps.map(([p, label], i) => {
-        const state = result ? (i <= at ? 'done' : 'skipped') : i < at ? 'done' : i === at ? 'current' : 'todo';
+        // The step a job ended in is done only when it succeeded.
+        const ended = result?.status === 'succeeded' ? 'done' : 'failed';
+        const state = result ? (i < at ? 'done' : i === at ? ended : 'skipped') : i < at ? 'done' : i === at ? 'current' : 'todo';
         return html`<li key=${p} class=${'phase phase-' + state} data-phase=${p}
           aria-current=${state === 'current' ? 'step' : undefined}>${label}</li>`;
       })}
@@ -142,7 +144,7 @@ function Cancel({ id }) {
   const cancel = () => action.run(async () => {
     const r = await clones.cancel(id);
     setSaid(r.status === 'cancelled' ? 'Cancelled.' : 'The clone had already finished.');
-    announce('Clone cancelled');
+    announce(r.status === 'cancelled' ? 'Clone cancelled' : 'The clone had already finished');
   });
   return html`<div class="clone-cancel">
     <button type="button" class="btn btn-danger-quiet" disabled=${action.busy} onClick=${cancel}>
