@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // A clone in a terminal: `git clone` is the one command gitcmd runs with
@@ -138,6 +139,10 @@ func (r *Runner) StartClone(ctx context.Context, c Clone) (*Terminal, error) {
 		tty.Close()
 		return fail(fmt.Errorf("terminal size: %w", err))
 	}
+	if master, err = pollable(master); err != nil {
+		tty.Close()
+		return fail(fmt.Errorf("terminal: %w", err))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// A new session (and so process group) whose controlling terminal is
 	// the child's stdin.
@@ -223,6 +228,25 @@ func (t *Terminal) reap() {
 	case <-time.After(drainDelay):
 	}
 	t.closePTY()
+}
+
+// pollable returns the terminal's master as a file Go's poller watches,
+// and closes f. pty.Open leaves it in blocking mode (its Fd call sets
+// that), where Close cannot interrupt a Read waiting in the kernel: a
+// process that left git's group and opened the terminal again would keep
+// Read, and so the clone's output, open for ever. On a non-blocking
+// descriptor Go's poller waits instead, and Close ends a waiting Read.
+func pollable(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
 }
 
 func (t *Terminal) closePTY() { t.closeOne.Do(func() { t.pty.Close() }) }

@@ -199,10 +199,15 @@ func TestAStartGitcmdCannotVouchForIsRefused(t *testing.T) {
 }
 
 // A process that left git's session and group, and that no signal to the
-// group reaches, cannot hold a clone's output open: git is its
-// terminal's controlling process, so its exit hangs the terminal up for
-// every holder, and the output ends at once (a read blocked past that
-// would hold the clone job, its slot and the Hub's shutdown).
+// group reaches, cannot hold a clone's output open (a read blocked for
+// ever would hold the clone job, its slot and the Hub's shutdown). One
+// that opens the terminal after git exited finds it hung up already, and
+// the output ends at once. One that holds it open from before git exits
+// keeps it up (Linux hangs up a pseudo-terminal's other holders only
+// when its master closes), so the output ends when the runner closes the
+// terminal, drainDelay after git exited: that Close must end a Read
+// waiting in the kernel, which it does only on a descriptor Go's poller
+// watches (pollable).
 func TestAnEscapedProcessHoldingTheTerminalCannotHoldTheCloneOpen(t *testing.T) {
 	is := is.New(t)
 	// The escapee even opens the terminal again, later.
@@ -215,4 +220,18 @@ func TestAnEscapedProcessHoldingTheTerminalCannotHoldTheCloneOpen(t *testing.T) 
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	is.NoErr(term.Wait()) // git succeeded
 	is.NoErr(term.Kill()) // and a Kill after it returns
+}
+
+func TestAnEscapedProcessHoldingTheTerminalBeforeGitExitsCannotHoldTheCloneOpen(t *testing.T) {
+	is := is.New(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	is.NoErr(syscall.Mkfifo(ready, 0o600))
+	git := fakeGit(t, "tty=$(tty)\nsetsid sh -c \"exec 3<$tty; echo >"+ready+"; exec sleep 60\" &\necho \"escaped $!\"\nread _ <"+ready+"\nexit 0\n")
+	term, err := gitcmd.New(gitcmd.Options{Git: git}).StartClone(testContext(t), cloneOf(t, "https://h/r"))
+	is.NoErr(err)
+	out := readAll(t, term) // ends, though the escapee held the terminal before git exited
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(out, "escaped ")))
+	is.NoErr(err) // the escapee's pid
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	is.NoErr(term.Wait()) // git succeeded
 }
