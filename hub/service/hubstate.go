@@ -8,6 +8,7 @@ import (
 
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/live"
+	"github.com/wharfhub/wharf/hub/worktree"
 )
 
 // hubState is what the state answer is built from, in memory, and the
@@ -239,7 +240,7 @@ func viewOf(w hub.Workspace, rw *runningWorkspace, f workspaceFacts) hub.Workspa
 		Missing:              f.folder.missing,
 	}
 	if f.folder.repo.TopLevel != "" {
-		v.RepositoryID, v.Branch = repositoryID(f.folder.repo.CommonDir), f.folder.repo.Branch
+		v.RepositoryID, v.Branch = worktree.RepositoryID(f.folder.repo.CommonDir), f.folder.repo.Branch
 	}
 	if rw != nil {
 		v.Running = true

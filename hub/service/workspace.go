@@ -1,22 +1,12 @@
 package service
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/wharfhub/wharf/hub"
 )
-
-// repositoryID derives a repository's public identity from its common Git
-// directory: stable while the repository stays where it is, and revealing
-// nothing about the path.
-func repositoryID(commonDir string) string {
-	sum := sha256.Sum256([]byte(commonDir))
-	return hex.EncodeToString(sum[:8])
-}
 
 // mintID returns a new workspace id for a folder: its readable base, with
 // -2, -3, ... appended when an id was ever used, so an id never names two
