@@ -64,6 +64,8 @@ type state struct {
 	credentials   []storedCredential                   // in creation order
 	assignments   map[assignmentPlace]assignmentHolder // the credential holding each place
 	toolOverrides map[hub.CredentialToolName]string    // each set override's path
+
+	provenance map[string]hub.WorktreeProvenance // by checkout id
 }
 
 // userWorkspace keys the per-user, per-workspace records.
@@ -85,6 +87,8 @@ func (s *state) clone() *state {
 		credentials:   slices.Clone(s.credentials),
 		assignments:   maps.Clone(s.assignments),
 		toolOverrides: maps.Clone(s.toolOverrides),
+
+		provenance: maps.Clone(s.provenance),
 	}
 }
 
@@ -101,6 +105,8 @@ func NewStore() *Store {
 
 		assignments:   map[assignmentPlace]assignmentHolder{},
 		toolOverrides: map[hub.CredentialToolName]string{},
+
+		provenance: map[string]hub.WorktreeProvenance{},
 	}}}
 	s.db.handles = []*Store{s}
 	return s

@@ -58,6 +58,7 @@ type Tx interface {
 	ActivityStore
 	SettingStore
 	CredentialStore
+	WorktreeStore
 }
 
 // UserStore holds the Hub's users. Returned values are copies owned by the
@@ -245,4 +246,21 @@ type CredentialStore interface {
 	// PutCredentialToolOverride sets tool's override path; "" clears it,
 	// and clearing a tool without one is not an error.
 	PutCredentialToolOverride(tool CredentialToolName, path string) error
+}
+
+// WorktreeStore holds the provenance records of the linked trees the Hub
+// made or registered and stamped: a record is what makes a tree's
+// ownership "wharf". Records outlive the workspace registered for the
+// tree (forgetting it keeps its provenance); deleting the tree deletes
+// its record. Returned values are copies owned by the caller.
+type WorktreeStore interface {
+	// WorktreeProvenances returns the records of the repository, sorted
+	// by checkout id.
+	WorktreeProvenances(repositoryID string) ([]WorktreeProvenance, error)
+	// PutWorktreeProvenance stores p (CheckWorktreeProvenance first),
+	// replacing the record of the same checkout.
+	PutWorktreeProvenance(p WorktreeProvenance) error
+	// DeleteWorktreeProvenance removes the checkout's record; removing an
+	// absent record is not an error.
+	DeleteWorktreeProvenance(checkoutID string) error
 }

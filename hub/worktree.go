@@ -1,5 +1,10 @@
 package hub
 
+import (
+	"path"
+	"time"
+)
+
 // The worktree family's records: the checkouts of a workspace's
 // repository (its main checkout and its linked Git worktrees), each of
 // which can be registered as a workspace of its own, so one agent works
@@ -228,6 +233,46 @@ type WorktreeResult struct {
 	// RetainedCheckout is the tree a failed create kept, to register
 	// again.
 	RetainedCheckout *WorktreeCheckout
+}
+
+// WorktreeProvenance is the Hub's durable record of a linked tree it
+// made, or registered and stamped (WorktreeStore).
+type WorktreeProvenance struct {
+	// CheckoutID is the stamped tree's id; RepositoryID its repository's.
+	CheckoutID, RepositoryID string
+	// Path is the tree's folder when it was made or registered.
+	Path string
+	// SourceRef is the ref a tree the Hub made was made from, exactly as
+	// chosen ("origin/main"); "" for a tree it only registered.
+	SourceRef string
+	// CreatedBy is the Hub user who made or registered it.
+	CreatedBy string
+	CreatedAt time.Time
+}
+
+// CheckWorktreeProvenance checks a record before a store keeps it: ids
+// of 32 lower-case hex digits, an absolute clean path, a user.
+func CheckWorktreeProvenance(p WorktreeProvenance) error {
+	hex32 := func(s string) bool {
+		if len(s) != 32 {
+			return false
+		}
+		for _, c := range s {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case !hex32(p.CheckoutID) || !hex32(p.RepositoryID):
+		return Errorf(Invalid, "a worktree's provenance needs its checkout's and repository's ids")
+	case !path.IsAbs(p.Path) || path.Clean(p.Path) != p.Path:
+		return Errorf(Invalid, "a worktree's provenance needs its clean absolute path")
+	case p.CreatedBy == "":
+		return Errorf(Invalid, "a worktree's provenance needs the user who made it")
+	}
+	return nil
 }
 
 // LocalDataCategory is one kind of local data in a tree.

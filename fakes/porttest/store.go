@@ -287,6 +287,7 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 	storeWorkspaces(t, k)
 	storeRecords(t, k)
 	storeActivity(t, k)
+	storeWorktrees(t, k)
 	storeCredentials(t, k)
 	storeCredentialAssignments(t, k)
 }
