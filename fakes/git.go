@@ -26,6 +26,8 @@ type Git struct {
 	fail     map[string][]error     // by op, queued by FailNext
 	calls    map[string]int         // by op
 	clones   map[string]CloneScript // by URL (gitclone.go)
+	families map[string]*family     // by main checkout (gitworktree.go)
+	stamps   map[string]string      // by a linked tree's git directory
 }
 
 // The operations FailNext and Calls name.
@@ -52,7 +54,8 @@ func (g *Git) SetBranch(top, branch string) {
 	g.branches[path.Clean(top)] = branch
 }
 
-// FailNext makes the next call of op ("inspect", "init" or "clone") return err
+// FailNext makes the next call of op (GitInspect, GitInit, GitClone or a
+// worktree operation) return err
 // without changing anything. Several calls queue up in order.
 func (g *Git) FailNext(op string, err error) {
 	checkGitOp(op)
@@ -61,8 +64,8 @@ func (g *Git) FailNext(op string, err error) {
 	g.fail[op] = append(g.fail[op], err)
 }
 
-// Calls reports how many times op ("inspect", "init" or "clone") was called, failed
-// calls included.
+// Calls reports how many times op (as FailNext names it) was called,
+// failed calls included.
 func (g *Git) Calls(op string) int {
 	checkGitOp(op)
 	g.mu.Lock()
@@ -71,7 +74,10 @@ func (g *Git) Calls(op string) int {
 }
 
 func checkGitOp(op string) {
-	if op != GitInspect && op != GitInit && op != GitClone {
+	switch op {
+	case GitInspect, GitInit, GitClone, GitListWorktrees, GitRefs, GitAddWorktree, GitReadStamp,
+		GitWriteStamp, GitInspectTree, GitRemoveWorktree, GitFetch:
+	default:
 		panic(fmt.Sprintf("fakes.Git: unknown op %q", op))
 	}
 }
@@ -90,8 +96,9 @@ func (g *Git) begin(op string) error {
 
 // Inspect walks up from dir to the nearest ".git" entry, as git does. Like
 // the real runner it answers with the resolved (physical) top level. A
-// ".git" that is not a directory (a linked worktree's file) is beyond this
-// fake and is reported as an error.
+// ".git" that is not a directory is a linked tree AddWorktree made (its
+// common directory the main checkout's), or else beyond this fake and
+// reported as an error.
 func (g *Git) Inspect(ctx context.Context, dir string) (hub.Repository, error) {
 	if err := g.begin(GitInspect); err != nil {
 		return hub.Repository{}, err
@@ -113,6 +120,12 @@ func (g *Git) Inspect(ctx context.Context, dir string) (hub.Repository, error) {
 			}
 			return hub.Repository{TopLevel: d, CommonDir: dotGit, Branch: branch}, nil
 		case err == nil:
+			g.mu.Lock()
+			t := g.treeAt(d)
+			g.mu.Unlock()
+			if t != nil {
+				return hub.Repository{TopLevel: d, CommonDir: path.Dir(path.Dir(t.gitDir)), Branch: t.branch}, nil
+			}
 			return hub.Repository{}, hub.Wrap(hub.Internal,
 				fmt.Errorf("fakes.Git: %s is not a directory", dotGit), "git could not inspect the folder")
 		case !errors.Is(err, fs.ErrNotExist):

@@ -117,7 +117,9 @@ func New(opts Options) *Runner {
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
 	}
-	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: r.env, Timeout: r.timeout})
+	// --no-optional-locks: an inspection never takes the index's lock
+	// (InspectTree would otherwise find its own status's index.lock).
+	r.cmd = gitcmd.New(gitcmd.Options{Git: opts.Git, Env: r.env, Timeout: r.timeout, Args: []string{"--no-optional-locks"}})
 	if r.log == nil {
 		r.log = slog.Default()
 	}

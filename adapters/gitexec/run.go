@@ -27,6 +27,14 @@ func (r *Runner) runIn(ctx context.Context, repo gitcmd.Repo, args ...string) (g
 	return r.done(repo.Top, args, start, res, err)
 }
 
+// runInWith is runIn with the bounds (and credentials) of w.
+func (r *Runner) runInWith(ctx context.Context, repo gitcmd.Repo, w gitcmd.With, args ...string) (gitcmd.Result, error) {
+	r.runs.Add(1)
+	start := time.Now()
+	res, err := r.cmd.RunInWith(ctx, repo, "", w, args...)
+	return r.done(repo.Top, args, start, res, err)
+}
+
 func (r *Runner) runOutside(ctx context.Context, dir string, args ...string) (gitcmd.Result, error) {
 	r.runs.Add(1)
 	start := time.Now()

@@ -64,6 +64,16 @@
 //     command writes lands in the repository, but for its config, which
 //     git cannot lock in the shadow: writing it fails rather than be lost
 //     (a family that sets a repository's config writes the file itself).
+//   - Two worktree commands read the repository's config themselves
+//     (worktree.go): ListWorktrees, which reads files only, and
+//     AddWorktree, which makes a tree without checking it out (a branch,
+//     two refs and the tree's git directory) with addConfig overriding
+//     hooks; through a shadow git would record and list the shadow's
+//     path. The checkout then runs through RunIn
+//     (TestWorktreeCommandsRunNoProgramARepositoryNames).
+//   - RunInWith bounds one command otherwise (a checkout, the status of
+//     a large tree) and runs a fetch with the credentials it is lent
+//     alone, as a clone runs, prompts off (With, Lent).
 //   - Submodules have their own config, which the shadow does not cover:
 //     fixedConfig and submoduleGuard keep git out of their work trees, and
 //     options that would enter them are refused.
@@ -88,9 +98,9 @@
 // fail, never leak a key). Refusing to run when the config changed would
 // detect the race only after the program ran.
 //
-// What remains. Discover and Run read the repository's config directly;
-// they run no program on the git versions tested, and a newer git that did
-// would fail the test above. An included file or an excludes or attributes
+// What remains. Discover, Run and the two worktree commands read the
+// repository's config directly; they run no program on the git versions
+// tested, and a newer git that did would fail the tests above. An included file or an excludes or attributes
 // file that is a FIFO makes git wait until its timeout. Programs the
 // user's own config names still run when the repository points at them (a
 // .gitattributes naming a filter the user's config defines, such as

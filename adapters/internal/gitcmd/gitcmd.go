@@ -78,7 +78,8 @@ type Setting struct{ Key, Value string }
 // use.
 type Runner struct {
 	opts    Options
-	env     []string // Env's, then Config and fixedConfig as GIT_CONFIG_*
+	base    []string // Env's
+	env     []string // base, then Config and fixedConfig as GIT_CONFIG_*
 	shadows shadows
 }
 
@@ -108,16 +109,28 @@ func New(opts Options) *Runner {
 		}
 	}
 	opts.Args = slices.Clone(opts.Args)
-	settings := append(slices.Clone(opts.Config), fixedConfig...)
-	env := Env(opts.Env, opts.IsolateConfig)
-	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(settings)))
+	base := Env(opts.Env, opts.IsolateConfig)
+	env, err := withSettings(base, opts.Config, fixedConfig)
+	if err != nil {
+		panic("gitcmd: " + err.Error())
+	}
+	return &Runner{opts: opts, base: base, env: env, shadows: shadows{parent: opts.ShadowDir}}
+}
+
+// withSettings returns env followed by the settings of each list, in
+// order, as command-line config (GIT_CONFIG_COUNT and its pairs), which
+// git reads after every config file. A malformed setting is an error.
+func withSettings(env []string, lists ...[]Setting) ([]string, error) {
+	settings := slices.Concat(lists...)
+	out := make([]string, 0, len(env)+1+2*len(settings))
+	out = append(append(out, env...), fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(settings)))
 	for i, c := range settings {
 		if err := checkSetting(c); err != nil {
-			panic("gitcmd: " + err.Error())
+			return nil, err
 		}
-		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, c.Key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, c.Value))
+		out = append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, c.Key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, c.Value))
 	}
-	return &Runner{opts: opts, env: env, shadows: shadows{parent: opts.ShadowDir}}
+	return out, nil
 }
 
 // Close removes the shadow directories RunIn made (see shadows), once the
@@ -209,6 +222,12 @@ func (r *Runner) Run(ctx context.Context, dir string, args ...string) (Result, e
 // the timeout passed (ErrTimeout), a signal ended it, its pipes stayed
 // open past WaitDelay, or its stdout overflowed (ErrOutputTooLarge).
 func (r *Runner) RunIn(ctx context.Context, repo Repo, dir string, args ...string) (Result, error) {
+	return r.RunInWith(ctx, repo, dir, With{}, args...)
+}
+
+// RunInWith is RunIn with the bounds and the credentials of w instead of
+// the Runner's (see With).
+func (r *Runner) RunInWith(ctx context.Context, repo Repo, dir string, w With, args ...string) (Result, error) {
 	if dir == "" {
 		dir = repo.Top
 	}
@@ -219,22 +238,39 @@ func (r *Runner) RunIn(ctx context.Context, repo Repo, dir string, args ...strin
 	if !filepath.IsAbs(repo.Top) || !filepath.IsAbs(repo.GitDir) || !filepath.IsAbs(repo.CommonDir) {
 		return fail(fmt.Errorf("%w: a repository needs absolute paths", ErrRefused))
 	}
+	lim, err := r.limits(w)
+	if err != nil {
+		return fail(err)
+	}
 	shadow, release, err := r.shadows.acquire(repo)
 	if err != nil {
 		return fail(err)
 	}
 	defer release()
-	return r.run(ctx, dir, withGuard(args), []string{
+	return r.runLimited(ctx, dir, withGuard(args), []string{
 		"GIT_DIR=" + repo.GitDir, "GIT_WORK_TREE=" + repo.Top, "GIT_COMMON_DIR=" + shadow,
 		"GIT_OBJECT_DIRECTORY=" + filepath.Join(repo.CommonDir, "objects"),
-	})
+	}, lim)
+}
+
+// limits bound one command: its timeout, the stdout kept and its whole
+// environment but the variables naming its repository.
+type limits struct {
+	timeout   time.Duration
+	maxStdout int
+	env       []string
 }
 
 // run runs git with args in dir, its environment r.env and extra, and
 // waits for it, bounded as the package doc says.
 func (r *Runner) run(ctx context.Context, dir string, args, extra []string) (Result, error) {
+	return r.runLimited(ctx, dir, args, extra, limits{r.opts.Timeout, r.opts.MaxStdout, r.env})
+}
+
+// runLimited is run within lim.
+func (r *Runner) runLimited(ctx context.Context, dir string, args, extra []string, lim limits) (Result, error) {
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, lim.timeout)
 	defer cancel()
 	full := make([]string, 0, 2+len(r.opts.Args)+len(args))
 	if dir != "" {
@@ -242,10 +278,10 @@ func (r *Runner) run(ctx context.Context, dir string, args, extra []string) (Res
 	}
 	full = append(append(full, r.opts.Args...), args...)
 
-	stdout := &capBuffer{max: r.opts.MaxStdout}
+	stdout := &capBuffer{max: lim.maxStdout}
 	stderr := &capBuffer{max: r.opts.StderrTail, keepTail: true}
 	cmd := exec.CommandContext(ctx, r.opts.Git, full...)
-	cmd.Env = append(slices.Clip(r.env), extra...)
+	cmd.Env = append(slices.Clip(lim.env), extra...)
 	cmd.Dir = "/"
 	cmd.Stdin = nil // the null device
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -264,14 +300,14 @@ func (r *Runner) run(ctx context.Context, dir string, args, extra []string) (Res
 	case parent.Err() != nil:
 		return fail(-1, fmt.Errorf("cancelled: %w", parent.Err()))
 	case ctx.Err() != nil:
-		return fail(-1, fmt.Errorf("%w after %v: %w", ErrTimeout, r.opts.Timeout, ctx.Err()))
+		return fail(-1, fmt.Errorf("%w after %v: %w", ErrTimeout, lim.timeout, ctx.Err()))
 	case errors.As(err, &exit) && exit.Exited():
 		code = exit.ExitCode()
 	default: // did not start, killed by a signal, or pipes held open
 		return fail(-1, err)
 	}
 	if stdout.Truncated() {
-		return fail(code, fmt.Errorf("%w: over %d bytes", ErrOutputTooLarge, r.opts.MaxStdout))
+		return fail(code, fmt.Errorf("%w: over %d bytes", ErrOutputTooLarge, lim.maxStdout))
 	}
 	return Result{Stdout: stdout.Bytes(), Code: code, Stderr: stderr.Bytes()}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,27 +178,34 @@ func checkClone(c Clone) error {
 	return nil
 }
 
-// cloneEnv is a clone's environment: cloneBase of Options.Env, the C
-// locale, a dumb terminal, prompts on, no system or global config,
-// Clone.Home as HOME, the settings as GIT_CONFIG_*, then Clone.Env.
+// cloneEnv is a clone's environment: lentEnv with prompts on.
 func (r *Runner) cloneEnv(c Clone) ([]string, error) {
+	return r.lentEnv(c.Home, c.Env, c.Config, true)
+}
+
+// lentEnv is the environment of a command lent credentials (a clone, a
+// fetch): cloneBase of Options.Env, the C locale, a dumb terminal,
+// prompts on or off, no system or global config, home as HOME,
+// cloneConfig, Options.Config, config and fixedConfig as GIT_CONFIG_*,
+// then vars.
+func (r *Runner) lentEnv(home string, vars []string, config []Setting, prompt bool) ([]string, error) {
 	var env []string
 	for _, kv := range r.opts.Env {
 		if k, _, _ := strings.Cut(kv, "="); cloneBase[k] {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "LC_ALL=C", "LANG=C", "TERM=dumb", "GIT_TERMINAL_PROMPT=1",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "HOME="+c.Home)
-	settings := slices.Concat(cloneConfig, r.opts.Config, c.Config, fixedConfig)
-	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(settings)))
-	for i, s := range settings {
-		if err := checkSetting(s); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
-		}
-		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, s.Key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, s.Value))
+	prompts := "GIT_TERMINAL_PROMPT=0"
+	if prompt {
+		prompts = "GIT_TERMINAL_PROMPT=1"
 	}
-	return append(env, c.Env...), nil
+	env = append(env, "LC_ALL=C", "LANG=C", "TERM=dumb", prompts,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "HOME="+home)
+	env, err := withSettings(env, cloneConfig, r.opts.Config, config, fixedConfig)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return append(env, vars...), nil
 }
 
 // Pid is git's process id, which is its process group's too.

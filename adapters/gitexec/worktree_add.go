@@ -1,0 +1,155 @@
+package gitexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// Bounds of making and removing a tree, which grow with the tree.
+const (
+	checkoutTimeout = 10 * time.Minute
+	removeTimeout   = 10 * time.Minute
+)
+
+// AddWorktree makes and checks out a linked tree, per hub.WorktreeGit,
+// in two steps (worktree.go): `worktree add --no-checkout` in the
+// repository, then `reset --hard` through the shadow in the new tree.
+func (r *Runner) AddWorktree(ctx context.Context, req hub.AddWorktreeRequest) error {
+	w, err := newWorktree(req)
+	if err != nil {
+		return err
+	}
+	if err := checkDir(req.Main); err != nil {
+		return err
+	}
+	if err := checkDir(filepath.Dir(req.Dest)); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(req.Dest); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			return hub.Errorf(hub.Conflict, "the worktree's folder already exists")
+		}
+		return folderError(err)
+	}
+	r.runs.Add(1)
+	start := time.Now()
+	res, err := r.cmd.AddWorktree(ctx, req.Main, w)
+	if res, err = r.done(req.Main, []string{"worktree", "add"}, start, res, err); err != nil {
+		return hub.Wrap(hub.Internal, err, "git worktree add failed")
+	}
+	if res.Code != 0 {
+		cause := exitError(req.Main, []string{"worktree", "add", "--", req.Dest}, res, nil)
+		return hub.Wrap(hub.Internal, cause, "git could not make the worktree")
+	}
+	made, err := madeGitDir(req.Dest)
+	if err != nil {
+		return &hub.WorktreeAddError{Err: hub.Wrap(hub.Internal, err, "the new worktree's git directory could not be read")}
+	}
+	repo, err := r.treeAt(ctx, req.Dest)
+	if err != nil {
+		return &hub.WorktreeAddError{Made: made, Err: err}
+	}
+	if repo.GitDir != made {
+		cause := fmt.Errorf("git found %s in %s, which names %s", repo.GitDir, req.Dest, made)
+		return &hub.WorktreeAddError{Made: made, Err: hub.Wrap(hub.Internal, cause, "the new worktree is not the one git made")}
+	}
+	args := []string{"reset", "--hard", "--quiet"}
+	res, err = r.runInWith(ctx, repo, gitcmd.With{Timeout: checkoutTimeout}, args...)
+	if err == nil && res.Code != 0 {
+		err = exitError(repo.Top, args, res, nil)
+	}
+	if err != nil {
+		return &hub.WorktreeAddError{Made: made, Err: hub.Wrap(hub.Internal, err, "git could not check the worktree out")}
+	}
+	return nil
+}
+
+// newWorktree is the tree req asks for, as gitcmd makes it: a new
+// branch from a full ref (tracking it for RemoteTracking), or the short
+// name of an existing branch, which git checks out rather than detach.
+func newWorktree(req hub.AddWorktreeRequest) (gitcmd.NewWorktree, error) {
+	if !filepath.IsAbs(req.Dest) || filepath.Clean(req.Dest) != req.Dest || filepath.Dir(req.Dest) == req.Dest {
+		return gitcmd.NewWorktree{}, hub.Errorf(hub.Invalid, "the worktree's folder must be a clean absolute path")
+	}
+	if !filepath.IsAbs(req.Main) {
+		return gitcmd.NewWorktree{}, hub.Errorf(hub.Invalid, "folder path must be absolute")
+	}
+	bad := func(s string) bool { return s == "" || strings.HasPrefix(s, "-") || strings.ContainsAny(s, "\x00\n") }
+	w := gitcmd.NewWorktree{Dest: req.Dest}
+	switch req.Mode {
+	case hub.NewBranch:
+		w.Branch, w.Start = req.Branch, "refs/heads/"+req.Base
+		if req.BaseRemote {
+			w.Start = "refs/remotes/" + req.Base
+		}
+	case hub.RemoteTracking:
+		w.Branch, w.Track, w.Start = req.Branch, true, "refs/remotes/"+req.Base
+	case hub.ExistingLocal:
+		w.Start = req.Branch
+	default:
+		return gitcmd.NewWorktree{}, hub.Errorf(hub.Invalid, "unknown worktree mode")
+	}
+	if bad(req.Branch) || req.Mode != hub.ExistingLocal && bad(req.Base) {
+		return gitcmd.NewWorktree{}, hub.Errorf(hub.Invalid, "git refuses this branch name")
+	}
+	return w, nil
+}
+
+// madeGitDir returns the canonical git directory the .git file git wrote
+// into dest names.
+func madeGitDir(dest string) (string, error) {
+	b, err := readSmall(filepath.Join(dest, ".git"), maxGitdirFile)
+	if err != nil {
+		return "", err
+	}
+	p, ok := strings.CutPrefix(strings.TrimRight(string(b), "\n"), "gitdir: ")
+	if !ok || strings.Contains(p, "\n") {
+		return "", fmt.Errorf("%s/.git is no gitdir file", dest)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dest, p)
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+// RemoveWorktree removes the linked tree at dir, per hub.WorktreeGit:
+// `worktree remove [--force] -- dir` through the shadow of the main
+// checkout main, so that the status git runs of the tree first (without
+// --force) uses no filter or fsmonitor of the repository's. It has a
+// timeout of its own (removeTimeout); a timeout satisfies
+// errors.Is(err, context.DeadlineExceeded), and some of the tree's files
+// may be gone by then.
+func (r *Runner) RemoveWorktree(ctx context.Context, main, dir string, force bool) error {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
+		return hub.Errorf(hub.Invalid, "the worktree's folder must be a clean absolute path")
+	}
+	repo, err := r.treeAt(ctx, main)
+	if err != nil {
+		return err
+	}
+	if repo.GitDir != repo.CommonDir {
+		return hub.Errorf(hub.Invalid, "the folder is not a main checkout")
+	}
+	args := []string{"worktree", "remove"}
+	if force {
+		args = append(args, "--force")
+	}
+	args = append(args, "--", dir)
+	res, err := r.runInWith(ctx, repo, gitcmd.With{Timeout: removeTimeout}, args...)
+	if err != nil {
+		return hub.Wrap(hub.Internal, err, "git worktree remove failed")
+	}
+	if res.Code != 0 {
+		return hub.Wrap(hub.Internal, exitError(repo.Top, args, res, nil), "git could not remove the worktree")
+	}
+	return nil
+}
