@@ -36,6 +36,7 @@ type GitRunner interface {
 	// and Wait's message names it.
 	// ctx bounds the start only: the clone runs until it exits or Kill.
 	Clone(ctx context.Context, req CloneRequest) (CloneRun, error)
+	WorktreeGit
 }
 
 // CloneRequest says what to clone where.

@@ -32,6 +32,12 @@ const (
 	// (Backend.RemoveWorkspaceData): it commits with the workspace's
 	// removal from the registry and is deleted once the data is gone.
 	JournalForget JournalKind = "workspace-forget"
+	// JournalWorktreeCreate guards a linked tree being made, from before
+	// `git worktree add` until it is stamped and registered;
+	// JournalWorktreeDelete a linked tree being removed, until it is
+	// unregistered.
+	JournalWorktreeCreate JournalKind = "worktree-create"
+	JournalWorktreeDelete JournalKind = "worktree-delete"
 )
 
 // Journal is a recovery journal: the intent of a change that touches the

@@ -54,6 +54,11 @@ type WorkspaceView struct {
 	RepositoryID, Branch string
 	// Missing is true when no directory is at Path any more.
 	Missing bool
+	// ParentID is the workspace of the main checkout, on a linked
+	// worktree whose main checkout is registered; CreateWorktree is true
+	// on a main checkout that can hold linked worktrees.
+	ParentID       string
+	CreateWorktree bool
 }
 
 // WorkspaceDefaults is the Hub-wide preference for where new workspaces go.

@@ -307,3 +307,47 @@ type WorktreePreflight struct {
 	// LocalData is nil for a clean tree.
 	LocalData *LocalData
 }
+
+// CreateWorktreeRequest asks for a linked tree (hubCreateWorktree).
+type CreateWorktreeRequest struct {
+	SourceWorkspaceID string
+	Mode              WorktreeMode
+	// Branch is the new or checked-out branch; derived from the base
+	// when empty (existing-local, remote-tracking).
+	Branch string
+	// Base names the start point exactly; BaseRef is looked up among
+	// the local and the remote branches when Base is nil.
+	Base    *WorktreeBase
+	BaseRef string
+	Start   bool
+}
+
+// WorktreeBase is a start point named exactly.
+type WorktreeBase struct {
+	Remote bool // a remote-tracking branch ("origin/main"), else a local one
+	Ref    string
+}
+
+// WorktreeRequest names a checkout of a workspace's repository: open,
+// register, forget, preflight-delete.
+type WorktreeRequest struct {
+	SourceWorkspaceID string
+	// Reference is a registered workspace's id, a checkout id, or the
+	// branch of exactly one linked tree (hub/worktree.Resolve).
+	Reference string
+	// Start asks open and register to start the workspace.
+	Start bool
+}
+
+// DeleteWorktreeRequest asks to delete a linked tree the Hub created
+// (hubDeleteWorktree).
+type DeleteWorktreeRequest struct {
+	WorktreeRequest
+	// Confirm must be true.
+	Confirm bool
+	// Stop authorizes stopping the tree's own running session first.
+	Stop bool
+	// LocalDataFingerprint is the preflight's fingerprint the person
+	// reviewed; "" when the preflight showed no local data.
+	LocalDataFingerprint string
+}

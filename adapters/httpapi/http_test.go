@@ -128,7 +128,7 @@ func TestState(t *testing.T) {
 	is.Equal(st.WorkspaceAPIRevision, 24)                                             // the workspace revision
 	is.True(st.Workspaces != nil && len(st.Workspaces) == 0)                          // an empty list, not null
 	is.True(bytes.Contains(r.body, []byte(`"workspaceDefaults":{"configured":null`))) // the defaults, none configured
-	is.True(!bytes.Contains(r.body, []byte("worktreeApi")))                           // absent until the worktree family is built
+	is.True(bytes.Contains(r.body, []byte(`"worktreeApi":"/api/hub/worktrees"`)))     // where the worktree family is served
 	is.Equal(s.do(t, "GET", "/api/hub/state", "").status, http.StatusUnauthorized)    // needs a session
 }
 

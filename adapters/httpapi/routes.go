@@ -119,6 +119,14 @@ func (a *api) routes() []route {
 		{"GET", "/api/hub/clone-jobs/{jobId}/events", "hubStreamCloneJobEvents", authenticated, a.handleCloneJobEvents},
 		{"POST", "/api/hub/clone-jobs/{jobId}/input", "hubSendCloneJobInput", authenticated, a.handleCloneJobInput},
 		{"POST", "/api/hub/clone-jobs/{jobId}/cancel", "hubCancelCloneJob", authenticated, a.handleCancelCloneJob},
+		{"GET", "/api/hub/worktrees", "hubListWorktrees", authenticated, a.handleListWorktrees},
+		{"POST", "/api/hub/worktrees/fetch", "hubFetchWorktreeRefs", authenticated, a.handleFetchWorktreeRefs},
+		{"POST", "/api/hub/worktrees/create", "hubCreateWorktree", authenticated, a.handleCreateWorktree},
+		{"POST", "/api/hub/worktrees/open", "hubOpenWorktree", authenticated, a.worktreeOp(true, WorktreeService.OpenWorktree)},
+		{"POST", "/api/hub/worktrees/register", "hubRegisterWorktree", authenticated, a.worktreeOp(true, WorktreeService.RegisterWorktree)},
+		{"POST", "/api/hub/worktrees/forget", "hubForgetWorktree", authenticated, a.worktreeOp(false, WorktreeService.ForgetWorktree)},
+		{"POST", "/api/hub/worktrees/preflight-delete", "hubPreflightDeleteWorktree", authenticated, a.handlePreflightDeleteWorktree},
+		{"POST", "/api/hub/worktrees/delete", "hubDeleteWorktree", authenticated, a.handleDeleteWorktree},
 		{"GET", "/api/hub/live", "hubStreamLive", authenticated, a.handleLive},
 		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", authenticated, a.handleLiveSubscriptions},
 
@@ -157,6 +165,7 @@ type api struct {
 	live        LiveService
 	credentials CredentialService
 	clones      CloneJobService
+	worktrees   WorktreeService
 	proxy       *httputil.ReverseProxy
 	log         *slog.Logger
 	mux         *http.ServeMux
@@ -170,7 +179,7 @@ type api struct {
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {

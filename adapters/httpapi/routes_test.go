@@ -22,9 +22,6 @@ var pending = []string{
 	"hubGetAgentAccounts", "hubConnectAgentAccountKey", "hubStartAgentAccountLogin",
 	"hubSubmitAgentAccountCode", "hubSubmitAgentAccountRedirect", "hubCancelAgentAccountLogin",
 	"hubLogoutAgentAccount", "hubActivateAgentAccountCredential",
-	// Worktrees
-	"hubListWorktrees", "hubFetchWorktreeRefs", "hubCreateWorktree", "hubOpenWorktree",
-	"hubPreflightDeleteWorktree", "hubDeleteWorktree", "hubRegisterWorktree", "hubForgetWorktree",
 }
 
 // internal lists the routes served outside the contract (spec, "What the

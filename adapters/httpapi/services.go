@@ -22,6 +22,7 @@ type Services struct {
 	Live        LiveService
 	Credentials CredentialService
 	Clones      CloneJobService
+	Worktrees   WorktreeService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -90,13 +91,14 @@ func ServicesOf(h interface {
 	LiveService
 	CredentialService
 	CloneJobService
+	WorktreeService
 }) Services {
-	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h}
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }

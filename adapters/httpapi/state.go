@@ -14,6 +14,7 @@ type hubState struct {
 	WorkspaceAPIRevision int                `json:"workspaceApiRevision"`
 	Workspaces           []hubWorkspace     `json:"workspaces"`
 	WorkspaceDefaults    *workspaceDefaults `json:"workspaceDefaults,omitempty"`
+	WorktreeAPI          string             `json:"worktreeApi,omitempty"`
 }
 
 type hubWorkspace struct {
@@ -30,6 +31,8 @@ type hubWorkspace struct {
 	Branch                    string                    `json:"branch,omitempty"`
 	Detached                  bool                      `json:"detached,omitempty"`
 	Availability              string                    `json:"availability,omitempty"`
+	ParentID                  string                    `json:"parentId,omitempty"`
+	CreateWorktree            bool                      `json:"createWorktree,omitempty"`
 }
 
 type credentialAssignmentNames struct {
@@ -57,6 +60,8 @@ func toHubWorkspace(v hub.WorkspaceView) hubWorkspace {
 		RepositoryID:              v.RepositoryID,
 		Branch:                    v.Branch,
 		Detached:                  v.RepositoryID != "" && v.Branch == "",
+		ParentID:                  v.ParentID,
+		CreateWorktree:            v.CreateWorktree,
 	}
 	if out.CredentialAssignments.Authentication == nil {
 		out.CredentialAssignments.Authentication = []string{}
@@ -99,7 +104,8 @@ func (a *api) handleState(w http.ResponseWriter, r *http.Request, c caller) erro
 // snapshot, so it is encoded once per state, not once per request.
 func encodeState(st *hub.HubState) []byte {
 	out := hubState{Version: st.Version, HubAPIRevision: st.HubAPIRevision,
-		WorkspaceAPIRevision: st.WorkspaceAPIRevision, Workspaces: make([]hubWorkspace, len(st.Workspaces))}
+		WorkspaceAPIRevision: st.WorkspaceAPIRevision, Workspaces: make([]hubWorkspace, len(st.Workspaces)),
+		WorktreeAPI: worktreeAPI}
 	for i, v := range st.Workspaces {
 		out.Workspaces[i] = toHubWorkspace(v)
 	}

@@ -132,6 +132,14 @@ func (g *grant) SignOpenPGP(ctx context.Context, data []byte) ([]byte, error) {
 }
 
 // live refuses a request of a session that has ended.
+// close ends a grant that served no session (a fetch): its broker
+// refuses from now on.
+func (g *grant) close() {
+	g.mu.Lock()
+	g.ended, g.agent = true, nil
+	g.mu.Unlock()
+}
+
 func (g *grant) live() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()

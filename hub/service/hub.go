@@ -121,6 +121,12 @@ type Hub struct {
 	reserved  reservations
 	live      *live.Broker
 
+	// The worktree family (worktrees.go): operations of one repository
+	// run one at a time, by repository id.
+	wtLocks keylock.Locks
+	wt      wtFacts
+	wtPend  wtPending // creates whose trees wait to be registered
+
 	// commitMu serializes commits and settlements (commit.go), so their
 	// consequences reach memory in the order they happened.
 	commitMu sync.Mutex

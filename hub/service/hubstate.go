@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -205,8 +206,13 @@ func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
 		Workspaces:           make([]hub.WorkspaceView, len(ws)),
 		WorkspacesRevision:   rev,
 	}
+	at := make(map[string]string, len(ws))
 	for i, w := range ws {
 		s.Workspaces[i] = st.h.withCredentials(ctx, viewOf(w, running[w.ID], facts[w.ID]))
+		at[w.Path] = w.ID
+	}
+	for i := range s.Workspaces {
+		linkWorktree(&s.Workspaces[i], facts[s.Workspaces[i].ID].folder.repo, at)
 	}
 	if d, err := st.h.resolveDefaults(parent); err == nil {
 		s.Defaults = &d
@@ -273,4 +279,23 @@ func (st *hubState) parentNow() string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.parent
+}
+
+// linkWorktree adds to v where it stands among its repository's
+// checkouts: a main checkout with its Git directory at <folder>/.git can
+// hold linked worktrees (createWorktree); a linked tree names the
+// registered workspace of its main checkout (parentId). at maps the
+// registered folders to their workspaces.
+func linkWorktree(v *hub.WorkspaceView, repo hub.Repository, at map[string]string) {
+	if repo.TopLevel == "" || path.Base(repo.CommonDir) != ".git" {
+		return
+	}
+	main := path.Dir(repo.CommonDir)
+	if repo.TopLevel == main {
+		v.CreateWorktree = true
+		return
+	}
+	if id, ok := at[main]; ok && id != v.ID {
+		v.ParentID = id
+	}
 }

@@ -306,6 +306,10 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 			log.Info("removed the data of a forgotten workspace", slog.String("workspace", in.WorkspaceID))
 		}
 		return "", nil // pending until its data is gone, fencing nothing
+	case hub.JournalWorktreeCreate:
+		return "", h.recoverWorktreeCreate(ctx, j) // pending until registered, fencing nothing
+	case hub.JournalWorktreeDelete:
+		return "", h.recoverWorktreeDelete(ctx, j)
 	}
 	return "journal kind is unknown", nil
 }

@@ -202,6 +202,18 @@ func (w *writes) PutCredentialToolOverride(tool hub.CredentialToolName, path str
 	return w.did(w.tx.PutCredentialToolOverride(tool, path), toolOverrideSaved{tool: tool, path: path})
 }
 
+// PutWorktreeProvenance records that the Hub made (or registered and
+// stamped) a tree of main's repository.
+func (w *writes) PutWorktreeProvenance(p hub.WorktreeProvenance, main hub.Workspace) error {
+	return w.did(w.tx.PutWorktreeProvenance(p), worktreeChanged{main: main})
+}
+
+// DeleteWorktreeProvenance forgets that the Hub made a tree of main's
+// repository (its files are gone).
+func (w *writes) DeleteWorktreeProvenance(checkoutID string, main hub.Workspace) error {
+	return w.did(w.tx.DeleteWorktreeProvenance(checkoutID), worktreeChanged{main: main})
+}
+
 // did records c when the write it follows succeeded, and returns the
 // write's error.
 func (w *writes) did(err error, c change) error {

@@ -1,0 +1,152 @@
+package service
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The worktree family's journals. Unlike the folder journals they fence
+// nothing but themselves: a create's journal stays pending while its tree
+// waits to be registered (register retries it, and recovery completes
+// it), and a delete's journal tells recovery whether git removed the
+// tree. What a journal guards never half-exists in the registry: a tree
+// is registered in one transaction with its provenance and the deletion
+// of its create journal, and unregistered in one with the deletion of its
+// provenance and of its delete journal.
+
+// worktreeCreateIntent guards a tree being made.
+type worktreeCreateIntent struct {
+	Version      int    `json:"version"`
+	OperationID  string `json:"operationId"`
+	User         string `json:"user"`
+	RepositoryID string `json:"repositoryId"`
+	MainPath     string `json:"mainPath"`
+	Path         string `json:"path"`
+	Branch       string `json:"branch"`
+	SourceRef    string `json:"sourceRef"`
+	Stamp        string `json:"stamp"`
+}
+
+// worktreeDeleteIntent guards a tree being removed.
+type worktreeDeleteIntent struct {
+	Version      int    `json:"version"`
+	OperationID  string `json:"operationId"`
+	RepositoryID string `json:"repositoryId"`
+	Path         string `json:"path"`
+	GitDir       string `json:"gitDir"`
+	CheckoutID   string `json:"checkoutId"`
+	WorkspaceID  string `json:"workspaceId"`
+}
+
+// pendingCreate is a create whose tree git made and the Hub has not
+// registered yet.
+type pendingCreate struct {
+	journal int64
+	intent  worktreeCreateIntent
+}
+
+// wtPending holds the pending creates, by tree path.
+type wtPending struct {
+	mu sync.Mutex
+	by map[string]pendingCreate
+}
+
+func (p *wtPending) put(c pendingCreate) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.by == nil {
+		p.by = map[string]pendingCreate{}
+	}
+	p.by[c.intent.Path] = c
+}
+
+func (p *wtPending) get(path string) (pendingCreate, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.by[path]
+	return c, ok
+}
+
+func (p *wtPending) drop(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.by, path)
+}
+
+// recoverWorktreeCreate settles a create a previous Hub left pending: a
+// tree git never made leaves nothing to do; a tree it made is stamped (if
+// the stamp is missing) and registered, as the interrupted create would
+// have; a tree that cannot be registered now stays pending, for register
+// to retry. It never removes a file.
+func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
+	var in worktreeCreateIntent
+	if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+		h.log.LogAttrs(ctx, slog.LevelError, "a worktree journal is invalid; it is kept for an operator", slog.Int64("journal", j.ID))
+		return nil
+	}
+	p := pendingCreate{journal: j.ID, intent: in}
+	if _, err := h.fs.Lstat(in.Path); err != nil {
+		// git never made the tree (or it is gone): nothing to register.
+		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
+	}
+	if _, refusal, err := h.completeCreate(ctx, p); err != nil || refusal != nil {
+		h.wtPend.put(p)
+		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree creation waits to be registered",
+			slog.String("branch", in.Branch), slog.Any("refusal", refusal), slog.Any("err", err))
+	} else {
+		h.log.LogAttrs(ctx, slog.LevelInfo, "recovered an interrupted worktree creation", slog.String("branch", in.Branch))
+	}
+	return nil
+}
+
+// recoverWorktreeDelete settles a delete a previous Hub left pending: a
+// tree git removed is unregistered and its provenance deleted; a tree
+// still there (its stamp unchanged) stays registered, its journal
+// dropped: the person sees it and may delete again.
+func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
+	var in worktreeDeleteIntent
+	if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
+		h.log.LogAttrs(ctx, slog.LevelError, "a worktree journal is invalid; it is kept for an operator", slog.Int64("journal", j.ID))
+		return nil
+	}
+	_, errTree := h.fs.Lstat(in.Path)
+	_, errDir := h.fs.Lstat(in.GitDir)
+	if errTree == nil || errDir == nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree deletion did not remove the tree; it stays registered",
+			slog.String("workspace", in.WorkspaceID))
+		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
+	}
+	forget, err := h.unregisterRemoved(ctx, in, j.ID, hub.Workspace{})
+	if err == nil && forget != 0 {
+		_ = h.removeData(ctx, forget, in.WorkspaceID) // logged; its journal stays otherwise
+	}
+	return err
+}
+
+// unregisterRemoved forgets a removed tree: its provenance, its workspace
+// (when the registration still names that path) and the delete journal,
+// in one transaction. It returns the journal of the workspace's data.
+func (h *Hub) unregisterRemoved(ctx context.Context, in worktreeDeleteIntent, journal int64, main hub.Workspace) (forget int64, err error) {
+	err = h.commit(ctx, func(tx *writes) error {
+		if err := tx.DeleteWorktreeProvenance(in.CheckoutID, main); err != nil {
+			return err
+		}
+		if in.WorkspaceID != "" {
+			w, err := tx.Workspace(in.WorkspaceID)
+			switch {
+			case hub.KindOf(err) == hub.NotFound:
+			case err != nil:
+				return err
+			case w.Path == in.Path:
+				if forget, err = h.forgetLocked(tx, in.WorkspaceID); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.DeleteJournal(journal)
+	})
+	return forget, err
+}
