@@ -66,6 +66,9 @@ func (h *Hub) UnassignCredential(ctx context.Context, id string, req hub.Unassig
 	if err := h.fence(fenceAssign); err != nil {
 		return false, err
 	}
+	if err := h.refuseLinked(ctx, req.WorkspaceID); err != nil {
+		return false, err
+	}
 	cat, _, _, err := h.catalog(ctx)
 	if err != nil {
 		return false, hub.Wrap(hub.Internal, err, "credentials could not be read")
@@ -129,6 +132,9 @@ func (h *Hub) changeAssignments(ctx context.Context, ws string, decide func(cred
 	}
 	defer unlock()
 	if err := h.fence(fenceAssign); err != nil {
+		return err
+	}
+	if err := h.refuseLinked(ctx, ws); err != nil {
 		return err
 	}
 	var refused error

@@ -77,7 +77,7 @@ func (g *grant) Token(ctx context.Context, host string) (string, []byte, error) 
 	if err != nil {
 		return "", nil, hub.Wrap(hub.Unavailable, err, "credentials could not be read")
 	}
-	for _, a := range cat.WorkspaceAssignments(g.ws) {
+	for _, a := range cat.WorkspaceAssignments(g.policy) {
 		if a.Role != hub.RoleAuthentication || a.Host != host {
 			continue
 		}
@@ -112,7 +112,7 @@ func (g *grant) SignOpenPGP(ctx context.Context, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err, "credentials could not be read")
 	}
-	for _, a := range cat.WorkspaceAssignments(g.ws) {
+	for _, a := range cat.WorkspaceAssignments(g.policy) {
 		if a.Role != hub.RoleSigning {
 			continue
 		}

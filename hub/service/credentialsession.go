@@ -21,6 +21,9 @@ import (
 type grant struct {
 	h  *Hub
 	ws string
+	// policy is the workspace whose assignments the session follows: ws,
+	// or the main workspace of a linked worktree (credentialPolicyOf).
+	policy string
 	// ids are the credentials the session was given (its projection's).
 	ids []string
 	// revision is its projection's revision at start.
@@ -102,9 +105,9 @@ func (h *Hub) lend(ctx context.Context, ws string) (hub.SessionCredentials, *gra
 	if err != nil {
 		return hub.SessionCredentials{}, nil, hub.Wrap(hub.Internal, err, "credentials could not be read")
 	}
-	g := &grant{h: h, ws: ws}
+	g := &grant{h: h, ws: ws, policy: h.credentialPolicyOf(ctx, ws)}
 	var sc hub.SessionCredentials
-	assigned := cat.WorkspaceAssignments(ws)
+	assigned := cat.WorkspaceAssignments(g.policy)
 	var lent []hub.Credential
 	for _, a := range assigned {
 		c, ok := cat.Credential(a.CredentialID)
@@ -137,7 +140,7 @@ func (h *Hub) lend(ctx context.Context, ws string) (hub.SessionCredentials, *gra
 			sc.Tools[t] = p
 		}
 	}
-	g.revision = cat.Project(ws, digests, h.toolPaths.of(hub.CredentialTools())).Revision()
+	g.revision = cat.Project(g.policy, digests, h.toolPaths.of(hub.CredentialTools())).Revision()
 	if !sc.Empty() {
 		sc.Broker = g
 	}
@@ -182,7 +185,7 @@ func (h *Hub) restartRequired(ctx context.Context, ws string) bool {
 	if err != nil {
 		return true
 	}
-	now := cat.Project(ws, digests, h.toolPaths.of(hub.CredentialTools())).Revision()
+	now := cat.Project(g.policy, digests, h.toolPaths.of(hub.CredentialTools())).Revision()
 	return credential.RestartRequired(true, g.revision, now)
 }
 
@@ -213,7 +216,7 @@ func (g *grant) offered(ctx context.Context) []string {
 		return nil
 	}
 	var ids []string
-	for _, a := range cat.WorkspaceAssignments(g.ws) {
+	for _, a := range cat.WorkspaceAssignments(g.policy) {
 		c, ok := cat.Credential(a.CredentialID)
 		if ok && c.Enabled && c.Type == hub.CredentialSSH && !slices.Contains(ids, c.ID) {
 			ids = append(ids, c.ID)

@@ -218,7 +218,7 @@ func (g *grant) allowOnce(key string) {
 func (g *grant) assignmentFor(cat credential.Catalog, id string, purpose hub.CredentialPurpose, host string) (hub.CredentialAssignment, bool) {
 	var found hub.CredentialAssignment
 	ok := false
-	for _, a := range cat.WorkspaceAssignments(g.ws) {
+	for _, a := range cat.WorkspaceAssignments(g.policy) {
 		if a.CredentialID != id {
 			continue
 		}

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -218,4 +219,31 @@ func TestARegistrationRetriedByItsCreatorRegistersTheSameTree(t *testing.T) {
 	is.True(res.Error == nil)                          // its creator's retry registers it
 	is.Equal(res.Checkout.Ownership, hub.OwnedByWharf) // as the Hub's
 	is.Equal(len(e.journals()), 0)
+}
+
+// A linked worktree follows its main workspace's credentials, live, and
+// takes none of its own.
+func TestALinkedWorktreeIsLentItsMainWorkspacesCredentials(t *testing.T) {
+	is := is.New(t)
+	e, app := wtEnv(t)
+	tree := e.createTree(app, "feature").Checkout.WorkspaceID
+	gh := e.token("gh", "github.com", "ghp_value", hub.CapHTTPSGit)
+	_, err := e.AssignCredential(e.ctx, gh.ID, hub.AssignCredentialRequest{WorkspaceID: tree, Role: hub.RoleAuthentication, Host: "github.com"})
+	is.Equal(hub.KindOf(err), hub.Conflict)                              // a tree takes no assignment of its own
+	is.True(strings.Contains(hub.MessageOf(err), "main workspace "+app)) // and says where to assign
+	_, err = e.UnassignCredential(e.ctx, gh.ID, hub.UnassignCredentialRequest{WorkspaceID: tree, Role: hub.RoleAuthentication, Host: "github.com"})
+	is.Equal(hub.KindOf(err), hub.Conflict) // nor loses one
+
+	e.assign(gh.ID, app, hub.RoleAuthentication, "github.com")
+	e.start(tree)
+	c := e.backend.Spec(tree).Credentials
+	is.Equal(len(c.Logins), 1) // the tree's session is lent the main workspace's token
+	is.Equal(c.Logins[0].CredentialID, gh.ID)
+	_, tok, err := c.Broker.Token(e.ctx, "github.com")
+	is.NoErr(err)
+	is.Equal(string(tok), "ghp_value") // through its broker
+	_, err = e.UnassignCredential(e.ctx, gh.ID, hub.UnassignCredentialRequest{WorkspaceID: app, Role: hub.RoleAuthentication, Host: "github.com"})
+	is.NoErr(err) // unassigned from the main workspace
+	_, _, err = c.Broker.Token(e.ctx, "github.com")
+	is.Equal(hub.KindOf(err), hub.NotFound) // the tree's session follows at once
 }
