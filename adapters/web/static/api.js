@@ -173,3 +173,24 @@ export const clones = {
   input: (id, input) => request('POST', job(id, 'input'), { input }),
   cancel: (id) => request('POST', job(id, 'cancel')),
 };
+
+/**
+ * Worktrees (the worktrees tag). Every answer of the family but the
+ * inventory is `{ok, ...}`: a refusal is a completed request (`ok:
+ * false`, `error: {code, message, retry}`), not a thrown ApiError.
+ */
+const wt = (op) => `/api/hub/worktrees/${op}`;
+
+export const worktrees = {
+  list: (source) => request('GET', `/api/hub/worktrees?source=${enc(source)}`),
+  fetch: (source) => request('POST', wt('fetch'), { sourceWorkspaceId: source }),
+  /** create posts {sourceWorkspaceId, mode, branch?, base?: {kind, ref}, start}. */
+  create: (req) => request('POST', wt('create'), req),
+  open: (source, reference, start) => request('POST', wt('open'), { sourceWorkspaceId: source, reference, start }),
+  register: (source, reference) => request('POST', wt('register'), { sourceWorkspaceId: source, reference }),
+  forget: (source, reference) => request('POST', wt('forget'), { sourceWorkspaceId: source, reference }),
+  preflight: (source, reference) => request('POST', wt('preflight-delete'), { sourceWorkspaceId: source, reference }),
+  remove: (source, reference, stop, localDataFingerprint) => request('POST', wt('delete'),
+    localDataFingerprint ? { sourceWorkspaceId: source, reference, confirm: true, stop, localDataFingerprint }
+      : { sourceWorkspaceId: source, reference, confirm: true, stop }),
+};

@@ -10,7 +10,7 @@ import { hub, ApiError, sessionExpired } from './api.js';
 import { LiveStream } from './live.js';
 import { newDocState, applyUpdate, RESYNC } from './docstate.js';
 import { announce } from './announce.js';
-import { ACTIVITY, CONVERSATION, DOCUMENT, INVENTORY } from './topics.js';
+import { ACTIVITY, CONVERSATION, DOCUMENT, INVENTORY, WORKTREES } from './topics.js';
 
 /** How often the Hub state is read again without a live reason to. */
 const POLL_EMPTY_MS = 3000; // no workspace: no live stream can open, as it needs a `ws`
@@ -34,6 +34,12 @@ export const model = {
    * event's catalog revision by agent id.
    */
   inventory: null,
+  /**
+   * the followed workspace's worktree inventory ticks: {ws, ticks}; ticks
+   * grows at every invalidation of the worktrees topic, each a reason to
+   * read the inventory again.
+   */
+  worktrees: null,
   /** grows with every change */
   version: 0,
 };
@@ -157,6 +163,8 @@ export function follow(id, documents = true) {
   else if (!model.doc || model.doc.ws !== id) model.doc = { ws: id, doc: newDocState(), status: 'waiting' };
   if (!id) model.inventory = null;
   else if (!model.inventory || model.inventory.ws !== id) model.inventory = { ws: id, ticks: 0, catalogs: {}, status: 'waiting' };
+  if (!id) model.worktrees = null;
+  else if (!model.worktrees || model.worktrees.ws !== id) model.worktrees = { ws: id, ticks: 0 };
   aim();
   changed();
 }
@@ -193,7 +201,7 @@ function aim() {
   if (!stream || !model.state) return;
   const ids = model.state.workspaces.map((w) => w.id);
   if (focus && ids.includes(focus)) {
-    const subs = [{ topic: INVENTORY }];
+    const subs = [{ topic: INVENTORY }, { topic: WORKTREES }];
     if (withDocs) subs.push({ topic: DOCUMENT });
     const c = conversation;
     if (c && c.ws === focus) subs.push({ topic: CONVERSATION, key: c.key, cursor: c.cursor });
@@ -220,6 +228,14 @@ function envelope(env) {
   if (env.topic === CONVERSATION) {
     const c = conversation;
     if (c && c.ws === env.ws && c.key === env.key) c.onEnvelope(env);
+    return;
+  }
+  if (env.topic === WORKTREES) {
+    const w = model.worktrees;
+    if (w && w.ws === env.ws && ev.kind === 'data') {
+      w.ticks++;
+      changed();
+    }
     return;
   }
   if (env.topic === INVENTORY) {

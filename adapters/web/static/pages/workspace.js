@@ -14,6 +14,7 @@ import { ForgetDialog, RenameDialog } from './workspaces.js';
 import { buildTree, changeIndex } from '../tree.js';
 import { Conversations } from './conversations.js';
 import { WorkspaceCredentials } from './wscredentials.js';
+import { Worktrees } from './worktrees.js';
 
 export function WorkspacePage({ id, query }) {
   const m = useModel();
@@ -36,6 +37,7 @@ export function WorkspacePage({ id, query }) {
     <${Head} ws=${ws} status=${status} />
     <${Conversations} ws=${ws} running=${status.key !== 'stopped'} awaiting=${!!act?.awaiting}
       goAwaiting=${query?.get('awaiting') === '1'} />
+    ${ws.createWorktree || ws.parentId ? html`<${Worktrees} ws=${ws} />` : null}
     <${Documents} ws=${ws} running=${status.key !== 'stopped'} doc=${m.doc && m.doc.ws === id ? m.doc : null} version=${m.doc?.doc.version} />
   </main>`;
 }
@@ -74,6 +76,7 @@ function Head({ ws, status }) {
     <div class="ws-meta">
       <span class="ws-path" title=${ws.path}><bdi>${ws.path}</bdi></span>
       ${ws.branch ? html`<span class="ws-branch"><${Icon} name="branch" size=${14} />${ws.branch}</span>` : null}
+      ${ws.parentId ? html`<span class="ws-parent">worktree of <${Link} href=${'/w/' + encodeURIComponent(ws.parentId)}>${workspace(ws.parentId)?.displayName || ws.parentId}<//></span>` : null}
     </div>
     <div class="ws-actions">
       <button type="button" class=${'btn ' + (running ? '' : 'btn-primary')} disabled=${action.busy} onClick=${toggle}>

@@ -19,8 +19,9 @@ export function WorkspacesPage() {
   const sorted = useMemo(() => (all ? [...all].sort((a, b) =>
     a.displayName.localeCompare(b.displayName, undefined, { sensitivity: 'base' }) || a.id.localeCompare(b.id)) : []), [all]);
   const f = filter.trim().toLowerCase();
-  const shown = f ? sorted.filter((w) => w.displayName.toLowerCase().includes(f) || w.path.toLowerCase().includes(f)
-    || (w.branch || '').toLowerCase().includes(f)) : sorted;
+  const grouped = useMemo(() => underParents(sorted), [sorted]);
+  const shown = f ? grouped.filter((w) => w.displayName.toLowerCase().includes(f) || w.path.toLowerCase().includes(f)
+    || (w.branch || '').toLowerCase().includes(f)) : grouped;
 
   useEffect(() => {
     // For the first-load measurement (adapters/web/perf): when the list
@@ -54,7 +55,7 @@ export function WorkspacesPage() {
       </label>` : null}
       ${m.stateError ? html`<${ErrorNote} error=${m.stateError} />` : null}
       <ul class="ws-list" aria-label="Workspaces">
-        ${shown.map((w) => html`<${Row} key=${w.id} ws=${w} act=${activityOf(w.id)} />`)}
+        ${shown.map((w) => html`<${Row} key=${w.id} ws=${w} act=${activityOf(w.id)} child=${!!w.parentId && grouped.some((p) => p.id === w.parentId)} />`)}
       </ul>
       ${f && !shown.length ? html`<p class="muted">No workspace matches “${filter}”.</p>` : null}`;
   }
@@ -67,7 +68,29 @@ export function WorkspacesPage() {
   </main>`;
 }
 
-const Row = memo(function Row({ ws, act }) {
+/**
+ * underParents orders a sorted list so each linked worktree follows its
+ * main workspace (its parent), itself in the list's order; a worktree
+ * whose parent is not registered stays where it sorts.
+ */
+export function underParents(sorted) {
+  const ids = new Set(sorted.map((w) => w.id));
+  const children = new Map();
+  for (const w of sorted) {
+    if (w.parentId && ids.has(w.parentId)) {
+      if (!children.has(w.parentId)) children.set(w.parentId, []);
+      children.get(w.parentId).push(w);
+    }
+  }
+  const out = [];
+  for (const w of sorted) {
+    if (w.parentId && ids.has(w.parentId)) continue;
+    out.push(w, ...(children.get(w.id) || []));
+  }
+  return out;
+}
+
+const Row = memo(function Row({ ws, act, child }) {
   const status = statusOf(ws, act);
   const running = status.key !== 'stopped';
   const action = useAction();
@@ -77,7 +100,7 @@ const Row = memo(function Row({ ws, act }) {
     announce(`${ws.displayName} ${running ? 'stopped' : 'started'}`);
     await refresh();
   });
-  return html`<li class=${'ws-row status-' + status.key} data-ws=${ws.id}>
+  return html`<li class=${'ws-row status-' + status.key + (child ? ' ws-child' : '')} data-ws=${ws.id}>
     <div class="ws-main">
       <div class="ws-title">
         <${Link} href=${wsPath(ws.id)} class="ws-name">${ws.displayName}<//>
