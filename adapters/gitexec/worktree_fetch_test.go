@@ -239,3 +239,40 @@ func TestAnSSHFetchSaysWhetherItsKeyWasRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestAFetchKeepsPackedRefsAndAShallowHistoryWhole: what a fetch
+// writes through the shadow lands in the repository — packed refs
+// updated as loose ones, a shallow clone's boundary — and a branch gone
+// from the remote is not pruned (pruning would rewrite packed-refs over
+// the shadow's link).
+func TestAFetchKeepsPackedRefsAndAShallowHistoryWhole(t *testing.T) {
+	for _, shallow := range []bool{false, true} {
+		t.Run(map[bool]string{false: "packed refs", true: "a shallow clone"}[shallow], func(t *testing.T) {
+			is := is.New(t)
+			s := newWorktreeScene(t)
+			if shallow {
+				main := filepath.Join(tempDir(t), "shallow")
+				git(t, s.env, s.dir, "clone", "--quiet", "--depth=1", "--no-single-branch", "file://"+s.remote, main)
+				s.main = main
+			}
+			git(t, s.env, s.main, "pack-refs", "--all")
+			work := filepath.Join(tempDir(t), "work")
+			git(t, s.env, s.dir, "clone", "--quiet", s.remote, work)
+			git(t, s.env, work, "commit", "--quiet", "--allow-empty", "-m", "next")
+			git(t, s.env, work, "push", "--quiet", "origin", "main")
+			git(t, s.env, s.remote, "branch", "-D", "feature")
+			packed, err := os.ReadFile(filepath.Join(s.main, ".git", "packed-refs"))
+			is.NoErr(err)
+			r := newRunner(t, s.env)
+			is.NoErr(r.Fetch(t.Context(), s.main, hub.SessionCredentials{}))                   // fetched
+			is.Equal(git(t, s.env, s.main, "log", "-1", "--format=%s", "origin/main"), "next") // the new commit, read by git itself
+			after, err := os.ReadFile(filepath.Join(s.main, ".git", "packed-refs"))
+			is.NoErr(err)
+			is.Equal(string(after), string(packed)) // packed-refs untouched
+			_, remote, err := r.Refs(t.Context(), s.main)
+			is.NoErr(err)
+			is.True(slices.Contains(remote, "origin/feature"))                    // nothing pruned
+			git(t, s.env, s.main, "fsck", "--no-progress", "--connectivity-only") // and the repository whole
+		})
+	}
+}
