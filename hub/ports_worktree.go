@@ -132,7 +132,9 @@ type WorktreeAddError struct {
 	Err  error
 }
 
-func (e *WorktreeAddError) Error() string { return "the worktree was made but not completed: " + e.Err.Error() }
+func (e *WorktreeAddError) Error() string {
+	return "the worktree was made but not completed: " + e.Err.Error()
+}
 func (e *WorktreeAddError) Unwrap() error { return e.Err }
 
 // TreeFacts is what InspectTree found.

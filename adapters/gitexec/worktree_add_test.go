@@ -1,14 +1,17 @@
 package gitexec_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -163,4 +166,37 @@ func TestStampsRefuseWhatIsNotTheirFile(t *testing.T) {
 		is.Equal(fi.Mode(), os.FileMode(0o600)) // a regular file for the owner alone
 		is.Equal(hub.KindOf(r.WriteStamp(t.Context(), gitDir, "two words")), hub.Invalid)
 	})
+}
+
+// TestARemovalKilledAtItsDeadlineSaysSo: a removal whose context ends is
+// killed with everything it started, and says it ran out of time (some
+// of the tree's files may be gone).
+func TestARemovalKilledAtItsDeadlineSaysSo(t *testing.T) {
+	is := is.New(t)
+	s := newWorktreeScene(t)
+	dir, _ := s.addTree(t, "wt")
+	real, err := exec.LookPath("git")
+	is.NoErr(err)
+	pidFile := filepath.Join(tempDir(t), "pid")
+	stalling := fakeexec.Script(t, filepath.Join(tempDir(t), "git"), `case " $* " in
+*" worktree remove "*) echo $$ > '`+pidFile+`'; sleep 60 & sleep 60; exit 0;;
+esac
+exec '`+real+`' "$@"
+`)
+	r := gitexec.New(gitexec.Options{Git: stalling, Env: s.env})
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.RemoveWorktree(ctx, s.main, dir, true) }()
+	select {
+	case err = <-done:
+	case <-time.After(cloneWait):
+		t.Fatal("the removal outlived its context")
+	}
+	is.True(errors.Is(err, context.DeadlineExceeded)) // it ran out of time
+	b, err := os.ReadFile(pidFile)
+	is.NoErr(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	is.NoErr(err)
+	is.Equal(runningInGroup(t, pid), []string(nil)) // and nothing it started runs
 }
