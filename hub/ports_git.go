@@ -36,6 +36,8 @@ type GitRunner interface {
 	// and Wait's message names it.
 	// ctx bounds the start only: the clone runs until it exits or Kill.
 	Clone(ctx context.Context, req CloneRequest) (CloneRun, error)
+	// WorktreeGit lists, makes, inspects and removes a repository's
+	// checkouts, and fetches its remotes (ports_worktree.go).
 	WorktreeGit
 }
 

@@ -1,6 +1,7 @@
 // Package gitexec implements hub.GitRunner by running the git binary;
 // a clone runs in a pseudo-terminal with the credentials it is lent
-// (clone.go).
+// (clone.go), and a repository's worktrees are listed, made, inspected
+// and removed as worktree.go's memo says.
 //
 // Every command runs bounded, through adapters/internal/gitcmd: a timeout,
 // its own process group killed as a whole, capped output, an empty stdin
@@ -54,21 +55,23 @@ type Options struct {
 	// reuses one.
 	MaxAge time.Duration
 	// RuntimeDir is the private folder (made 0700; refused when open to
-	// others) where each clone's credential folder is made while it
-	// runs (clone.go). "" means a new private temporary folder, made at
-	// the first clone and removed by Close.
+	// others) where each clone's or fetch's credential folder is made
+	// while it runs (clone.go, worktree_fetch.go). "" means a new
+	// private temporary folder, made at the first of them and removed by
+	// Close.
 	RuntimeDir string
 	// Command runs Wharf itself: a clone's git runs it as its credential
 	// helper (`wharf git-credential`). nil means the running executable.
 	Command []string
 	// CloneCAFile, when set, is the file of certificate authorities a
-	// clone over HTTPS trusts instead of the system's (git's
-	// http.sslCAInfo): a clone reads neither the system's nor the
-	// user's git config, where such a setting would otherwise be.
+	// clone or a worktree family's fetch over HTTPS trusts instead of
+	// the system's (git's http.sslCAInfo): neither reads the system's
+	// nor the user's git config, where such a setting would otherwise
+	// be.
 	CloneCAFile string
-	// CloneKnownHosts, when set, is the known_hosts file a clone's ssh
-	// looks host keys up in, and records the one a person confirms
-	// through the clone's terminal in; "" means the account's own
+	// CloneKnownHosts, when set, is the known_hosts file a clone's or
+	// a fetch's ssh looks host keys up in, and records the one a person
+	// confirms through a clone's terminal in; "" means the account's own
 	// ~/.ssh/known_hosts, which the user's ssh and sessions share.
 	CloneKnownHosts string
 	// CloneKillGrace is how long a clone's Kill waits after SIGTERM

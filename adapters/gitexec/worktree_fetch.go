@@ -3,10 +3,13 @@ package gitexec
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,15 +31,24 @@ import (
 // the shadow (worktree.go), and fetch.recurseSubmodules is off anyway.
 //
 // Whether authentication failed is told without git's messages, from
-// what git asked for: a remote over HTTP(S) that wants credentials
-// answers 401, and only then does git ask its credential helper (the
-// projection's, which asks the broker: a lent token, or nothing) and,
-// when no helper gave any, its askpass program (which records that it
-// ran). A fetch that failed after either is an authentication failure: the
-// token was refused, or none was lent. Any other failure — refused or
-// unreachable, a timeout, TLS, an SSH remote — is reported as the
-// network's: ssh exits 255 whether it could not connect or its key was
-// refused, and tells which only in its messages.
+// what git and ssh asked for:
+//
+//   - over HTTP(S), a remote that wants credentials answers 401, and
+//     only then does git ask its credential helper (the projection's,
+//     which asks the broker: seenBroker.Token) and, when no helper gave
+//     any, its askpass program (Wharf's, which records that it ran);
+//   - over SSH, ssh asks the agent for the lent key only once it has
+//     connected, agreed on keys and checked the host's: the projection's
+//     agent socket is a relay (agentRelay) that records a connection.
+//
+// A fetch that failed after either is an authentication failure (the
+// token or key was refused, or none was lent for HTTPS); any other
+// failure — refused or unreachable, a timeout, TLS, an unknown host key,
+// a missing repository — is reported as the network's. What this cannot
+// tell: ssh to a host no key is lent for (ssh exits 255 both when it
+// cannot connect and when it has no key to offer, and says which only in
+// its messages), and a remote that accepted the credentials and then
+// failed (taken for authentication).
 
 // fetchTimeout bounds a fetch.
 const fetchTimeout = 10 * time.Minute
@@ -90,7 +102,7 @@ func (r *Runner) Fetch(ctx context.Context, dir string, creds hub.SessionCredent
 		return &hub.FetchError{Err: hub.Wrap(hub.Unavailable, err, "the fetch did not complete")}
 	case res.Code != 0:
 		_, statErr := os.Lstat(asked)
-		auth := seen.asked.Load() || !errors.Is(statErr, fs.ErrNotExist)
+		auth := seen.asked.Load() || seen.agentUsed.Load() || !errors.Is(statErr, fs.ErrNotExist)
 		msg := "the remote could not be reached"
 		if auth {
 			msg = "the remote refused the credentials"
@@ -100,15 +112,112 @@ func (r *Runner) Fetch(ctx context.Context, dir string, creds hub.SessionCredent
 	return nil
 }
 
-// seenBroker records that git's credential helper asked for a token.
+// seenBroker records that git's credential helper asked for a token, or
+// that ssh used the agent.
 type seenBroker struct {
 	hub.SessionBroker
-	asked atomic.Bool
+	asked, agentUsed atomic.Bool
 }
 
 func (b *seenBroker) Token(ctx context.Context, host string) (string, []byte, error) {
 	b.asked.Store(true)
 	return b.SessionBroker.Token(ctx, host)
+}
+
+// ServeAgent serves the broker's agent at a socket beside path, and at
+// path a relay to it that records each connection.
+func (b *seenBroker) ServeAgent(path string) (hub.CredentialAgent, error) {
+	inner, err := b.SessionBroker.ServeAgent(filepath.Join(filepath.Dir(path), "up.sock"))
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err == nil {
+		err = os.Chmod(path, 0o600)
+	}
+	if err != nil {
+		if l != nil {
+			l.Close()
+		}
+		inner.Close()
+		return nil, err
+	}
+	a := &agentRelay{CredentialAgent: inner, l: l, path: path, used: &b.agentUsed, conns: map[net.Conn]bool{}}
+	a.wg.Add(1)
+	go a.serve()
+	return a, nil
+}
+
+// agentRelay relays the connections to its socket to the broker's agent.
+type agentRelay struct {
+	hub.CredentialAgent
+	l    *net.UnixListener
+	path string
+	used *atomic.Bool
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+}
+
+// maxRelayed bounds the connections relayed at once.
+const maxRelayed = 8
+
+func (a *agentRelay) serve() {
+	defer a.wg.Done()
+	for {
+		c, err := a.l.Accept()
+		if err != nil {
+			return
+		}
+		a.used.Store(true)
+		up, err := net.Dial("unix", a.CredentialAgent.Path())
+		a.mu.Lock()
+		if err != nil || a.closed || len(a.conns) >= 2*maxRelayed {
+			a.mu.Unlock()
+			c.Close()
+			if up != nil {
+				up.Close()
+			}
+			continue
+		}
+		a.conns[c], a.conns[up] = true, true
+		a.wg.Add(2)
+		a.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			defer a.wg.Done()
+			_, _ = io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+			a.mu.Lock()
+			delete(a.conns, dst)
+			delete(a.conns, src)
+			a.mu.Unlock()
+		}
+		go pipe(up, c)
+		go pipe(c, up)
+	}
+}
+
+// Path is the relay's socket.
+func (a *agentRelay) Path() string { return a.path }
+
+// Close stops relaying, then closes the broker's agent.
+func (a *agentRelay) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	for c := range a.conns {
+		c.Close()
+	}
+	a.mu.Unlock()
+	a.l.Close()
+	a.wg.Wait()
+	return a.CredentialAgent.Close()
 }
 
 // shellQuote quotes s for a POSIX shell.
