@@ -6,8 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -93,4 +97,54 @@ func exerciseClone(ctx context.Context, t *testing.T, sec *daemontest.Secrets, o
 	defer resp.Body.Close()
 	_, err = daemontest.ReadSSE(resp.Body).Until(ctx, func(e daemontest.Event) bool { return e.Name == "result" })
 	is.NoErr(err) // its events replayed to the end
+}
+
+// exerciseWorktrees is the worktree family's part of the scenario: a
+// task's worktree is made, checked and deleted, and a fetch fails against
+// a remote whose URL carries a password (as a pasted clone URL may): the
+// password belongs nowhere, not in the answer's sanitized error nor in a
+// log line reporting the failure.
+func exerciseWorktrees(ctx context.Context, t *testing.T, sec *daemontest.Secrets, owner *daemontest.Client, ws, repo string) {
+	is := is.New(t)
+	op := func(name string, body map[string]any) map[string]any {
+		t.Helper()
+		body["sourceWorkspaceId"] = ws
+		var out map[string]any
+		status, raw, err := owner.Do(ctx, "POST", "api/hub/worktrees/"+name, body, &out)
+		is.NoErr(err) // answered
+		if status != http.StatusOK {
+			t.Fatalf("%s: %d %s", name, status, raw)
+		}
+		return out
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=A", "-c", "user.email=a@example.com"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("commit", "-q", "--allow-empty", "-m", "first")
+	created := op("create", map[string]any{"mode": "new-branch", "branch": "secret-task", "base": map[string]string{"kind": "local", "ref": git("branch", "--show-current")}})
+	is.Equal(created["ok"], true) // a task's worktree
+	if created["ok"] != true {
+		t.Fatalf("create: %v", created)
+	}
+	pre := op("preflight-delete", map[string]any{"reference": "secret-task"})
+	is.Equal(pre["ok"], true) // nothing blocks
+	del := op("delete", map[string]any{"reference": "secret-task", "confirm": true, "stop": true})
+	is.Equal(del["ok"], true) // deleted
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	addr := l.Addr().String()
+	l.Close() // nothing answers there now
+	password := "remote-url-password-" + rand.Text()
+	sec.Register("a password in a remote's URL", password)
+	git("remote", "add", "origin", "https://ann:"+password+"@"+addr+"/app.git") // a remote with a password in its URL
+	fetched := op("fetch", map[string]any{})
+	is.Equal(fetched["ok"], false) // the fetch fails
 }

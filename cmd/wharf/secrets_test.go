@@ -120,6 +120,7 @@ func TestSecretExposure(t *testing.T) {
 
 	exerciseCredentials(ctx, t, sec, owner, ws.ID)
 	exerciseClone(ctx, t, sec, owner, filepath.Dir(repo))
+	exerciseWorktrees(ctx, t, sec, owner, ws.ID, repo)
 	for _, op := range []string{"stop", "start"} { // the session is given its credentials
 		status, _, err = owner.Do(ctx, "POST", "api/hub/sessions/"+ws.ID+"/"+op, nil, nil)
 		is.NoErr(err)                   // answered
