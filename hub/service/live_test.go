@@ -268,6 +268,29 @@ func TestWorktreesTopic(t *testing.T) {
 	})
 }
 
+// A worktree made or removed by hand, which no operation of the Hub's
+// announced, is announced once an inventory read notices it; a read that
+// finds nothing new announces nothing.
+func TestAWorktreeMadeByHandIsAnnouncedWhenAReadNoticesIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		turns := reader(t.Context(), e.open(worktrees()))
+		take(t, turns, 2) // the attach's invalidation and ready
+		_, err := e.WorktreeInventory(e.ctx, e.sess, e.app)
+		is.NoErr(err)        // the first read sets what was seen
+		is.True(idle(turns)) // and announces nothing
+		is.NoErr(e.git.AddWorktree(e.ctx, hub.AddWorktreeRequest{Main: "/home/ann/app", Dest: "/home/ann/x",
+			Mode: hub.NewBranch, Branch: "x", Base: "main"})) // git worktree add, by hand
+		_, err = e.WorktreeInventory(e.ctx, e.sess, e.app)
+		is.NoErr(err)
+		is.Equal(take(t, turns, 1)[0].Kind, hub.EventData) // the read noticed it
+		_, err = e.WorktreeInventory(e.ctx, e.sess, e.app)
+		is.NoErr(err)
+		is.True(idle(turns)) // once
+	})
+}
+
 func TestRemovedSubscriptionsSendNothingMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)

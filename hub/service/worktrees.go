@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -49,7 +50,27 @@ func wtErrorf(code hub.WorktreeCode, msg string) *hub.WorktreeError {
 // repository was last fetched through the Hub.
 type wtFacts struct {
 	mu      sync.Mutex
-	fetched map[string]int64 // by repository id: Unix milliseconds
+	fetched map[string]int64  // by repository id: Unix milliseconds
+	seen    map[string]string // by repository id: the last inventory read, as observed
+}
+
+// observed reports whether an inventory of repo read now differs from
+// the last one read (never on the first read, which sets the baseline),
+// and remembers it.
+func (f *wtFacts) observed(repo string, cs []hub.WorktreeCheckout) (changed bool) {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%s|%s|%s|%s|%s|%t|%t|%s|%s|%t|%t|%t|%s\n", c.CheckoutID, c.WorkspaceID, c.ParentWorkspaceID, c.Path,
+			c.Branch, c.Detached, c.Main, c.Ownership, c.Availability, c.Registered, c.Running, c.Locked, c.SourceRef)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen == nil {
+		f.seen = map[string]string{}
+	}
+	before, ok := f.seen[repo]
+	f.seen[repo] = b.String()
+	return ok && before != b.String()
 }
 
 func (f *wtFacts) fetchedAt(repo string) int64 {
@@ -241,6 +262,11 @@ func (h *Hub) WorktreeInventory(ctx context.Context, caller hub.DeviceSession, s
 	if err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "git could not list a repository's branches", slog.String("workspace", sourceID), slog.Any("err", err))
 		return failed(wtErrorf(hub.WTInventoryUnavailable, "The branches of this repository could not be read.").WithRetry(hub.WTRetryRefresh)), nil
+	}
+	if h.wt.observed(f.repoID, cs) {
+		// Something changed that no operation of the Hub's announced (a
+		// tree made or removed by hand): the family's pages are told.
+		h.live.AnnounceWorktrees(nil, f.main)
 	}
 	return hub.WorktreeInventory{RepositoryID: f.repoID, SourceWorkspaceID: f.main.ID, Status: hub.InventoryReady, Checkouts: cs, Refs: refs}, nil
 }
