@@ -225,7 +225,13 @@ func shortHead(head string) string {
 
 // refs reads the branches a new tree can start from.
 func (h *Hub) refs(ctx context.Context, f wtFamily) (hub.WorktreeRefs, error) {
-	local, remote, err := h.git.Refs(ctx, f.mainPath)
+	return h.refsAt(ctx, f.mainPath, f.repoID)
+}
+
+// refsAt reads the branches of the repository holding dir, any of its
+// checkouts (they share their refs), with repo's fetch time.
+func (h *Hub) refsAt(ctx context.Context, dir, repo string) (hub.WorktreeRefs, error) {
+	local, remote, err := h.git.Refs(ctx, dir)
 	if err != nil {
 		return hub.WorktreeRefs{}, err
 	}
@@ -235,14 +241,31 @@ func (h *Hub) refs(ctx context.Context, f wtFamily) (hub.WorktreeRefs, error) {
 	if remote == nil {
 		remote = []string{}
 	}
-	return hub.WorktreeRefs{Local: local, Remote: remote, FetchedAt: h.wt.fetchedAt(f.repoID)}, nil
+	return hub.WorktreeRefs{Local: local, Remote: remote, FetchedAt: h.wt.fetchedAt(repo)}, nil
 }
 
 // WorktreeInventory describes every checkout of the repository of
 // workspace sourceID (hubListWorktrees). A repository git cannot list is
 // an inventory with status error; an unknown workspace is NotFound.
 func (h *Hub) WorktreeInventory(ctx context.Context, caller hub.DeviceSession, sourceID string) (hub.WorktreeInventory, error) {
+	w, err := h.workspace(ctx, sourceID)
+	if err != nil {
+		return hub.WorktreeInventory{}, err
+	}
+	// The branches are read while git lists the checkouts: every
+	// checkout shares them, so the source's folder will do, and the two
+	// git processes overlap.
+	type refsRead struct {
+		local, remote []string
+		err           error
+	}
+	refsCh := make(chan refsRead, 1)
+	go func() {
+		local, remote, err := h.git.Refs(ctx, w.Path)
+		refsCh <- refsRead{local, remote, err}
+	}()
 	f, refusal, err := h.family(ctx, sourceID)
+	rr := <-refsCh
 	if err != nil {
 		return hub.WorktreeInventory{}, err
 	}
@@ -258,8 +281,14 @@ func (h *Hub) WorktreeInventory(ctx context.Context, caller hub.DeviceSession, s
 	if err != nil {
 		return hub.WorktreeInventory{}, err
 	}
-	refs, err := h.refs(ctx, f)
-	if err != nil {
+	refs := hub.WorktreeRefs{Local: rr.local, Remote: rr.remote, FetchedAt: h.wt.fetchedAt(f.repoID)}
+	if refs.Local == nil {
+		refs.Local = []string{}
+	}
+	if refs.Remote == nil {
+		refs.Remote = []string{}
+	}
+	if err := rr.err; err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "git could not list a repository's branches", slog.String("workspace", sourceID), slog.Any("err", err))
 		return failed(wtErrorf(hub.WTInventoryUnavailable, "The branches of this repository could not be read.").WithRetry(hub.WTRetryRefresh)), nil
 	}
