@@ -67,7 +67,7 @@ func (h *Hub) CreateWorktree(ctx context.Context, caller hub.DeviceSession, req 
 	if err != nil {
 		return refuse(wtErrorf(hub.WTInventoryUnavailable, "The branches of this repository could not be read.").WithRetry(hub.WTRetryRefresh))
 	}
-	plan, e := h.planCreate(f, refs, req)
+	plan, e := h.planCreate(ctx, f, refs, req)
 	if e != nil {
 		return refuse(e)
 	}
@@ -124,7 +124,7 @@ func (h *Hub) CreateWorktree(ctx context.Context, caller hub.DeviceSession, req 
 
 // planCreate checks a create against the repository's refs and trees,
 // in the earlier system's order, and picks its folder.
-func (h *Hub) planCreate(f wtFamily, refs hub.WorktreeRefs, req hub.CreateWorktreeRequest) (wtPlan, *hub.WorktreeError) {
+func (h *Hub) planCreate(ctx context.Context, f wtFamily, refs hub.WorktreeRefs, req hub.CreateWorktreeRequest) (wtPlan, *hub.WorktreeError) {
 	p := wtPlan{mode: req.Mode}
 	base := req.Base
 	if base == nil && req.BaseRef != "" {
@@ -189,7 +189,7 @@ func (h *Hub) planCreate(f wtFamily, refs hub.WorktreeRefs, req hub.CreateWorktr
 			err := wtErrorf(hub.WTBranchInUse, "The branch "+p.branch+" is checked out in another worktree. Open that one instead.").WithRetry(hub.WTRetryOpenExisting)
 			if e.Main {
 				err.ConflictCheckoutID = worktree.CheckoutID(e.GitDir, "")
-			} else if stamp, serr := h.git.ReadStamp(context.Background(), e.GitDir); serr == nil && worktree.ValidStamp(stamp) {
+			} else if stamp, serr := h.git.ReadStamp(ctx, e.GitDir); serr == nil && worktree.ValidStamp(stamp) {
 				err.ConflictCheckoutID = worktree.CheckoutID(e.GitDir, stamp)
 			} else {
 				err.ConflictCheckoutID = worktree.CheckoutID(e.GitDir, "")

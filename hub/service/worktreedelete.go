@@ -170,6 +170,10 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 	}
 	if err := h.git.RemoveWorktree(ctx, ch.r.f.mainPath, c.Path, worktree.NeedsForce(ch.localData)); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "git worktree remove failed", slog.Any("err", err))
+		if errors.Is(err, context.DeadlineExceeded) && (h.present(c.Path) || h.present(ch.gitDir)) {
+			_ = h.closeWorktreeJournal(ctx, jid)
+			return refuse(wtErrorf(hub.WTTimeout, "Git took too long to remove the worktree; some of its files may already be deleted.").WithRetry(hub.WTRetryRefresh))
+		}
 		if h.present(c.Path) || h.present(ch.gitDir) {
 			_ = h.closeWorktreeJournal(ctx, jid)
 			return refuse(wtErrorf(hub.WTConflict, "Git did not remove the worktree; some of its files may already be deleted.").WithRetry(hub.WTRetryRefresh))
