@@ -59,6 +59,12 @@ type WorkspaceView struct {
 	// on a main checkout that can hold linked worktrees.
 	ParentID       string
 	CreateWorktree bool
+	// Ownership and SourceRef are a linked worktree's, as its
+	// repository's inventory was last read (""  until then); Replaced is
+	// true when another checkout stands where it was registered.
+	Ownership WorktreeOwnership
+	SourceRef string
+	Replaced  bool
 }
 
 // WorkspaceDefaults is the Hub-wide preference for where new workspaces go.

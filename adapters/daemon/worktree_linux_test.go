@@ -231,11 +231,19 @@ func TestTheWorktreeRulesHoldAgainstRealGit(t *testing.T) {
 		git(repo, "worktree", "prune")
 		git(repo, "worktree", "add", "-q", "-b", "impostor", tree, "main")
 		is.Equal(read(), "replaced") // another checkout where the Hub's was
+		var st struct{ Workspaces []struct{ ID, Availability string } }
+		_, _, err := c.Do(ctx, "GET", "api/hub/state", nil, &st)
+		is.NoErr(err)
+		for _, w := range st.Workspaces {
+			if w.ID == ws {
+				is.Equal(w.Availability, "replaced") // the state says so too
+			}
+		}
 		o = op(t, "open", map[string]any{"reference": ws, "start": true})
 		is.Equal(o.Error.Code, "identity-uncertain") // never started as the Hub's
 		p := preflight(t, ws)
 		is.True(!p.OK) // nor deleted
-		_, err := os.Stat(filepath.Join(tree, "a.txt"))
+		_, err = os.Stat(filepath.Join(tree, "a.txt"))
 		is.NoErr(err)
 	})
 }

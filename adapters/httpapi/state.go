@@ -32,6 +32,8 @@ type hubWorkspace struct {
 	Detached                  bool                      `json:"detached,omitempty"`
 	Availability              string                    `json:"availability,omitempty"`
 	ParentID                  string                    `json:"parentId,omitempty"`
+	SourceRef                 string                    `json:"sourceRef,omitempty"`
+	Ownership                 string                    `json:"ownership,omitempty"`
 	CreateWorktree            bool                      `json:"createWorktree,omitempty"`
 }
 
@@ -61,6 +63,8 @@ func toHubWorkspace(v hub.WorkspaceView) hubWorkspace {
 		Branch:                    v.Branch,
 		Detached:                  v.RepositoryID != "" && v.Branch == "",
 		ParentID:                  v.ParentID,
+		SourceRef:                 v.SourceRef,
+		Ownership:                 string(v.Ownership),
 		CreateWorktree:            v.CreateWorktree,
 	}
 	if out.CredentialAssignments.Authentication == nil {
@@ -76,8 +80,11 @@ func toHubWorkspace(v hub.WorkspaceView) hubWorkspace {
 		}
 		out.Shells = &shells
 	}
-	if v.Missing {
+	switch {
+	case v.Missing:
 		out.Availability = "missing"
+	case v.Replaced:
+		out.Availability = "replaced"
 	}
 	return out
 }

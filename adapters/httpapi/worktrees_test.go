@@ -114,4 +114,5 @@ func TestTheWorktreeFamilyOverHTTP(t *testing.T) {
 	st := s.do(t, "GET", "/api/hub/state", "", auth...)
 	is.True(strings.Contains(string(st.body), `"createWorktree":true`)) // the main checkout can hold worktrees
 	is.True(strings.Contains(string(st.body), `"parentId":"app"`))      // a tree names its parent
+	is.True(strings.Contains(string(st.body), `"ownership":"wharf"`))   // and whose it is
 }

@@ -12,6 +12,14 @@ import (
 // does not show provenance, so the revision stays.
 type worktreeChanged struct{ main hub.Workspace }
 
+// worktreeTreesSeen is an inventory read that changed what the state
+// shows of a linked worktree (its ownership, where it came from, whether
+// another checkout replaced it): the state's revision advances.
+type worktreeTreesSeen struct{}
+
+func (worktreeTreesSeen) apply(*Hub) (took, shown bool)               { return true, true }
+func (worktreeTreesSeen) publish(context.Context, *Hub, *publication) {}
+
 func (worktreeChanged) apply(*Hub) (took, shown bool) { return true, false }
 
 func (c worktreeChanged) publish(_ context.Context, _ *Hub, pub *publication) {

@@ -213,6 +213,7 @@ func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
 	}
 	for i := range s.Workspaces {
 		linkWorktree(&s.Workspaces[i], facts[s.Workspaces[i].ID].folder.repo, at)
+		st.h.wt.show(&s.Workspaces[i])
 	}
 	if d, err := st.h.resolveDefaults(parent); err == nil {
 		s.Defaults = &d

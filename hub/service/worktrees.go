@@ -52,6 +52,44 @@ type wtFacts struct {
 	mu      sync.Mutex
 	fetched map[string]int64  // by repository id: Unix milliseconds
 	seen    map[string]string // by repository id: the last inventory read, as observed
+	trees   map[string]wtTree // by workspace id: what the state shows of a registered linked tree
+}
+
+// wtTree is what the Hub state shows of a registered linked worktree.
+type wtTree struct {
+	ownership hub.WorktreeOwnership
+	sourceRef string
+	replaced  bool
+}
+
+// remember keeps what cs says of the registered linked trees of repo's
+// family, and reports whether that changed what the state shows.
+func (f *wtFacts) remember(cs []hub.WorktreeCheckout) (changed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.trees == nil {
+		f.trees = map[string]wtTree{}
+	}
+	for _, c := range cs {
+		if c.Main || !c.Registered {
+			continue
+		}
+		t := wtTree{ownership: c.Ownership, sourceRef: c.SourceRef, replaced: c.Availability == hub.WTReplaced}
+		if f.trees[c.WorkspaceID] != t {
+			f.trees[c.WorkspaceID], changed = t, true
+		}
+	}
+	return changed
+}
+
+// show adds to v what is known of it as a linked worktree.
+func (f *wtFacts) show(v *hub.WorkspaceView) {
+	f.mu.Lock()
+	t, ok := f.trees[v.ID]
+	f.mu.Unlock()
+	if ok && v.ParentID != "" {
+		v.Ownership, v.SourceRef, v.Replaced = t.ownership, t.sourceRef, t.replaced
+	}
 }
 
 // observed reports whether an inventory of repo read now differs from
@@ -189,6 +227,9 @@ func (h *Hub) checkouts(ctx context.Context, f wtFamily) ([]hub.WorktreeCheckout
 			c.ParentWorkspaceID = mainWS.ID
 		}
 		out = append(out, c)
+	}
+	if h.wt.remember(out) {
+		h.settle(ctx, worktreeTreesSeen{})
 	}
 	return out, nil
 }

@@ -78,10 +78,12 @@ func TestACreatedWorktreeIsRegisteredNamedAfterItsBranchAndListed(t *testing.T) 
 	again := e.inventory(tree.WorkspaceID)
 	is.Equal(again.SourceWorkspaceID, app) // a linked tree resolves to its main workspace
 	is.Equal(again.RepositoryID, inv.RepositoryID)
-	is.Equal(e.stateOf(tree.WorkspaceID).DisplayName, "task/login") // its display name is its branch
-	is.Equal(e.stateOf(tree.WorkspaceID).ParentID, app)             // the state links it to its parent
-	is.True(e.stateOf(app).CreateWorktree)                          // and the main checkout can hold more
-	is.Equal(len(e.journals()), 0)                                  // no journal left
+	is.Equal(e.stateOf(tree.WorkspaceID).DisplayName, "task/login")   // its display name is its branch
+	is.Equal(e.stateOf(tree.WorkspaceID).ParentID, app)               // the state links it to its parent
+	is.True(e.stateOf(app).CreateWorktree)                            // and the main checkout can hold more
+	is.Equal(e.stateOf(tree.WorkspaceID).Ownership, hub.OwnedByWharf) // the state says the Hub made it
+	is.Equal(e.stateOf(tree.WorkspaceID).SourceRef, "main")           // and from what
+	is.Equal(len(e.journals()), 0)                                    // no journal left
 }
 
 func TestACreateIsRefusedBeforeGitRuns(t *testing.T) {
