@@ -231,7 +231,9 @@ func TestTheWorktreeRulesHoldAgainstRealGit(t *testing.T) {
 		git(repo, "worktree", "prune")
 		git(repo, "worktree", "add", "-q", "-b", "impostor", tree, "main")
 		is.Equal(read(), "replaced") // another checkout where the Hub's was
-		var st struct{ Workspaces []struct{ ID, Availability string } }
+		var st struct {
+			Workspaces []struct{ ID, Availability string }
+		}
 		_, _, err := c.Do(ctx, "GET", "api/hub/state", nil, &st)
 		is.NoErr(err)
 		for _, w := range st.Workspaces {
