@@ -22,7 +22,7 @@ func (b *Broker) WorkspaceRegistered(ws string) {
 }
 
 // WorkspaceSessionStarted reopens at once the failed upstreams of ws that
-// still have subscribers, and starts the Hub's own watch of the activity
+// still have subscribers (their backoff starting over), and starts the Hub's own watch of the activity
 // of rs, the session that started. The caller has checked that rs is
 // still ws's running session (a start published after the session ended
 // is not announced).
@@ -37,6 +37,9 @@ func (b *Broker) WorkspaceSessionStarted(ctx context.Context, ws string, rs hub.
 	}
 	for k, u := range b.ups {
 		if k.ws == ws && u.state == upFailed && len(u.subs) > 0 {
+			// A new session is a new chance: its retries start from
+			// the shortest delay, whatever the last session's grew to.
+			u.delay = upstreamRetryMin
 			b.openLocked(u)
 		}
 	}

@@ -326,3 +326,40 @@ func TestAStalledReaderHoldsOneSnapshot(t *testing.T) {
 func chatEvent(c string) []byte {
 	return []byte(`{"generation":"g1","sequence":1,"conversationId":"claude:1","type":"item.remove","itemId":"` + c + `"}`)
 }
+
+// A new session is a new chance: its upstreams retry from the shortest
+// delay, however long the backoff grew against the session before, so a
+// page follows a restarted workspace within a second of its serving.
+func TestANewSessionRetriesItsUpstreamsFromTheShortestDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newLiveEnv(t)
+		e.startApp()
+		turns := reader(t.Context(), e.open(inventorySub("")))
+		is.Equal(kinds(take(t, turns, 2)), "data ready") // the opening tick
+
+		var attempts atomic.Int32
+		e.backend.SetFeedOpener(e.app, hub.TopicInventory, func(hub.FeedRequest) ([]hub.FeedFrame, error) {
+			attempts.Add(1)
+			return nil, hub.Errorf(hub.Unavailable, "refused")
+		})
+		e.feed(hub.TopicInventory, "", 1).End(errors.New("child hung up"))
+		is.Equal(kinds(take(t, turns, 1)), "unavailable") // the failure
+		for _, d := range []time.Duration{1, 2, 4, 8} {
+			e.clock.Advance(d * time.Second)
+			synctest.Wait()
+		}
+		is.Equal(attempts.Load(), int32(4)) // the backoff has grown to 15 s
+
+		_, err := e.StopWorkspace(e.ctx, e.app)
+		is.NoErr(err)
+		e.startApp() // a new session, whose feed is not served yet either
+		synctest.Wait()
+		is.Equal(attempts.Load(), int32(5)) // its start tried at once
+		e.backend.SetFeedOpener(e.app, hub.TopicInventory, nil)
+		e.clock.Advance(time.Second)
+		synctest.Wait()
+		is.Equal(attempts.Load(), int32(5))              // (the opener counts refusals only)
+		is.Equal(kinds(take(t, turns, 2)), "data ready") // and a second later it follows the new session
+	})
+}
