@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +224,43 @@ func TestACloneWhoseRegistrationNeedsRecoveryStillEndsWithAResult(t *testing.T) 
 	is.Equal(res.Status, hub.CloneRegisterFailed)                        // register-failed
 	is.True(strings.Contains(res.Error, "restart the Hub to reconcile")) // saying what to do
 	is.True(strings.Contains(res.Error, e.workspaces()[0].ID))           // and naming the workspace
+}
+
+// A cancel while the clone's workspace starts undoes its registration:
+// the job holds its folder's reservation until it ends, and the rollback
+// must not ask for it again.
+func TestACloneCancelledWhileItStartsIsUnregistered(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.dir("/home/ann/src")
+	e.git.ScriptClone("https://example.com/me/app.git", fakes.CloneScript{})
+	release := e.backend.Hold() // the start waits
+	defer release()
+	id, err := e.CreateCloneJob(e.ctx, e.ann, hub.CreateCloneJobRequest{URL: "https://example.com/me/app.git", Dest: "/home/ann/src", Start: true})
+	is.NoErr(err)
+	for range 200_000 {
+		evs, _, _, err := e.CloneJobEvents(e.ctx, e.ann, id, 0)
+		is.NoErr(err)
+		if slices.ContainsFunc(evs, func(ev hub.CloneEvent) bool { return ev.Phase == hub.PhaseStarting }) {
+			break
+		}
+		runtime.Gosched()
+	}
+	done := make(chan string, 1)
+	go func() {
+		answer, err := e.CancelCloneJob(e.ctx, e.ann, id)
+		if err != nil {
+			answer = err.Error()
+		}
+		done <- answer
+	}()
+	runtime.Gosched()
+	release()
+	is.Equal(<-done, "cancelled") // the cancel returns once rolled back
+	evs := e.cloneEvents(id)
+	res := evs[len(evs)-1].Result
+	is.Equal(res.Status, hub.CloneCancelled) // cancelled, not cleanup-failed
+	for _, w := range e.workspaces() {
+		is.True(w.Path != "/home/ann/src/app") // and nothing stays registered
+	}
 }

@@ -125,7 +125,8 @@ func (h *Hub) registerClone(ctx context.Context, j *cloneJob) (hub.Workspace, st
 // (its folder is kept, and the result names it).
 func (h *Hub) undoClone(ctx context.Context, j *cloneJob, id string) hub.CloneResult {
 	if _, err := h.StopWorkspace(ctx, id); err == nil {
-		if _, err := h.ForgetWorkspace(ctx, id); err == nil {
+		// The job holds the folder's reservation until it ends.
+		if _, err := h.forgetWorkspace(ctx, id, false); err == nil {
 			return hub.CloneResult{}
 		}
 	}

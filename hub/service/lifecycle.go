@@ -234,6 +234,13 @@ func (h *Hub) stopLocked(ctx context.Context, id string) (wasRunning bool, err e
 // inventory) is removed under a journal (forgetLocked), and its id is
 // never given to another folder.
 func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error) {
+	return h.forgetWorkspace(ctx, id, true)
+}
+
+// forgetWorkspace is ForgetWorkspace; reserve is false when the caller
+// holds the reservation of the workspace's folder already (a clone job
+// rolling back the registration it made).
+func (h *Hub) forgetWorkspace(ctx context.Context, id string, reserve bool) (hub.WorkspaceAction, error) {
 	unlock, err := h.wsLocks.Lock(ctx, id)
 	if err != nil {
 		return hub.WorkspaceAction{}, hub.Wrap(hub.Unavailable, err, "request cancelled")
@@ -249,11 +256,13 @@ func (h *Hub) ForgetWorkspace(ctx context.Context, id string) (hub.WorkspaceActi
 	if err := h.fence(fenceWorkspace); err != nil {
 		return hub.WorkspaceAction{}, err
 	}
-	release, err := h.reserved.reserve(w.Path)
-	if err != nil {
-		return hub.WorkspaceAction{}, err
+	if reserve {
+		release, err := h.reserved.reserve(w.Path)
+		if err != nil {
+			return hub.WorkspaceAction{}, err
+		}
+		defer release()
 	}
-	defer release()
 	var journal int64
 	err = h.commit(ctx, func(tx *writes) error {
 		var err error
