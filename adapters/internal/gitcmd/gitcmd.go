@@ -285,7 +285,7 @@ func (r *Runner) runLimited(ctx context.Context, dir string, args, extra []strin
 	cmd.Dir = "/"
 	cmd.Stdin = nil // the null device
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = r.opts.WaitDelay
 

@@ -145,7 +145,7 @@ func (r *Runner) StartClone(ctx context.Context, c Clone) (*Terminal, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// A new session (and so process group) whose controlling terminal is
 	// the child's stdin.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.SysProcAttr = sessionAttr()
 	err = cmd.Start()
 	tty.Close() // git holds its own copies
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,4 +58,18 @@ func groupRunning(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// groupAttr starts a command in a process group of its own that the
+// kernel kills when the Hub dies (Pdeathsig): a git a killed Hub started
+// must not go on changing a tree, a clone or a worktree, after the next
+// Hub's recovery has settled it.
+func groupAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// sessionAttr starts a clone's git leading a new session whose
+// controlling terminal is its stdin, dying with the Hub as groupAttr's.
+func sessionAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
 }
