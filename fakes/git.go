@@ -75,7 +75,7 @@ func (g *Git) Calls(op string) int {
 
 func checkGitOp(op string) {
 	switch op {
-	case GitInspect, GitInit, GitClone, GitListWorktrees, GitRefs, GitAddWorktree, GitReadStamp,
+	case GitInspect, GitInit, GitClone, GitListWorktrees, GitRefs, GitAddWorktree, GitCheckOut, GitReadStamp,
 		GitWriteStamp, GitInspectTree, GitRemoveWorktree, GitFetch:
 	default:
 		panic(fmt.Sprintf("fakes.Git: unknown op %q", op))

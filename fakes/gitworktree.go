@@ -22,6 +22,7 @@ const (
 	GitListWorktrees  = "list-worktrees"
 	GitRefs           = "refs"
 	GitAddWorktree    = "add-worktree"
+	GitCheckOut       = "check-out-worktree"
 	GitReadStamp      = "read-stamp"
 	GitWriteStamp     = "write-stamp"
 	GitInspectTree    = "inspect-tree"
@@ -259,6 +260,20 @@ func (g *Git) AddWorktree(ctx context.Context, req hub.AddWorktreeRequest) error
 		f.local[req.Branch] = fakeCommit
 	}
 	f.trees = append(f.trees, &linkedTree{path: req.Dest, gitDir: gitDir, branch: req.Branch})
+	return nil
+}
+
+// CheckOutWorktree checks out the linked tree at dir: the fake's trees
+// are always whole, so it only checks that dir is one.
+func (g *Git) CheckOutWorktree(ctx context.Context, dir string) error {
+	if err := g.begin(GitCheckOut); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.treeAt(path.Clean(dir)) == nil {
+		return hub.Errorf(hub.Invalid, "the folder is not a linked worktree")
+	}
 	return nil
 }
 

@@ -30,6 +30,13 @@ type WorktreeGit interface {
 	// branch. On failure after git made the tree, the tree is left as it
 	// is and the error says so (errors.As *WorktreeAddError).
 	AddWorktree(ctx context.Context, req AddWorktreeRequest) error
+	// CheckOutWorktree checks the linked tree at dir out again from its
+	// HEAD (`git reset --hard`, through the same guard against the
+	// repository's programs): it completes a tree whose making was cut
+	// between git making it and checking it out. Changes to tracked
+	// files are overwritten; untracked files stay. The caller uses it only
+	// on a tree nothing has worked in yet.
+	CheckOutWorktree(ctx context.Context, dir string) error
 	// ReadStamp reads the identity stamp the Hub wrote into a linked
 	// tree's git directory: "" with a nil error when there is none, an
 	// error when it cannot be read (then the tree's identity is

@@ -62,13 +62,38 @@ func (r *Runner) AddWorktree(ctx context.Context, req hub.AddWorktreeRequest) er
 		cause := fmt.Errorf("git found %s in %s, which names %s", repo.GitDir, req.Dest, made)
 		return &hub.WorktreeAddError{Made: made, Err: hub.Wrap(hub.Internal, cause, "the new worktree is not the one git made")}
 	}
+	if err := r.checkOut(ctx, repo); err != nil {
+		return &hub.WorktreeAddError{Made: made, Err: err}
+	}
+	return nil
+}
+
+// CheckOutWorktree checks the linked tree at dir out from its HEAD, per
+// hub.WorktreeGit: `reset --hard` through the shadow, as AddWorktree's
+// second step.
+func (r *Runner) CheckOutWorktree(ctx context.Context, dir string) error {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
+		return hub.Errorf(hub.Invalid, "the worktree's folder must be a clean absolute path")
+	}
+	repo, err := r.treeAt(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if repo.GitDir == repo.CommonDir || repo.Top != dir {
+		return hub.Errorf(hub.Invalid, "the folder is not a linked worktree")
+	}
+	return r.checkOut(ctx, repo)
+}
+
+// checkOut runs `reset --hard` in the tree repo through the shadow.
+func (r *Runner) checkOut(ctx context.Context, repo gitcmd.Repo) error {
 	args := []string{"reset", "--hard", "--quiet"}
-	res, err = r.runInWith(ctx, repo, gitcmd.With{Timeout: checkoutTimeout}, args...)
+	res, err := r.runInWith(ctx, repo, gitcmd.With{Timeout: checkoutTimeout}, args...)
 	if err == nil && res.Code != 0 {
 		err = exitError(repo.Top, args, res, nil)
 	}
 	if err != nil {
-		return &hub.WorktreeAddError{Made: made, Err: hub.Wrap(hub.Internal, err, "git could not check the worktree out")}
+		return hub.Wrap(hub.Internal, err, "git could not check the worktree out")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/matryer/is"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/fakes/porttest"
 )
@@ -47,4 +48,29 @@ func TestWorktreeContract(t *testing.T) {
 			},
 		}
 	})
+}
+
+// A tree whose making was cut between `worktree add --no-checkout` and
+// its checkout (a Hub killed there) holds no files and shows every
+// tracked file deleted; CheckOutWorktree completes it.
+func TestCheckOutWorktreeCompletesATreeMadeWithoutItsCheckout(t *testing.T) {
+	is := is.New(t)
+	env := testEnv(t)
+	main := newRepo(t, env)
+	is.NoErr(os.WriteFile(filepath.Join(main, "a.txt"), []byte("a\n"), 0o644))
+	git(t, env, main, "add", "a.txt")
+	git(t, env, main, "commit", "-q", "-m", "a")
+	tree := filepath.Join(tempDir(t), "cut")
+	git(t, env, main, "worktree", "add", "-q", "--no-checkout", "-b", "cut", tree, "HEAD")
+	r := newRunner(t, env)
+	facts, err := r.InspectTree(t.Context(), tree)
+	is.NoErr(err)
+	is.True(len(facts.Entries) > 0) // every tracked file shows deleted
+	is.NoErr(r.CheckOutWorktree(t.Context(), tree))
+	b, err := os.ReadFile(filepath.Join(tree, "a.txt"))
+	is.NoErr(err)
+	is.Equal(string(b), "a\n") // the files are there
+	facts, err = r.InspectTree(t.Context(), tree)
+	is.NoErr(err)
+	is.Equal(len(facts.Entries), 0) // and nothing is changed
 }

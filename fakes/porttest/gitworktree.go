@@ -110,7 +110,13 @@ func GitWorktrees(t *testing.T, newFixture func(t *testing.T) WorktreeFixture) {
 				is.Equal(facts, hub.TreeFacts{}) // checked out whole: nothing changed, nothing in progress
 				local, _, err := f.Git.Refs(t.Context(), f.Main)
 				is.NoErr(err)
-				is.True(slices.Contains(local, c.branch)) // its branch is a local one
+				is.True(slices.Contains(local, c.branch))               // its branch is a local one
+				is.NoErr(f.Git.CheckOutWorktree(t.Context(), req.Dest)) // checked out again
+				facts, err = f.Git.InspectTree(t.Context(), req.Dest)
+				is.NoErr(err)
+				is.Equal(facts, hub.TreeFacts{})                                            // still whole
+				is.True(f.Git.CheckOutWorktree(t.Context(), f.Main) != nil)                 // the main checkout is not a linked tree
+				is.True(f.Git.CheckOutWorktree(t.Context(), path.Join(f.Dir, "no")) != nil) // nor is a missing folder
 			})
 		}
 	})

@@ -105,7 +105,7 @@ func (h *Hub) CreateWorktree(ctx context.Context, caller hub.DeviceSession, req 
 	}
 	p := pendingCreate{journal: jid, intent: in}
 	res.Phase = hub.WTPhaseVerifying
-	w, e, err := h.completeCreate(ctx, p)
+	w, e, err := h.completeCreate(ctx, p, true)
 	if err != nil || e != nil {
 		h.wtPend.put(p)
 		if e == nil {
@@ -209,7 +209,12 @@ func (h *Hub) planCreate(ctx context.Context, f wtFamily, refs hub.WorktreeRefs,
 // completeCreate stamps the tree a create made (when its stamp is
 // missing), checks the stamp reads back, and registers the tree with its
 // provenance, deleting the create's journal in the same transaction.
-func (h *Hub) completeCreate(ctx context.Context, p pendingCreate) (hub.Workspace, *hub.WorktreeError, error) {
+// Unless checkedOut says git finished making it, a tree without its
+// stamp is checked out again first: the create may have been cut
+// between git making the tree and checking it out, which leaves no file
+// and every tracked file deleted in its index (the stamp comes after
+// the checkout, so a stamped tree is whole).
+func (h *Hub) completeCreate(ctx context.Context, p pendingCreate, checkedOut bool) (hub.Workspace, *hub.WorktreeError, error) {
 	in := p.intent
 	uncertain := wtErrorf(hub.WTIdentityUncertain, "Wharf could not confirm the new worktree's identity; its files are kept.").WithRetry(hub.WTRetryRefresh)
 	listing, err := h.git.ListWorktrees(ctx, in.MainPath)
@@ -226,6 +231,11 @@ func (h *Hub) completeCreate(ctx context.Context, p pendingCreate) (hub.Workspac
 		return hub.Workspace{}, uncertain, nil
 	}
 	stamp, err := h.git.ReadStamp(ctx, gitDir)
+	if err == nil && stamp == "" && !checkedOut {
+		if err := h.git.CheckOutWorktree(ctx, in.Path); err != nil {
+			return hub.Workspace{}, nil, err
+		}
+	}
 	if err == nil && stamp == "" {
 		if err = h.git.WriteStamp(ctx, gitDir, in.Stamp); err == nil {
 			stamp, err = h.git.ReadStamp(ctx, gitDir)

@@ -92,7 +92,7 @@ func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
 		// git never made the tree (or it is gone): nothing to register.
 		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
 	}
-	if _, refusal, err := h.completeCreate(ctx, p); err != nil || refusal != nil {
+	if _, refusal, err := h.completeCreate(ctx, p, false); err != nil || refusal != nil {
 		h.wtPend.put(p)
 		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree creation waits to be registered",
 			slog.String("branch", in.Branch), slog.Any("refusal", refusal), slog.Any("err", err))

@@ -71,7 +71,7 @@ func (h *Hub) RegisterWorktree(ctx context.Context, caller hub.DeviceSession, re
 		if p.intent.User != caller.User {
 			return refused(res, wtErrorf(hub.WTPermissionDenied, "Another user's worktree creation is pending; only they can finish it.")), nil
 		}
-		w, e, err := h.completeCreate(ctx, p)
+		w, e, err := h.completeCreate(ctx, p, false)
 		switch {
 		case err != nil:
 			return refused(res, wtErrorf(hub.WTRegistrationFailed, "The worktree could not be registered; its files are kept.").WithRetry(hub.WTRetryRegistration)), nil

@@ -195,7 +195,9 @@ func TestACreateInterruptedBeforeRegistrationIsCompletedAtTheNextStart(t *testin
 	is.True(e.isDir("/home/ann/src/app.worktrees/feature"))
 	is.Equal(len(e.journals()), 1) // under its journal
 
+	is.Equal(e.git.Calls("check-out-worktree"), 0) // a create whose git finished checks nothing out again
 	e.restart()
+	is.Equal(e.git.Calls("check-out-worktree"), 1) // an unstamped tree is checked out again: its making may have been cut
 	c, ok := e.checkout(app, "/home/ann/src/app.worktrees/feature")
 	is.True(ok && c.Registered)             // the next start registered it
 	is.Equal(c.Ownership, hub.OwnedByWharf) // as the Hub's
