@@ -13,20 +13,22 @@ import (
 )
 
 // crashLoadSpec lengthens or reseeds TestCrashLoad: a comma-separated
-// key=value list (kills, writers, seed, uptime, timeout; see
+// key=value list (kills, writers, seed, uptime, timeout, families; see
 // daemontest.CrashConfig.Parse), from the flag or, when the flag is empty,
 // from $WHARF_CRASH_LOAD. For example:
 //
 //	go test ./cmd/wharf -run TestCrashLoad -crash-load kills=300,writers=3
 //	WHARF_CRASH_LOAD=seed=42 go test ./cmd/wharf -run TestCrashLoad
-var crashLoadSpec = flag.String("crash-load", "", "TestCrashLoad's shape: kills=N,writers=N,seed=N,uptime=D,timeout=D")
+//	go test ./cmd/wharf -run TestCrashLoad -crash-load families=worktrees+clones
+var crashLoadSpec = flag.String("crash-load", "", "TestCrashLoad's shape: kills=N,writers=N,seed=N,uptime=D,timeout=D,families=A+B")
 
 // crashLoadBound bounds the default run (20 kills); a longer run given by
 // -crash-load gets a bound that grows with its kills.
 const crashLoadBound = 2 * time.Minute
 
-// TestCrashLoad runs the real `wharf serve` binary under a load of
-// folder, workspace, display-name and personal-state writes and kills it
+// TestCrashLoad runs the real `wharf serve` binary under the load of
+// every built-in family (folders, workspaces, display names, personal
+// state, credentials, clone jobs, worktrees) and kills it
 // with SIGKILL at random points at least 20 times: after every restart on
 // the same state directory, every acknowledged write must be there and no
 // recovery journal pending. What it asserts is about acknowledged data
@@ -57,7 +59,13 @@ func TestCrashLoad(t *testing.T) {
 	is.Equal(fig.Pending, 0)       // every journal recovered
 	is.Equal(fig.Refused, 0)       // no write refused (a pending journal would fence them)
 	is.Equal(len(fig.Problems), 0) // nothing else found
-	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state"} {
-		is.True(fig.AckedByFamily()[fam] >= fig.Kills*cfg.Writers) // every writer of every family wrote before every kill
+	ran := map[string]bool{}
+	for _, fam := range cfg.Families {
+		ran[fam.Name] = true
+	}
+	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state", "worktrees"} {
+		if ran[fam] || cfg.Families == nil {
+			is.True(fig.AckedByFamily()[fam] >= fig.Kills*cfg.Writers) // every writer of every family wrote before every kill
+		}
 	}
 }

@@ -128,6 +128,9 @@ type Workspace struct {
 	Path         string `json:"path"`
 	Running      bool   `json:"running"`
 	Availability string `json:"availability"`
+	// ParentID is set on a registered linked worktree: its main
+	// checkout's workspace.
+	ParentID string `json:"parentId"`
 }
 
 // State reads GET /api/hub/state; any status but 200 is an error.

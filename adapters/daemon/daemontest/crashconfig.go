@@ -1,8 +1,10 @@
 package daemontest
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,11 +45,15 @@ type CrashConfig struct {
 }
 
 // Parse sets the fields named in spec, a comma-separated list of
-// key=value with the keys kills, writers, seed, uptime (MeanUptime) and
-// timeout (RequestTimeout), the last two durations: "kills=200,writers=3,seed=42". An empty spec
-// changes nothing. It lets a test take a longer run from a flag or an
-// environment variable.
+// key=value with the keys kills, writers, seed, uptime (MeanUptime),
+// timeout (RequestTimeout), the last two durations, families, names of
+// DefaultFamilies joined by "+" (Families), and worktree-files, which
+// runs the worktrees family as WorktreeFamilyOf(n):
+// "kills=200,writers=3,seed=42,families=worktrees+folders". An empty spec
+// changes nothing. It lets a test take a longer run, or one family's, from
+// a flag or an environment variable.
 func (c *CrashConfig) Parse(spec string) error {
+	treeFiles := -1 // unset
 	for _, kv := range strings.Split(spec, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
 			continue
@@ -68,14 +74,45 @@ func (c *CrashConfig) Parse(spec string) error {
 			c.Seed, err = strconv.ParseUint(v, 10, 64)
 		case "timeout":
 			c.RequestTimeout, err = time.ParseDuration(v)
+		case "families":
+			c.Families, err = familiesNamed(strings.Split(v, "+"))
+		case "worktree-files":
+			treeFiles, err = strconv.Atoi(v)
+			if err == nil && treeFiles < 0 {
+				err = errors.New("a negative count")
+			}
 		default:
-			return fmt.Errorf("crash load: unknown key %q (kills, writers, seed, uptime, timeout)", k)
+			return fmt.Errorf("crash load: unknown key %q (kills, writers, seed, uptime, timeout, families, worktree-files)", k)
 		}
 		if err != nil {
 			return fmt.Errorf("crash load: %s: %w", kv, err)
 		}
 	}
+	if treeFiles >= 0 {
+		if c.Families == nil {
+			c.Families = DefaultFamilies()
+		}
+		i := slices.IndexFunc(c.Families, func(f *Family) bool { return f.Name == "worktrees" })
+		if i < 0 {
+			return errors.New("crash load: worktree-files without the worktrees family")
+		}
+		c.Families[i] = WorktreeFamilyOf(treeFiles)
+	}
 	return nil
+}
+
+// familiesNamed returns the built-in families of these names, in order.
+func familiesNamed(names []string) ([]*Family, error) {
+	all := DefaultFamilies()
+	var fams []*Family
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(f *Family) bool { return f.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("no family is named %q", name)
+		}
+		fams = append(fams, all[i])
+	}
+	return fams, nil
 }
 
 func (c *CrashConfig) defaults() {

@@ -11,9 +11,10 @@ import (
 // DefaultFamilies returns the built-in crash-load families: plain
 // folders, workspaces (registrations and journaled folder renames),
 // display names, personal state, credentials (tokens and their
-// assignments) and clone jobs.
+// assignments), clone jobs and worktrees.
 func DefaultFamilies() []*Family {
-	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily(), CredentialFamily(), CloneFamily()}
+	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily(), CredentialFamily(),
+		CloneFamily(), WorktreeFamily()}
 }
 
 // FolderFamily creates, renames and removes plain folders (no workspace

@@ -24,7 +24,12 @@ type Figures struct {
 	// "folder rename renamed=true" or "onboarding registered=false".
 	Recovered      int
 	RecoveredKinds map[string]int
-	// Pending counts the journals a restart left pending.
+	// JournalsLeft counts by kind the journals the killed or stopped
+	// daemons left in the database, each of which the next start must
+	// settle (for instance "worktree-delete").
+	JournalsLeft map[string]int
+	// Pending counts the journals a restart left pending: logged as
+	// such, or still in the database at the next kill or stop.
 	Pending int
 	// Lost counts acknowledged facts a restart no longer showed (missing,
 	// or changed by nothing acknowledged); Unexpected, facts it showed that
@@ -33,6 +38,9 @@ type Figures struct {
 	// Refused counts writes answered with an error status: none is
 	// expected, since every writer owns its resources.
 	Refused int
+	// Notes counts what the families noted (Writer.Note) by
+	// "<family>: <what>".
+	Notes map[string]int
 	// Problems describe every finding, the first maxProblems of them.
 	Problems []string
 	Elapsed  time.Duration
@@ -73,6 +81,12 @@ func (f Figures) String() string {
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.RecoveredKinds)) {
 		fmt.Fprintf(&b, "  recovered    %-36s %d\n", k, f.RecoveredKinds[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.JournalsLeft)) {
+		fmt.Fprintf(&b, "  left         %-36s %d\n", k, f.JournalsLeft[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Notes)) {
+		fmt.Fprintf(&b, "  noted        %-36s %d\n", k, f.Notes[k])
 	}
 	for _, p := range f.Problems {
 		fmt.Fprintf(&b, "  problem: %s\n", p)

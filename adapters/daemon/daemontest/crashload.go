@@ -19,27 +19,32 @@ import (
 // requests are in flight, restarts it on the same state directory and
 // checks that everything acknowledged is there, that what the kill cut
 // either landed or did not, and that the restart left no journal pending
-// and logged no error. It ends with a graceful stop, a last restart (which
-// must recover nothing) and a last check.
+// (neither in its log nor in the database the next kill leaves: see
+// crashjournals.go) and logged no error. It ends with a graceful stop, a
+// last restart (which must recover nothing) and a last check.
 // The error reports a run that could not go on (a daemon that does not
 // start); what the checks find is in the figures.
 func CrashLoad(ctx context.Context, cfg CrashConfig) (Figures, error) {
 	cfg.defaults()
-	r := &crashRun{cfg: cfg, fig: Figures{Seed: cfg.Seed, Acked: map[string]int{}, RecoveredKinds: map[string]int{}}}
+	r := &crashRun{cfg: cfg, fig: Figures{Seed: cfg.Seed, Acked: map[string]int{}, RecoveredKinds: map[string]int{},
+		JournalsLeft: map[string]int{}}, notes: &notes{n: map[string]int{}}}
 	start := time.Now()
 	err := r.run(ctx)
 	r.fig.Elapsed = time.Since(start)
+	r.fig.Notes = r.notes.n
 	return r.fig, err
 }
 
 // crashRun is one run's state.
 type crashRun struct {
-	cfg     CrashConfig
-	fig     Figures
-	writers []*Writer
-	client  *Client // the run's device session; its Base follows restarts
-	d       *Daemon // the daemon that runs now, or the last one
-	logSeen int     // how much of d's stderr checkLog has read
+	cfg        CrashConfig
+	fig        Figures
+	writers    []*Writer
+	client     *Client       // the run's device session; its Base follows restarts
+	d          *Daemon       // the daemon that runs now, or the last one
+	logSeen    int           // how much of d's stderr checkLog has read
+	lastCensus journalCensus // the journals the last stopped daemon left
+	notes      *notes
 }
 
 func (r *crashRun) run(ctx context.Context) error {
@@ -60,7 +65,7 @@ func (r *crashRun) run(ctx context.Context) error {
 				return fmt.Errorf("crash load: %w", err)
 			}
 			r.writers = append(r.writers, &Writer{Family: fam, Index: i, Root: root, Model: Model{},
-				Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(fi)<<32|uint64(i)+1))})
+				Rand: rand.New(rand.NewPCG(cfg.Seed, uint64(fi)<<32|uint64(i)+1)), notes: r.notes})
 		}
 	}
 	r.fig.Writers = len(r.writers)
@@ -104,6 +109,7 @@ func (r *crashRun) run(ctx context.Context) error {
 		}
 		r.fig.Kills++
 		r.checkLog(fmt.Sprintf("the daemon killed by kill %d", k))
+		r.census(ctx, fmt.Sprintf("the daemon killed by kill %d", k), false)
 		hc.CloseIdleConnections() // connections to the dead daemon
 		restartStart := time.Now()
 		if err := r.restart(ctx); err != nil {
@@ -125,6 +131,7 @@ func (r *crashRun) run(ctx context.Context) error {
 		r.fig.problem("graceful stop: %v", err)
 	}
 	r.checkLog("the daemon stopped gracefully")
+	r.census(ctx, "the daemon stopped gracefully", true)
 	if err := r.restart(ctx); err != nil {
 		return err
 	}
@@ -140,6 +147,7 @@ func (r *crashRun) run(ctx context.Context) error {
 		r.fig.problem("last graceful stop: %v", err)
 	}
 	r.checkLog("the last daemon")
+	r.census(ctx, "the last daemon", true)
 	return nil
 }
 
@@ -156,8 +164,12 @@ func (r *crashRun) restart(ctx context.Context) error {
 // Log lines the checks look for.
 const (
 	recoveredLog = `msg="recovered an interrupted `
-	strandedLog  = "a recovery journal is pending"
-	errorLog     = "level=ERROR"
+	// keptLog begins a recovery that settled a journal by keeping what
+	// it found ("an interrupted worktree deletion did not remove the
+	// tree; it stays registered").
+	keptLog     = `msg="an interrupted `
+	strandedLog = "a recovery journal is pending"
+	errorLog    = "level=ERROR"
 )
 
 // checkLog reads the lines the running daemon logged since the last call:
@@ -172,6 +184,11 @@ func (r *crashRun) checkLog(who string) {
 		case strings.Contains(line, recoveredLog):
 			r.fig.Recovered++
 			r.fig.RecoveredKinds[recoveredKind(line)]++
+		case strings.Contains(line, keptLog):
+			_, rest, _ := strings.Cut(line, keptLog)
+			msg, _, _ := strings.Cut(rest, `"`)
+			r.fig.Recovered++
+			r.fig.RecoveredKinds[msg]++
 		case strings.Contains(line, strandedLog):
 			r.fig.Pending++
 			r.fig.problem("%s left a journal pending: %s", who, strings.TrimSpace(line))

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
 )
 
 // Model is what a crash writer expects of its resources, or what it
@@ -102,7 +103,28 @@ type Writer struct {
 	Client *Client
 
 	seq     int
-	pending *Op // the request a kill cut, until the next verification
+	pending *Op    // the request a kill cut, until the next verification
+	notes   *notes // the run's, for Note
+}
+
+// notes counts what the families noted, for Figures.Notes.
+type notes struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Note counts one occurrence of what, an outcome the family's contract
+// allows but a reader of the figures should see ("trees registered
+// before their checkout ran"); Figures.Notes reports it under the
+// family's name. Call it from Next, Acked or Observe, never from
+// Landed, which the driver also runs on a hypothesis.
+func (w *Writer) Note(what string) {
+	if w.notes == nil {
+		return
+	}
+	w.notes.mu.Lock()
+	defer w.notes.mu.Unlock()
+	w.notes.n[w.Family.Name+": "+what]++
 }
 
 // NewName returns prefix followed by a number this writer never returned

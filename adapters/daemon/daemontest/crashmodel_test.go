@@ -2,8 +2,11 @@ package daemontest
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +70,32 @@ func TestCrashConfigParse(t *testing.T) {
 	is.True(c.Parse("kills=many") != nil) // a bad number
 }
 
+// TestCrashConfigParseSelectsFamilies selects built-in families by name,
+// and sizes the worktrees family's repository.
+func TestCrashConfigParseSelectsFamilies(t *testing.T) {
+	names := func(fams []*Family) (out []string) {
+		for _, f := range fams {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	is := is.New(t)
+	var c CrashConfig
+	is.NoErr(c.Parse("families=worktrees+folders"))               // two families
+	is.Equal(names(c.Families), []string{"worktrees", "folders"}) // in order
+	before := c.Families[0]
+	is.NoErr(c.Parse("worktree-files=100"))                       // a bigger repository
+	is.Equal(names(c.Families), []string{"worktrees", "folders"}) // the same families
+	is.True(c.Families[0] != before)                              // the worktrees one replaced
+
+	var d CrashConfig
+	is.NoErr(d.Parse("worktree-files=0"))                           // with the default families
+	is.Equal(names(d.Families), names(DefaultFamilies()))           // all of them
+	is.True(d.Parse("families=weather") != nil)                     // an unknown family
+	is.True(d.Parse("families=folders,worktree-files=10") != nil)   // a size for a family not run
+	is.True(d.Parse("families=worktrees,worktree-files=-1") != nil) // a negative size
+}
+
 // TestNextChoicesAreValid runs every built-in family's Next, without a
 // daemon, on a model that holds what each of its operations needs (a
 // folder to rename, a registered workspace to forget): each op must name
@@ -79,6 +108,7 @@ func TestNextChoicesAreValid(t *testing.T) {
 		"personal-state": {"patch"},
 		"credentials":    {"create", "assign", "unassign", "delete"},
 		"clones":         {"clone", "cancel"},
+		"worktrees":      {"create", "open", "forget", "register", "preflight", "delete", "guarded-delete"},
 	}
 	for _, fam := range DefaultFamilies() {
 		t.Run(fam.Name, func(t *testing.T) {
@@ -95,6 +125,13 @@ func TestNextChoicesAreValid(t *testing.T) {
 				w.Model["workspace x"] = "name=x"
 			case "personal-state":
 				w.Model["state x"] = "{}"
+			case "worktrees":
+				w.Model["main"] = "id=repo"
+				for i, ws := range []string{"t1", "-"} {
+					folder := fmt.Sprintf("t%d", i+1)
+					addTree(w, w.Model, folder, treeState{branch: folder, ws: ws, owner: "wharf", availability: "present", files: "ok"})
+					is.NoErr(os.MkdirAll(filepath.Join(treesDir(w), folder), 0o755)) // its folder
+				}
 			case "credentials":
 				w.Model["workspace x"] = ""
 				w.Model["credential c1"] = "id=1 host=git.example.com"
@@ -109,6 +146,9 @@ func TestNextChoicesAreValid(t *testing.T) {
 				seen[op.Name] = true
 				if fam.Name == "clones" && op.Name == "clone" {
 					is.NoErr(op.Acked(w.Model, []byte(`{"jobId":"j1"}`))) // acknowledged, so its cancel follows
+				}
+				if fam.Name == "worktrees" && op.Name == "preflight" {
+					is.NoErr(op.Acked(w.Model, []byte(`{"ok":true,"requiresStop":false}`))) // acknowledged, so its delete follows
 				}
 			}
 			for _, k := range kinds[fam.Name] {

@@ -51,13 +51,16 @@
 // an acknowledged answer, and a request cut by a kill, change the model)
 // and Observe (what the daemon holds of the writer's resources, as a Model
 // of facts). Add it to CrashConfig.Families; DefaultFamilies lists the
-// built-in ones (folders, workspaces, display names, personal state), whose
-// files are the templates:
+// built-in ones (folders, workspaces, display names, personal state,
+// credentials, clone jobs, worktrees), whose files are the templates:
 //
 //	cfg.Families = append(daemontest.DefaultFamilies(), myFamily)
 //
 // After every restart the driver compares each writer's model with the
 // observation: a fact acknowledged and missing is lost, a fact nothing
 // explains is unexpected, and a request cut by a kill may have landed or
-// not, but nothing in between.
+// not, but nothing in between. After every kill it also reads the
+// journals the daemon left in its database (crashjournals.go): one that
+// outlives the restart after it was never settled. A family counts the
+// outcomes its contract allows but a reader should see with Writer.Note.
 package daemontest
