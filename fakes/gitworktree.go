@@ -264,16 +264,18 @@ func (g *Git) AddWorktree(ctx context.Context, req hub.AddWorktreeRequest) error
 }
 
 // CheckOutWorktree checks out the linked tree at dir: the fake's trees
-// are always whole, so it only checks that dir is one.
+// are always whole, so it only checks that dir is one, and unlocks it.
 func (g *Git) CheckOutWorktree(ctx context.Context, dir string) error {
 	if err := g.begin(GitCheckOut); err != nil {
 		return err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.treeAt(path.Clean(dir)) == nil {
+	t := g.treeAt(path.Clean(dir))
+	if t == nil {
 		return hub.Errorf(hub.Invalid, "the folder is not a linked worktree")
 	}
+	t.locked = false
 	return nil
 }
 

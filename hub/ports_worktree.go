@@ -33,9 +33,11 @@ type WorktreeGit interface {
 	// CheckOutWorktree checks the linked tree at dir out again from its
 	// HEAD (`git reset --hard`, through the same guard against the
 	// repository's programs): it completes a tree whose making was cut
-	// between git making it and checking it out. Changes to tracked
-	// files are overwritten; untracked files stay. The caller uses it only
-	// on a tree nothing has worked in yet.
+	// between git making it and checking it out, and removes the lock git
+	// holds on a tree while it makes it (git worktree add locks a new
+	// tree until it is done). Changes to tracked files are overwritten;
+	// untracked files stay. The caller uses it only on a tree nothing has
+	// worked in yet.
 	CheckOutWorktree(ctx context.Context, dir string) error
 	// ReadStamp reads the identity stamp the Hub wrote into a linked
 	// tree's git directory: "" with a nil error when there is none, an

@@ -82,6 +82,11 @@ func (r *Runner) CheckOutWorktree(ctx context.Context, dir string) error {
 	if repo.GitDir == repo.CommonDir || repo.Top != dir {
 		return hub.Errorf(hub.Invalid, "the folder is not a linked worktree")
 	}
+	// git worktree add locks a tree it is making with a "locked" file in
+	// its git directory until it is done; one killed in between leaves it.
+	if err := os.Remove(filepath.Join(repo.GitDir, "locked")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return hub.Wrap(hub.Internal, err, "the worktree's lock could not be removed")
+	}
 	return r.checkOut(ctx, repo)
 }
 

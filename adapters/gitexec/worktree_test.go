@@ -52,7 +52,8 @@ func TestWorktreeContract(t *testing.T) {
 
 // A tree whose making was cut between `worktree add --no-checkout` and
 // its checkout (a Hub killed there) holds no files and shows every
-// tracked file deleted; CheckOutWorktree completes it.
+// tracked file deleted, and the lock git holds on a tree it is making;
+// CheckOutWorktree completes it.
 func TestCheckOutWorktreeCompletesATreeMadeWithoutItsCheckout(t *testing.T) {
 	is := is.New(t)
 	env := testEnv(t)
@@ -66,7 +67,13 @@ func TestCheckOutWorktreeCompletesATreeMadeWithoutItsCheckout(t *testing.T) {
 	facts, err := r.InspectTree(t.Context(), tree)
 	is.NoErr(err)
 	is.True(len(facts.Entries) > 0) // every tracked file shows deleted
+	l, err := r.ListWorktrees(t.Context(), main)
+	is.NoErr(err)
+	is.NoErr(os.WriteFile(filepath.Join(l.Entries[1].GitDir, "locked"), []byte("initializing"), 0o644)) // the lock git holds while it makes a tree
 	is.NoErr(r.CheckOutWorktree(t.Context(), tree))
+	l, err = r.ListWorktrees(t.Context(), main)
+	is.NoErr(err)
+	is.True(!l.Entries[1].Locked) // unlocked
 	b, err := os.ReadFile(filepath.Join(tree, "a.txt"))
 	is.NoErr(err)
 	is.Equal(string(b), "a\n") // the files are there

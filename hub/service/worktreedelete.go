@@ -149,7 +149,7 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 		return refuse(e)
 	}
 	in := worktreeDeleteIntent{Version: journalVersion, OperationID: res.OperationID, RepositoryID: ch.r.f.repoID,
-		Path: c.Path, GitDir: ch.gitDir, CheckoutID: id, WorkspaceID: c.WorkspaceID}
+		MainPath: ch.r.f.mainPath, Path: c.Path, GitDir: ch.gitDir, CheckoutID: id, WorkspaceID: c.WorkspaceID}
 	jid, err := h.openJournal(ctx, hub.JournalWorktreeDelete, in)
 	if err != nil {
 		return hub.WorktreeResult{}, err

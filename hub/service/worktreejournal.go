@@ -35,6 +35,7 @@ type worktreeDeleteIntent struct {
 	Version      int    `json:"version"`
 	OperationID  string `json:"operationId"`
 	RepositoryID string `json:"repositoryId"`
+	MainPath     string `json:"mainPath"`
 	Path         string `json:"path"`
 	GitDir       string `json:"gitDir"`
 	CheckoutID   string `json:"checkoutId"`
@@ -102,10 +103,14 @@ func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
 	return nil
 }
 
-// recoverWorktreeDelete settles a delete a previous Hub left pending: a
-// tree git removed is unregistered and its provenance deleted; a tree
-// still there (its stamp unchanged) stays registered, its journal
-// dropped: the person sees it and may delete again.
+// recoverWorktreeDelete settles a delete a previous Hub left pending.
+// git removes a tree's folder, then its administrative directory: a tree
+// whose folder is gone is finished (its administrative directory
+// removed, if the kill came between the two) and unregistered with its
+// provenance; a tree whose folder is still there, whole or in part, stays
+// registered, its journal dropped: the person sees what is left and may
+// delete again (a partial tree shows its deleted files as changes, so
+// nothing is removed unseen).
 func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
 	var in worktreeDeleteIntent
 	if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
@@ -114,10 +119,25 @@ func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
 	}
 	_, errTree := h.fs.Lstat(in.Path)
 	_, errDir := h.fs.Lstat(in.GitDir)
-	if errTree == nil || errDir == nil {
+	switch {
+	case errTree == nil:
 		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree deletion did not remove the tree; it stays registered",
 			slog.String("workspace", in.WorkspaceID))
 		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
+	case errDir == nil:
+		if in.MainPath == "" {
+			return nil // a journal of an older Hub: kept for an operator
+		}
+		// The files are gone: the tree is, for anyone looking. git's
+		// record of it is removed when git still can (a kill in the
+		// middle of that removal leaves one git no longer reads, and it
+		// lists the tree as prunable); the registration goes either way.
+		if err := h.git.RemoveWorktree(ctx, in.MainPath, in.Path, true); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "git's record of a deleted worktree could not be removed",
+				slog.String("workspace", in.WorkspaceID), slog.Any("err", err))
+		} else {
+			h.log.LogAttrs(ctx, slog.LevelInfo, "finished an interrupted worktree deletion", slog.String("workspace", in.WorkspaceID))
+		}
 	}
 	forget, err := h.unregisterRemoved(ctx, in, j.ID, hub.Workspace{})
 	if err == nil && forget != 0 {

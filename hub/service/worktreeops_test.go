@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -248,4 +249,34 @@ func TestALinkedWorktreeIsLentItsMainWorkspacesCredentials(t *testing.T) {
 	is.NoErr(err) // unassigned from the main workspace
 	_, _, err = c.Broker.Token(e.ctx, "github.com")
 	is.Equal(hub.KindOf(err), hub.NotFound) // the tree's session follows at once
+}
+
+// A delete cut after git removed the tree's folder but before its
+// administrative directory (git's order) is finished at the next start,
+// and the tree unregistered: a workspace never stays registered on a
+// tree its confirmed delete removed.
+func TestADeleteCutBetweenTheFolderAndItsGitDirectoryIsFinishedAtTheNextStart(t *testing.T) {
+	is := is.New(t)
+	e, app := wtEnv(t)
+	tree := *e.createTree(app, "feature").Checkout
+	l, err := e.git.ListWorktrees(e.ctx, "/home/ann/src/app")
+	is.NoErr(err)
+	gitDir := l.Entries[1].GitDir
+	intent, err := json.Marshal(map[string]any{"version": 1, "operationId": "00000000-0000-4000-8000-000000000000",
+		"repositoryId": tree.RepositoryID, "mainPath": "/home/ann/src/app", "path": tree.Path, "gitDir": gitDir,
+		"checkoutId": tree.CheckoutID, "workspaceId": tree.WorkspaceID})
+	is.NoErr(err)
+	is.NoErr(e.store.Update(e.ctx, func(tx hub.Tx) error {
+		_, err := tx.AddJournal(hub.Journal{Kind: hub.JournalWorktreeDelete, Data: intent, CreatedAt: e.clock.Now()})
+		return err
+	})) // a delete's journal, as the killed Hub left it
+	e.fs.RemoveAll(tree.Path) // git had removed the folder, not yet its git directory
+
+	e.restart()
+	_, ok := e.checkout(app, tree.Path)
+	is.True(!ok) // the removal was finished
+	for _, w := range e.workspaces() {
+		is.True(w.ID != tree.WorkspaceID) // and the tree unregistered
+	}
+	is.Equal(len(e.journals()), 0) // its journal settled
 }
