@@ -33,9 +33,10 @@ type WorktreeGit interface {
 	// CheckOutWorktree checks the linked tree at dir out again from its
 	// HEAD (`git reset --hard`, through the same guard against the
 	// repository's programs): it completes a tree whose making was cut
-	// between git making it and checking it out, and removes the lock git
-	// holds on a tree while it makes it (git worktree add locks a new
-	// tree until it is done). Changes to tracked files are overwritten;
+	// between git making it and checking it out, and removes the locks a
+	// killed git leaves on a tree it was making (git worktree add locks a
+	// new tree until it is done; its checkout holds the tree's
+	// index.lock). Changes to tracked files are overwritten;
 	// untracked files stay. The caller uses it only on a tree nothing has
 	// worked in yet.
 	CheckOutWorktree(ctx context.Context, dir string) error

@@ -83,9 +83,13 @@ func (r *Runner) CheckOutWorktree(ctx context.Context, dir string) error {
 		return hub.Errorf(hub.Invalid, "the folder is not a linked worktree")
 	}
 	// git worktree add locks a tree it is making with a "locked" file in
-	// its git directory until it is done; one killed in between leaves it.
-	if err := os.Remove(filepath.Join(repo.GitDir, "locked")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return hub.Wrap(hub.Internal, err, "the worktree's lock could not be removed")
+	// its git directory until it is done, and the checkout holds the
+	// tree's index.lock while it writes: a git killed in between leaves
+	// them, and nothing else works in this tree (the caller's contract).
+	for _, lock := range []string{"locked", "index.lock"} {
+		if err := os.Remove(filepath.Join(repo.GitDir, lock)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return hub.Wrap(hub.Internal, err, "the worktree's lock could not be removed")
+		}
 	}
 	return r.checkOut(ctx, repo)
 }

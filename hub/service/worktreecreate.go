@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"slices"
@@ -15,6 +16,11 @@ import (
 )
 
 // Creating, registering and opening worktrees.
+
+// errUnfinishedTree is completeCreate's error for a tree git did not
+// finish making and that cannot be checked out (its branch was never
+// made, say): recovery undoes it.
+var errUnfinishedTree = errors.New("git did not finish making the worktree")
 
 // wtPlan is a create, checked before anything runs.
 type wtPlan struct {
@@ -233,7 +239,7 @@ func (h *Hub) completeCreate(ctx context.Context, p pendingCreate, checkedOut bo
 	stamp, err := h.git.ReadStamp(ctx, gitDir)
 	if err == nil && stamp == "" && !checkedOut {
 		if err := h.git.CheckOutWorktree(ctx, in.Path); err != nil {
-			return hub.Workspace{}, nil, err
+			return hub.Workspace{}, nil, fmt.Errorf("%w: %w", errUnfinishedTree, err)
 		}
 	}
 	if err == nil && stamp == "" {

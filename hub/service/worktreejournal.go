@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -93,7 +94,18 @@ func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
 		// git never made the tree (or it is gone): nothing to register.
 		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
 	}
-	if _, refusal, err := h.completeCreate(ctx, p, false); err != nil || refusal != nil {
+	_, refusal, err := h.completeCreate(ctx, p, false)
+	if errors.Is(err, errUnfinishedTree) {
+		// A git killed while it made the tree left something no checkout
+		// can complete: the create never happened, and nothing has worked
+		// in the tree (it was never registered), so it is removed; a
+		// branch git made stays.
+		if rerr := h.git.RemoveWorktree(ctx, in.MainPath, in.Path, true); rerr == nil {
+			h.log.LogAttrs(ctx, slog.LevelInfo, "undid a worktree creation git had not finished", slog.String("branch", in.Branch))
+			return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
+		}
+	}
+	if err != nil || refusal != nil {
 		h.wtPend.put(p)
 		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree creation waits to be registered",
 			slog.String("branch", in.Branch), slog.Any("refusal", refusal), slog.Any("err", err))

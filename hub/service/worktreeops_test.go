@@ -280,3 +280,21 @@ func TestADeleteCutBetweenTheFolderAndItsGitDirectoryIsFinishedAtTheNextStart(t 
 	}
 	is.Equal(len(e.journals()), 0) // its journal settled
 }
+
+// A tree git did not finish making (no checkout can complete it: its
+// branch was never made, say) is removed at the next start, and the
+// create counts as never having happened.
+func TestATreeGitDidNotFinishMakingIsUndoneAtTheNextStart(t *testing.T) {
+	is := is.New(t)
+	e, app := wtEnv(t)
+	e.git.FailNext("write-stamp", errors.New("killed"))
+	res, err := e.CreateWorktree(e.ctx, e.ann, hub.CreateWorktreeRequest{SourceWorkspaceID: app, Mode: hub.NewBranch, Branch: "feature", BaseRef: "main"})
+	is.NoErr(err)
+	is.True(res.Error != nil) // cut before its registration
+	e.git.FailNext("check-out-worktree", errors.New("HEAD names no commit"))
+	e.restart()
+	_, ok := e.checkout(app, "/home/ann/src/app.worktrees/feature")
+	is.True(!ok)                                             // the half-made tree is gone
+	is.True(!e.isDir("/home/ann/src/app.worktrees/feature")) // with its folder
+	is.Equal(len(e.journals()), 0)                           // and the create's journal
+}
