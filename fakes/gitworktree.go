@@ -279,6 +279,12 @@ func (g *Git) CheckOutWorktree(ctx context.Context, dir string) error {
 	return nil
 }
 
+// DiscardWorktree removes a tree as a forced RemoveWorktree does (the
+// fake's trees are always whole).
+func (g *Git) DiscardWorktree(ctx context.Context, main, dir string) error {
+	return g.RemoveWorktree(ctx, main, dir, true)
+}
+
 // check refuses what git refuses: a branch made anew that exists, a base
 // that does not, a branch to check out that does not exist or is
 // checked out.

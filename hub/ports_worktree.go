@@ -62,6 +62,13 @@ type WorktreeGit interface {
 	// needs to remove changed or untracked files; never twice (a locked
 	// tree stays). The branch stays.
 	RemoveWorktree(ctx context.Context, main, dir string, force bool) error
+	// DiscardWorktree removes a linked tree git did not finish making,
+	// one no checkout can complete (a kill cut git before it wrote the
+	// tree's HEAD, say): `git worktree remove --force` when git still
+	// can; else, when the tree's folder holds nothing but its .git file,
+	// that file, the folder and the tree's administrative directory. A
+	// folder holding anything else is kept (an error).
+	DiscardWorktree(ctx context.Context, main, dir string) error
 	// Fetch fetches every remote of the repository at dir once, with
 	// only creds lent (as a workspace session is lent them) and no
 	// prompt: an error satisfying errors.As *FetchError says whether

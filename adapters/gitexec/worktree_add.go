@@ -94,6 +94,46 @@ func (r *Runner) CheckOutWorktree(ctx context.Context, dir string) error {
 	return r.checkOut(ctx, repo)
 }
 
+// DiscardWorktree removes a tree git did not finish making, per
+// hub.WorktreeGit.
+func (r *Runner) DiscardWorktree(ctx context.Context, main, dir string) error {
+	if err := r.RemoveWorktree(ctx, main, dir, true); err == nil {
+		return nil
+	}
+	// git refuses a tree whose git directory is not a repository yet (no
+	// HEAD): such a tree was never checked out, so its folder holds its
+	// .git file alone, naming a directory under the repository's
+	// worktrees/. Anything else and it is kept.
+	repo, err := r.treeAt(ctx, main)
+	if err != nil {
+		return err
+	}
+	gitDir, err := madeGitDir(dir)
+	if err != nil {
+		return hub.Wrap(hub.Internal, err, "the unfinished worktree's git directory could not be read")
+	}
+	if filepath.Dir(gitDir) != filepath.Join(repo.CommonDir, "worktrees") {
+		return hub.Errorf(hub.Internal, "the unfinished worktree's git directory is not the repository's")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return folderError(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != ".git" || !entries[0].Type().IsRegular() {
+		return hub.Errorf(hub.Conflict, "the unfinished worktree's folder holds files; it is kept")
+	}
+	for _, rm := range []func() error{
+		func() error { return os.Remove(filepath.Join(dir, ".git")) },
+		func() error { return os.Remove(dir) },
+		func() error { return os.RemoveAll(gitDir) },
+	} {
+		if err := rm(); err != nil {
+			return hub.Wrap(hub.Internal, err, "the unfinished worktree could not be removed")
+		}
+	}
+	return nil
+}
+
 // checkOut runs `reset --hard` in the tree repo through the shadow.
 func (r *Runner) checkOut(ctx context.Context, repo gitcmd.Repo) error {
 	args := []string{"reset", "--hard", "--quiet"}

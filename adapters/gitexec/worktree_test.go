@@ -1,6 +1,8 @@
 package gitexec_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,4 +82,38 @@ func TestCheckOutWorktreeCompletesATreeMadeWithoutItsCheckout(t *testing.T) {
 	facts, err = r.InspectTree(t.Context(), tree)
 	is.NoErr(err)
 	is.Equal(len(facts.Entries), 0) // and nothing is changed
+}
+
+// A tree cut before git wrote its HEAD is no repository yet, and git
+// refuses to remove it; DiscardWorktree removes it when its folder holds
+// its .git file alone, and keeps it otherwise.
+func TestDiscardWorktreeRemovesATreeGitNeverFinished(t *testing.T) {
+	is := is.New(t)
+	env := testEnv(t)
+	main := newRepo(t, env)
+	r := newRunner(t, env)
+	cut := func(name string) (string, string) {
+		tree := filepath.Join(tempDir(t), name)
+		git(t, env, main, "worktree", "add", "-q", "--no-checkout", "-b", name, tree, "HEAD")
+		l, err := r.ListWorktrees(t.Context(), main)
+		is.NoErr(err)
+		gitDir := l.Entries[len(l.Entries)-1].GitDir
+		is.NoErr(os.Remove(filepath.Join(gitDir, "HEAD"))) // git was killed before it wrote HEAD
+		return tree, gitDir
+	}
+	tree, gitDir := cut("cut")
+	is.True(r.RemoveWorktree(t.Context(), main, tree, true) != nil) // git refuses it
+	is.NoErr(r.DiscardWorktree(t.Context(), main, tree))            // discarded
+	for _, p := range []string{tree, gitDir} {
+		_, err := os.Lstat(p)
+		is.True(errors.Is(err, fs.ErrNotExist)) // folder and git directory gone
+	}
+
+	tree, gitDir = cut("kept")
+	is.NoErr(os.WriteFile(filepath.Join(tree, "mine.txt"), []byte("x"), 0o644))
+	is.True(r.DiscardWorktree(t.Context(), main, tree) != nil) // a folder holding files is kept
+	_, err := os.Stat(filepath.Join(tree, "mine.txt"))
+	is.NoErr(err)
+	_, err = os.Stat(gitDir)
+	is.NoErr(err)
 }

@@ -100,7 +100,7 @@ func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
 		// can complete: the create never happened, and nothing has worked
 		// in the tree (it was never registered), so it is removed; a
 		// branch git made stays.
-		if rerr := h.git.RemoveWorktree(ctx, in.MainPath, in.Path, true); rerr == nil {
+		if rerr := h.git.DiscardWorktree(ctx, in.MainPath, in.Path); rerr == nil {
 			h.log.LogAttrs(ctx, slog.LevelInfo, "undid a worktree creation git had not finished", slog.String("branch", in.Branch))
 			return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
 		}
