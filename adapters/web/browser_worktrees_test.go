@@ -46,6 +46,9 @@ func TestBrowserATaskWorktreeIsCreatedTalkedToAndDeleted(t *testing.T) {
 	is.NoErr(err) // the worktree is beside the repository
 	is.NoErr(os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("draft\n"), 0o644))
 
+	must(t, p.Go(e.hub.URL+"w/"+tree))
+	must(t, p.Wait(`document.querySelector('.ws-creds')?.innerText.includes('Uses the credentials of') && document.querySelector('.ws-creds a')?.innerText === 'Project'`, wait)) // none of its own
+
 	must(t, p.Go(e.hub.URL))
 	must(t, p.Wait(rowOf(tree)+`?.classList.contains('ws-child') && `+rowOf(e.ws)+`.nextElementSibling === `+rowOf(tree), wait)) // listed under its repository
 

@@ -2,11 +2,12 @@
 // assigned to it (credentialAssignments of the Hub state), and, when the
 // running session was started with other ones than it has now
 // (credentialRestartRequired), a notice with a button that restarts it:
-// the existing stop, then start.
+// the existing stop, then start. A linked worktree names the workspace
+// whose credentials it uses instead.
 import { html } from '../html.js';
 import { hub } from '../api.js';
-import { Link } from '../router.js';
-import { refresh } from '../model.js';
+import { Link, wsPath } from '../router.js';
+import { refresh, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { ErrorNote, Icon, useAction } from '../ui.js';
 
@@ -20,6 +21,17 @@ export function WorkspaceCredentials({ ws, running }) {
     await refresh();
   });
   const none = !ca.authentication.length && !ca.signing.length;
+  if (ws.parentId) {
+    // A linked worktree has no credentials of its own: its sessions use
+    // its repository's main workspace's, and assignments to it are refused.
+    const parent = workspace(ws.parentId);
+    return html`<div class="ws-creds">
+      <p class="ws-creds-line"><${Icon} name="key" size=${16} />
+        <span class="muted">Uses the credentials of</span>
+        <${Link} href=${wsPath(ws.parentId)}>${parent?.displayName || ws.parentId}<//>
+      </p>
+    </div>`;
+  }
   return html`<div class="ws-creds">
     <p class="ws-creds-line"><${Icon} name="key" size=${16} />
       ${none ? html`<span class="muted">No credentials assigned.</span>` : null}
