@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 	"github.com/wharfhub/wharf/adapters/internal/githttptest"
 )
