@@ -38,3 +38,11 @@ var AddressKey = addressKey
 
 // SettingDeviceKey is the setting holding the device token key.
 const SettingDeviceKey = settingDeviceKey
+
+// WorktreesShown counts the linked worktrees whose state facts the Hub
+// keeps in memory.
+func WorktreesShown(h *Hub) int {
+	h.wt.mu.Lock()
+	defer h.wt.mu.Unlock()
+	return len(h.wt.trees)
+}

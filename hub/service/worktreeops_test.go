@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
 )
 
 func TestAWorktreeIsOpenedOnlyOnceRegistered(t *testing.T) {
@@ -297,4 +298,18 @@ func TestATreeGitDidNotFinishMakingIsUndoneAtTheNextStart(t *testing.T) {
 	is.True(!ok)                                             // the half-made tree is gone
 	is.True(!e.isDir("/home/ann/src/app.worktrees/feature")) // with its folder
 	is.Equal(len(e.journals()), 0)                           // and the create's journal
+}
+
+// What the Hub keeps in memory of a worktree for the state goes with its
+// registration: it holds no more than the worktrees registered now.
+func TestTheStateFactsOfAForgottenWorktreeAreNotKept(t *testing.T) {
+	is := is.New(t)
+	e, app := wtEnv(t)
+	tree := *e.createTree(app, "feature").Checkout
+	e.inventory(app)
+	is.Equal(service.WorktreesShown(e.Hub), 1) // kept for the state
+	_, err := e.ForgetWorktree(e.ctx, e.ann, hub.WorktreeRequest{SourceWorkspaceID: app, Reference: tree.WorkspaceID})
+	is.NoErr(err)
+	e.inventory(app)
+	is.Equal(service.WorktreesShown(e.Hub), 0) // forgotten with its registration
 }

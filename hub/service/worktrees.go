@@ -57,26 +57,36 @@ type wtFacts struct {
 
 // wtTree is what the Hub state shows of a registered linked worktree.
 type wtTree struct {
+	repo      string // its repository's id
 	ownership hub.WorktreeOwnership
 	sourceRef string
 	replaced  bool
 }
 
-// remember keeps what cs says of the registered linked trees of repo's
-// family, and reports whether that changed what the state shows.
-func (f *wtFacts) remember(cs []hub.WorktreeCheckout) (changed bool) {
+// remember keeps what cs, repo's checkouts read just now, says of its
+// registered linked trees, forgets what it kept of repo's trees that are
+// no longer registered (so it holds no more than the trees registered
+// now), and reports whether that changed what the state shows.
+func (f *wtFacts) remember(repo string, cs []hub.WorktreeCheckout) (changed bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.trees == nil {
 		f.trees = map[string]wtTree{}
 	}
+	registered := map[string]bool{}
 	for _, c := range cs {
 		if c.Main || !c.Registered {
 			continue
 		}
-		t := wtTree{ownership: c.Ownership, sourceRef: c.SourceRef, replaced: c.Availability == hub.WTReplaced}
+		registered[c.WorkspaceID] = true
+		t := wtTree{repo: repo, ownership: c.Ownership, sourceRef: c.SourceRef, replaced: c.Availability == hub.WTReplaced}
 		if f.trees[c.WorkspaceID] != t {
 			f.trees[c.WorkspaceID], changed = t, true
+		}
+	}
+	for id, t := range f.trees {
+		if t.repo == repo && !registered[id] {
+			delete(f.trees, id)
 		}
 	}
 	return changed
@@ -228,7 +238,7 @@ func (h *Hub) checkouts(ctx context.Context, f wtFamily) ([]hub.WorktreeCheckout
 		}
 		out = append(out, c)
 	}
-	if h.wt.remember(out) {
+	if h.wt.remember(f.repoID, out) {
 		h.settle(ctx, worktreeTreesSeen{})
 	}
 	return out, nil
