@@ -16,6 +16,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/wharfhub/wharf/adapters/internal/procgroup"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
@@ -52,7 +53,7 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink chat
 		return nil, hub.Wrap(hub.Unavailable, err, a.Name+" could not be started")
 	}
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	err = spawn(cmd) // its own process group, which dies with the workspace child
+	err = procgroup.Start(cmd) // its own process group, which dies with the workspace child
 	stdoutW.Close()
 	stderrW.Close()
 	if err != nil {
@@ -111,7 +112,7 @@ func start(ctx context.Context, r *Runtime, a Agent, path, dir string, sink chat
 // connection with why it ended.
 func (c *conn) wait() {
 	defer c.procs.Done()
-	err := reap(c.cmd, c.killGroup)
+	err := procgroup.Reap(c.cmd, c.killGroup)
 	// What the agent wrote before it went is read out first: the group is
 	// dead, so EOF comes at once (the bound guards against an escapee).
 	select {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/wharfhub/wharf/adapters/internal/procgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -135,7 +136,7 @@ func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
 		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the workspace already holds " +
 			strconv.Itoa(maxTerminals) + " terminals; release one first"})
 	}
-	if err := spawn(cmd); err != nil {
+	if err := procgroup.Start(cmd); err != nil {
 		ts.c.r.slots.give()
 		ts.mu.Unlock()
 		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the command could not be started"})
@@ -157,7 +158,7 @@ func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
 func (ts *terminals) reap(t *terminal) {
 	defer ts.reaps.Done()
 	ts.c.emit(t.trace.sid, t.trace.started())
-	err := reap(t.cmd, func() {
+	err := procgroup.Reap(t.cmd, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.exited = true

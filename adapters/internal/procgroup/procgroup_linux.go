@@ -1,4 +1,4 @@
-package acp
+package procgroup
 
 import (
 	"os/exec"
@@ -31,24 +31,38 @@ var spawner = sync.OnceValue(func() chan<- spawnRequest {
 	return ch
 })
 
-// spawn starts cmd as the leader of its own process group (so it is
-// killed as a group) that the kernel kills when the workspace child
-// dies, however it dies (SIGKILL included): the child cannot clean up
-// then. The signal reaches the leader only; descendants that left its
+// Start starts cmd as the leader of its own process group (so it is
+// killed as a group) that the kernel kills when the process that started
+// it (the workspace child, the Hub) dies, however it dies (SIGKILL
+// included): that process cannot clean up then. The signal reaches the leader only; descendants that left its
 // group, or that the leader left behind when it died, are not covered —
 // every orderly end kills the whole group.
-func spawn(cmd *exec.Cmd) error {
+func Start(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return start(cmd)
+}
+
+// StartInTerminal starts cmd as Start does, but leading a new session
+// whose controlling terminal is its stdin (a PTY's follower): a program
+// that reads a code from "the terminal" reads it there, and the whole
+// session is its group.
+func StartInTerminal(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	return start(cmd)
+}
+
+// start starts cmd on the spawner thread.
+func start(cmd *exec.Cmd) error {
 	done := make(chan error, 1)
 	spawner() <- spawnRequest{cmd: cmd, done: done}
 	return <-done
 }
 
-// reap waits for cmd's process to exit, calls exited before reaping it
+// Reap waits for cmd's process to exit, calls exited before reaping it
 // (until it is reaped its pid, and so its process group's id, is nobody
 // else's: exited may kill the group), then reaps it and returns what
 // cmd.Wait returns.
-func reap(cmd *exec.Cmd, exited func()) error {
+func Reap(cmd *exec.Cmd, exited func()) error {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
