@@ -1,5 +1,7 @@
 package hub
 
+import "encoding/json"
+
 // Agent accounts: the logins of the Hub machine's coding agents, written
 // to each agent's own store (its credentials file, its keyring). They
 // apply to every workspace and every Hub user. The Hub keeps no agent
@@ -244,4 +246,41 @@ type AgentLoginStart struct {
 // AgentCredentialRef names a saved login: logout and activate.
 type AgentCredentialRef struct {
 	Agent, Target, Credential string
+}
+
+// MarshalJSON writes a method with the fields of its kind only: fields
+// (and completion) for key and oauth, variables for env, command for
+// command; the contract's method shapes are closed.
+func (m AgentLoginMethod) MarshalJSON() ([]byte, error) {
+	type base struct {
+		ID    string `json:"id"`
+		Kind  string `json:"kind"`
+		Label string `json:"label"`
+	}
+	b := base{m.ID, m.Kind, m.Label}
+	switch m.Kind {
+	case AgentMethodEnv:
+		v := m.Variables
+		if v == nil {
+			v = []string{}
+		}
+		return json.Marshal(struct {
+			base
+			Variables []string `json:"variables"`
+		}{b, v})
+	case AgentMethodCommand:
+		return json.Marshal(struct {
+			base
+			Command string `json:"command"`
+		}{b, m.Command})
+	}
+	f := m.Fields
+	if f == nil {
+		f = []AgentLoginField{}
+	}
+	return json.Marshal(struct {
+		base
+		Fields     []AgentLoginField    `json:"fields"`
+		Completion AgentLoginCompletion `json:"completion,omitempty"`
+	}{b, f, m.Completion})
 }

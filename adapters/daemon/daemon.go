@@ -27,6 +27,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/agentaccount"
 	"github.com/wharfhub/wharf/adapters/credtools"
 	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/httpapi"
@@ -169,7 +170,9 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 		return nil, err
 	}
 	tools := credtools.New(credtools.Options{Path: os.Getenv("PATH")})
-	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend, Vault: vault, Tools: tools}
+	logins := agentaccount.New(agentaccount.Options{Logger: d.log})
+	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend, Vault: vault, Tools: tools,
+		AgentLogins: logins}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}

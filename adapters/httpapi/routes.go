@@ -127,6 +127,14 @@ func (a *api) routes() []route {
 		{"POST", "/api/hub/worktrees/forget", "hubForgetWorktree", authenticated, a.worktreeOp(false, WorktreeService.ForgetWorktree)},
 		{"POST", "/api/hub/worktrees/preflight-delete", "hubPreflightDeleteWorktree", authenticated, a.handlePreflightDeleteWorktree},
 		{"POST", "/api/hub/worktrees/delete", "hubDeleteWorktree", authenticated, a.handleDeleteWorktree},
+		{"GET", "/api/hub/agent-accounts", "hubGetAgentAccounts", authenticated, a.handleGetAgentAccounts},
+		{"POST", "/api/hub/agent-accounts/key", "hubConnectAgentAccountKey", authenticated, a.handleAgentAccountKey},
+		{"POST", "/api/hub/agent-accounts/login", "hubStartAgentAccountLogin", authenticated, a.handleAgentAccountLogin},
+		{"POST", "/api/hub/agent-accounts/attempts/{attemptId}/code", "hubSubmitAgentAccountCode", authenticated, a.handleAgentAccountCode},
+		{"POST", "/api/hub/agent-accounts/attempts/{attemptId}/redirect", "hubSubmitAgentAccountRedirect", authenticated, a.handleAgentAccountRedirect},
+		{"POST", "/api/hub/agent-accounts/attempts/{attemptId}/cancel", "hubCancelAgentAccountLogin", authenticated, a.handleAgentAccountCancel},
+		{"POST", "/api/hub/agent-accounts/logout", "hubLogoutAgentAccount", authenticated, a.handleAgentAccountLogout},
+		{"POST", "/api/hub/agent-accounts/activate", "hubActivateAgentAccountCredential", authenticated, a.handleAgentAccountActivate},
 		{"GET", "/api/hub/live", "hubStreamLive", authenticated, a.handleLive},
 		{"POST", "/api/hub/live/{streamId}/subscriptions", "hubUpdateLiveSubscriptions", authenticated, a.handleLiveSubscriptions},
 
@@ -166,6 +174,7 @@ type api struct {
 	credentials CredentialService
 	clones      CloneJobService
 	worktrees   WorktreeService
+	accounts    AgentAccountService
 	proxy       *httputil.ReverseProxy
 	log         *slog.Logger
 	mux         *http.ServeMux
@@ -179,7 +188,7 @@ type api struct {
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {

@@ -18,10 +18,6 @@ import (
 var pending = []string{
 	// Notifications
 	"hubGetNotifications", "hubEnrollNotifications", "hubRemoveNotifications",
-	// Agent accounts
-	"hubGetAgentAccounts", "hubConnectAgentAccountKey", "hubStartAgentAccountLogin",
-	"hubSubmitAgentAccountCode", "hubSubmitAgentAccountRedirect", "hubCancelAgentAccountLogin",
-	"hubLogoutAgentAccount", "hubActivateAgentAccountCredential",
 }
 
 // internal lists the routes served outside the contract (spec, "What the

@@ -43,6 +43,7 @@ type testServer struct {
 	backend *fakes.Backend
 	vault   *fakes.KeyVault
 	tools   *fakes.ToolProber
+	agent   *fakes.FakeAgent // the one agent whose logins the Hub manages
 	port    string
 	client  *http.Client
 
@@ -86,7 +87,9 @@ func newServer(t *testing.T, cfg service.Config, store hub.Store, opts ...httpap
 	s.git = fakes.NewGit(s.fs)
 	s.backend = fakes.NewBackend()
 	s.vault, s.tools = fakes.NewKeyVault(s.clock), fakes.NewToolProber()
-	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend, Vault: s.vault, Tools: s.tools})
+	s.agent = fakes.NewFakeAgent("alpha", "Alpha")
+	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend, Vault: s.vault, Tools: s.tools,
+		AgentLogins: fakes.NewAgentLogins(s.agent)})
 	if err != nil {
 		t.Fatal(err)
 	}

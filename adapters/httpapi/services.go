@@ -14,15 +14,16 @@ import (
 // Hub service (hub/service) implements them all: ServicesOf. Each method
 // is documented where the service implements it.
 type Services struct {
-	Auth        AuthService
-	State       StateService
-	Folders     FolderService
-	Workspaces  WorkspaceService
-	Personal    PersonalService
-	Live        LiveService
-	Credentials CredentialService
-	Clones      CloneJobService
-	Worktrees   WorktreeService
+	Auth          AuthService
+	State         StateService
+	Folders       FolderService
+	Workspaces    WorkspaceService
+	Personal      PersonalService
+	Live          LiveService
+	Credentials   CredentialService
+	Clones        CloneJobService
+	Worktrees     WorktreeService
+	AgentAccounts AgentAccountService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -92,13 +93,14 @@ func ServicesOf(h interface {
 	CredentialService
 	CloneJobService
 	WorktreeService
+	AgentAccountService
 }) Services {
-	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h}
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h, AgentAccounts: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }

@@ -37,6 +37,9 @@ func (m *Manager) Key(ctx context.Context, req hub.AgentKeyLogin) (hub.AgentAcco
 	}
 	r := secrets(req.Key, req.Answers)
 	err = m.exclusive(ctx, a, func(rt hub.AgentLoginRuntime) error {
+		if err := m.offered(a, req.Target, req.Method, hub.AgentMethodKey); err != nil {
+			return err
+		}
 		if err := m.call(ctx, func(ctx context.Context) error { return rt.LoginWithKey(ctx, req) }); err != nil {
 			return m.public(a, "key", err, r)
 		}
@@ -62,6 +65,12 @@ func (m *Manager) Start(ctx context.Context, req hub.AgentLoginStart) (hub.Agent
 	}
 	r := secrets("", req.Answers)
 	err = m.exclusive(ctx, a, func(rt hub.AgentLoginRuntime) error {
+		// A method the agent does not offer is refused before the earlier
+		// login is cancelled (which comes first: an agent's listener is
+		// one port, busy until its login ends).
+		if err := m.offered(a, req.Target, req.Method, hub.AgentMethodOAuth); err != nil {
+			return err
+		}
 		m.mu.Lock()
 		for _, at := range m.attempts {
 			if at.agent == a && at.rec.Target == req.Target && at.rec.State == hub.AttemptPending {
@@ -280,4 +289,34 @@ func secrets(key string, answers map[string]string) *Redactor {
 		r.Add(v)
 	}
 	return r
+}
+
+// offered refuses a target or method a's status does not list, or a
+// method of another kind than kind.
+func (m *Manager) offered(a *agent, target, method, kind string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !a.status.Capabilities.Login {
+		return invalid("agent", a.info.Name+" cannot be logged in from the Hub; "+loginHint(a.info))
+	}
+	for _, t := range a.status.Targets {
+		if t.ID != target {
+			continue
+		}
+		for _, me := range t.Methods {
+			if me.ID == method && me.Kind == kind {
+				return nil
+			}
+		}
+		return invalid("method", "That login method is not offered here.")
+	}
+	return invalid("target", "There is no such provider for "+a.info.Name+".")
+}
+
+// loginHint says how to log the agent in by hand.
+func loginHint(info hub.AgentLoginAgent) string {
+	if info.LoginCommand == "" {
+		return "log it in on the Hub machine."
+	}
+	return "run `" + info.LoginCommand + "` on the Hub machine."
 }

@@ -354,3 +354,19 @@ func TestAClosedManagerRefusesEverything(t *testing.T) {
 	_, err = r.m.Start(context.Background(), hub.AgentLoginStart{Agent: "alpha", Target: "t", Method: "m"})
 	is.Equal(kindOf(err), hub.Conflict) // 409: not ready
 }
+
+func TestARefusedStartLeavesThePendingLoginAlone(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	ctx := context.Background()
+	l, _ := r.m.Start(ctx, hub.AgentLoginStart{Agent: "alpha", Target: fakes.FakeTarget, Method: fakes.FakeCodeMethod})
+	id := l.Attempts[0].ID
+	_, err := r.m.Start(ctx, hub.AgentLoginStart{Agent: "alpha", Target: fakes.FakeTarget, Method: "no-such-method"})
+	is.Equal(fieldOf(err), "method") // refused on the method
+	_, err = r.m.Start(ctx, hub.AgentLoginStart{Agent: "alpha", Target: fakes.FakeTarget, Method: fakes.FakeKeyMethod})
+	is.Equal(fieldOf(err), "method") // a key method does not start a browser login
+	_, err = r.m.Key(ctx, hub.AgentKeyLogin{Agent: "alpha", Target: "elsewhere", Method: fakes.FakeKeyMethod, Key: "sk-x"})
+	is.Equal(fieldOf(err), "target") // an unknown provider
+	l, _ = r.m.List(ctx)
+	is.Equal(attempt(l, id).State, hub.AttemptPending) // the earlier login still waits
+}

@@ -104,7 +104,7 @@ func (m *Manager) start(a *agent, ch chan struct{}) {
 		return
 	}
 	a.rt, a.state, a.message = rt, hub.AgentRuntimeReady, ""
-	a.status, a.statusAt = st, m.cfg.Clock.Now()
+	a.status, a.statusAt = normalize(st), m.cfg.Clock.Now()
 	m.work.Add(1)
 	go m.watch(a, rt)
 	m.armIdleLocked(a, IdleStop)
@@ -130,7 +130,7 @@ func (m *Manager) read(a *agent, rt hub.AgentLoginRuntime, ch chan struct{}) {
 		m.dropLocked(a, hub.AgentRuntimeUnavailable, a.info.Name+"'s login interface stopped answering; it starts again on the next request.")
 		return
 	}
-	a.status, a.statusAt, a.state = st, m.cfg.Clock.Now(), hub.AgentRuntimeReady
+	a.status, a.statusAt, a.state = normalize(st), m.cfg.Clock.Now(), hub.AgentRuntimeReady
 }
 
 // watch reports a runtime that ended on its own.

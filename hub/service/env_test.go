@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 // open builds a Hub over e's parts and recovers.
 func (e *env) open() {
 	e.t.Helper()
-	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools})
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins()})
 	if err != nil {
 		e.t.Fatal(err)
 	}

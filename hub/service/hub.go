@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/agentaccount"
 	"github.com/wharfhub/wharf/hub/credential"
 	"github.com/wharfhub/wharf/hub/internal/keylock"
 	"github.com/wharfhub/wharf/hub/live"
@@ -79,6 +80,9 @@ type Ports struct {
 	// rely on.
 	Vault hub.KeyVault
 	Tools hub.ToolProber
+	// AgentLogins reaches the agents' own login interfaces on the Hub
+	// machine (the agent-accounts family).
+	AgentLogins hub.AgentLogins
 }
 
 // Hub is the Hub service. Its methods are safe for concurrent use.
@@ -99,13 +103,14 @@ type Hub struct {
 	vault   hub.KeyVault
 	tools   hub.ToolProber
 
-	cred       credentialCache    // the catalog, kept by the commit path
-	credLocks  keylock.Locks      // one per credential: what changes its secret in the vault
-	credLimits *credential.Limits // the generate and passphrase budgets
-	toolPaths  toolPaths          // where each tool was last found
-	grants     sessionGrants      // what each running session was lent
-	uses       useGate            // held uses and the use logs
-	clones     cloneJobs          // the clone jobs, running and retained
+	cred       credentialCache       // the catalog, kept by the commit path
+	credLocks  keylock.Locks         // one per credential: what changes its secret in the vault
+	credLimits *credential.Limits    // the generate and passphrase budgets
+	toolPaths  toolPaths             // where each tool was last found
+	grants     sessionGrants         // what each running session was lent
+	uses       useGate               // held uses and the use logs
+	clones     cloneJobs             // the clone jobs, running and retained
+	accounts   *agentaccount.Manager // the agents' login runtimes and attempts
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
@@ -149,7 +154,7 @@ type Hub struct {
 // New returns a Hub over the given ports. A missing port is an error. The
 // caller closes the Hub and then, separately, its ports.
 func New(cfg Config, p Ports) (*Hub, error) {
-	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil || p.Vault == nil || p.Tools == nil {
+	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil || p.Vault == nil || p.Tools == nil || p.AgentLogins == nil {
 		return nil, errors.New("service.New: every field of Ports is required")
 	}
 	cfg = withDefaults(cfg)
@@ -175,6 +180,9 @@ func New(cfg Config, p Ports) (*Hub, error) {
 	h.auth.h = h
 	var err error
 	if h.dummyHash, err = unmatchableHash(cfg.Password); err != nil {
+		return nil, err
+	}
+	if h.accounts, err = newAgentAccounts(h, p.AgentLogins); err != nil {
 		return nil, err
 	}
 	return h, nil

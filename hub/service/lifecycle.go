@@ -328,6 +328,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (hub.Workspac
 // work. The stopped workspaces keep their AutoStart mark, so the next Hub
 // on the same store starts them again. It does not close the ports.
 func (h *Hub) Close() error {
+	h.accounts.Close()
 	h.closeClones()
 	h.live.Close()
 	h.mu.Lock()
