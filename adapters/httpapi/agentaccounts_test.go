@@ -92,7 +92,7 @@ func TestAnAgentIsLoggedInAndOutOverHTTP(t *testing.T) {
 	s.secret(address)
 	l = s.accounts(t, "/attempts/"+at.ID+"/redirect", jsonOf(t, map[string]string{"address": address}), auth)
 	is.Equal(attemptOf(l, at.ID).State, hub.AttemptComplete) // logged in through the listener
-	is.Equal(len(s.agent.Delivered()), 1)                              // requested once
+	is.Equal(len(s.agent.Delivered()), 1)                    // requested once
 
 	l = s.accounts(t, "/login", jsonOf(t, map[string]string{"agent": "alpha", "target": fakes.FakeTarget, "method": fakes.FakeDeviceMethod}), auth)
 	at = pendingAttempt(l)
