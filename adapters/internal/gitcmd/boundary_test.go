@@ -28,11 +28,24 @@ const module = "github.com/wharfhub/wharf"
 // path it found or the owner chose, never named by a constant, run in
 // "/" with only PATH and the C locale, so it reads no repository's config
 // and runs no program one names.
+//
+// procgroup starts the programs acp and the agent-account drivers give
+// it (it names none); the agent-account drivers (adapters/agentaccount/…)
+// run each agent's own login program, found on the login runtime's PATH,
+// and never git.
 var startsPrograms = []string{
 	module + "/adapters/internal/gitcmd",
 	module + "/adapters/local",
 	module + "/adapters/acp",
 	module + "/adapters/credtools",
+	module + "/adapters/internal/procgroup",
+	module + "/adapters/agentaccount/internal/driver",
+	module + "/adapters/agentaccount/internal/ptyflow",
+	module + "/adapters/agentaccount/acplogin",
+	module + "/adapters/agentaccount/claude",
+	module + "/adapters/agentaccount/codex",
+	module + "/adapters/agentaccount/gemini",
+	module + "/adapters/agentaccount/opencode",
 }
 
 // TestOnlyGitcmdRunsGit fails if a package of the wharf binary other than
