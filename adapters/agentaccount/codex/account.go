@@ -182,7 +182,7 @@ func (r *runtime) LoginWithKey(ctx context.Context, req hub.AgentKeyLogin) error
 	}
 	raw, err := r.c.call(ctx, "account/login/start", map[string]string{"type": loginAPIKey, "apiKey": req.Key})
 	if err != nil {
-		return r.refused(err, "account/login/start", "Codex refused the key.", "key")
+		return r.refused(err, "account/login/start", "Codex refused the key.", "Codex could not save the key.", "key")
 	}
 	if _, err := parseStarted(raw, loginAPIKey); err != nil {
 		return &hub.Error{Kind: hub.Unavailable, Message: "Codex answered in a way Wharf does not understand."}
@@ -208,7 +208,7 @@ func (r *runtime) Logout(ctx context.Context, ref hub.AgentCredentialRef) error 
 		return invalid("Codex did not save this login, so it cannot remove it: it comes from its model provider's settings.", "credential")
 	}
 	if _, err := r.c.call(ctx, "account/logout", nil); err != nil {
-		return r.refused(err, "account/logout", "Codex refused to log out.", "credential")
+		return r.refused(err, "account/logout", "Codex refused to log out.", "Codex could not remove its login.", "credential")
 	}
 	return nil
 }
@@ -219,18 +219,19 @@ func (r *runtime) Activate(context.Context, hub.AgentCredentialRef) error {
 }
 
 // refused maps a call's error: codex's invalid-request answer is a
-// refusal of the input named by field (in message, never codex's words),
-// anything else Codex being unavailable.
-func (r *runtime) refused(err error, method, message, field string) error {
+// refusal of the input named by field (said in refusal, never in codex's
+// words); another error answer is codex failing (said in failure); no
+// answer is already Unavailable.
+func (r *runtime) refused(err error, method, refusal, failure, field string) error {
 	var f *rpcFailure
-	if errors.As(err, &f) {
-		r.log.Warn("codex refused a call", "method", method, "code", f.Code)
-		if f.Code == codeInvalidRequest {
-			return &hub.Error{Kind: hub.Invalid, Message: message, Details: &hub.Details{Field: field}, Err: f}
-		}
-		return &hub.Error{Kind: hub.Unavailable, Message: "Codex failed: " + message, Err: f}
+	if !errors.As(err, &f) {
+		return err
 	}
-	return err
+	r.log.Warn("codex refused a call", "method", method, "code", f.Code)
+	if f.Code == codeInvalidRequest {
+		return &hub.Error{Kind: hub.Invalid, Message: refusal, Details: &hub.Details{Field: field}, Err: f}
+	}
+	return &hub.Error{Kind: hub.Unavailable, Message: failure, Err: f}
 }
 
 func checkTarget(target string) error {

@@ -183,13 +183,13 @@ func (c *conn) read() {
 	br := bufio.NewReaderSize(c.stdout, 64<<10)
 	var line []byte
 	skipping := false
-	skipped, garbled := 0, 0
+	garbled := 0
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !skipping && len(chunk) > 0 {
 			if len(line)+len(chunk) > MaxLine {
 				skipping, line = true, nil
-				skipped++
+				c.log.Warn("codex wrote a line longer than the bound; it is skipped", "bound", MaxLine)
 			} else {
 				line = append(line, chunk...)
 			}
@@ -205,8 +205,8 @@ func (c *conn) read() {
 			break
 		}
 	}
-	if skipped > 0 || garbled > 0 {
-		c.log.Warn("codex wrote lines that were skipped", "overlong", skipped, "unparsed", garbled)
+	if garbled > 0 {
+		c.log.Warn("codex wrote lines that did not parse; they were skipped", "lines", garbled)
 	}
 }
 

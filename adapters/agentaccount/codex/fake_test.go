@@ -104,6 +104,17 @@ func (f *fake) recorded(prefix string) []string {
 	return out
 }
 
+// handledSoFar are the methods the fake handled, once it handled one
+// more account/read: codex handles its input in order, so whatever was
+// sent before (a notification, which has no answer) is in the record.
+func handledSoFar(t *testing.T, f *fake, rt hub.AgentLoginRuntime) []string {
+	t.Helper()
+	if _, err := rt.Status(ctxFor(t)); err != nil {
+		t.Fatal(err)
+	}
+	return f.recorded("call")
+}
+
 // auth is the content of the fake's auth.json; "" when there is none.
 func (f *fake) auth() string {
 	data, err := os.ReadFile(filepath.Join(f.home, "auth.json"))
@@ -159,3 +170,6 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// asError is errors.As for *hub.Error.
+func asError(err error, target **hub.Error) bool { return errors.As(err, target) }

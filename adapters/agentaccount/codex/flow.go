@@ -50,7 +50,8 @@ func (r *runtime) Login(ctx context.Context, req hub.AgentLoginStart) (hub.Agent
 	}
 	raw, err := r.c.call(ctx, "account/login/start", map[string]string{"type": kind})
 	if err != nil {
-		return nil, r.refused(err, "account/login/start", "Codex could not start the ChatGPT login. Check that the Hub machine reaches OpenAI, then try again.", "method")
+		return nil, r.refused(err, "account/login/start", "Codex refused to start this login.",
+			"Codex could not start the ChatGPT login. Check that the Hub machine reaches OpenAI, then try again.", "method")
 	}
 	s, err := parseStarted(raw, kind)
 	if err != nil {

@@ -128,7 +128,8 @@ func TestAStartThatCodexNeverAnswersEndsAtItsDeadlineAndLeavesNoProcess(t *testi
 
 func TestLinesOverTheBoundAreSkippedAndTheAnswerAfterThemIsRead(t *testing.T) {
 	is := is.New(t)
-	rt := newFake(t, "CODEXSERVER_OVERLONG="+strconv.Itoa(codex.MaxLine+1)).start()
+	f := newFake(t, "CODEXSERVER_OVERLONG="+strconv.Itoa(codex.MaxLine+1))
+	rt := f.start()
 	st, err := rt.Status(ctxFor(t))
 	is.NoErr(err)                       // the answer after an overlong line is read
 	is.Equal(st.Account.Source, "none") // and understood
