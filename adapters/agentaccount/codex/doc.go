@@ -17,8 +17,9 @@
 //     key is in auth.json when the answer comes. Codex accepts any string,
 //     an empty one included; the driver refuses a blank one.
 //   - account/login/start {type: chatgpt} → {loginId, authUrl}: codex
-//     starts its loopback listener (127.0.0.1:1455/auth/callback, the
-//     authorize URL's redirect_uri), so the login completes by redirect:
+//     starts its loopback listener (127.0.0.1:1455/auth/callback, or the
+//     next free port; the authorize URL's redirect_uri), so the login
+//     completes by redirect:
 //     the address the browser landed on is requested once on the Hub
 //     machine (driver.Deliver).
 //   - account/login/start {type: chatgptDeviceCode} → {loginId,
