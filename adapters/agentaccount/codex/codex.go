@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -103,6 +104,10 @@ func (r *runtime) initialize(ctx context.Context) error {
 	raw, err := r.c.call(ctx, "initialize", map[string]any{
 		"clientInfo": map[string]string{"name": "wharf", "title": "Wharf", "version": "1"},
 	})
+	if errors.Is(err, errStopped) {
+		return &hub.Error{Kind: hub.Unavailable, Message: "Codex exited before its login interface answered. Run `" +
+			loginCommand + "` on the Hub machine to see why."}
+	}
 	if err != nil {
 		return r.unavailable(err, "initialize", "Codex did not start its login interface.")
 	}
@@ -113,16 +118,14 @@ func (r *runtime) initialize(ctx context.Context) error {
 		return &hub.Error{Kind: hub.Unavailable, Message: "Codex answered in a way Wharf does not understand."}
 	}
 	r.version = versionOf(res.UserAgent)
-	if err := r.c.notifyCodex(ctx, "initialized"); err != nil {
-		return err
-	}
-	return nil
+	return r.c.notifyCodex(ctx, "initialized")
 }
 
 // unavailable is err as the agent being unreachable, with message when
 // codex answered with an error (whose text is never kept).
 func (r *runtime) unavailable(err error, method, message string) error {
-	if f, ok := err.(*rpcFailure); ok {
+	var f *rpcFailure
+	if errors.As(err, &f) {
 		r.log.Warn("codex refused a call", "method", method, "code", f.Code)
 		return &hub.Error{Kind: hub.Unavailable, Message: message, Err: f}
 	}

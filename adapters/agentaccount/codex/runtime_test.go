@@ -100,6 +100,13 @@ func TestACodexThatExitsDuringACallFailsTheCallAsUnavailable(t *testing.T) {
 	settled(t, rt.Done(), "the runtime")
 }
 
+func TestACodexThatExitsBeforeAnsweringDoesNotStart(t *testing.T) {
+	is := is.New(t)
+	_, err := newFake(t, "CODEXSERVER_EXIT_ON=initialize").driver().Start(ctxFor(t))
+	is.Equal(hub.KindOf(err), hub.Unavailable)                    // not started
+	is.True(strings.Contains(hub.MessageOf(err), "Codex exited")) // saying codex exited
+}
+
 func TestACallCodexNeverAnswersEndsAtTheCallersDeadline(t *testing.T) {
 	is := is.New(t)
 	rt := newFake(t, "CODEXSERVER_SILENT=account/read").start()
