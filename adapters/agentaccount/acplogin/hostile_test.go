@@ -3,9 +3,11 @@ package acplogin_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,5 +126,37 @@ func TestALogoutTheAgentRefusesOrDoesNotAnswer(t *testing.T) {
 			is.True(strings.Contains(hub.MessageOf(err), tc.says))     // in words of ours
 			is.True(!strings.Contains(hub.MessageOf(err), "sk-agent")) // not the agent's
 		})
+	}
+}
+
+func TestACrashedAgentsChildrenGoWithIt(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	// The agent leaves a child behind when it dies, as a node wrapper
+	// leaves its native agent.
+	rt := start(t, scripted(t, dir, `sleep 1000 & echo $! > "$OUT"`, recordPid, `read -r line`, answerInit, waitForStdin))
+	is.NoErr(syscall.Kill(scriptPid(t, dir), syscall.SIGKILL))
+	waitDone(t, rt.Done()) // the runtime ends
+	b, err := os.ReadFile(filepath.Join(dir, "out"))
+	is.NoErr(err)
+	child, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	is.NoErr(err)
+	is.True(exits(t, child, deadline)) // and the child with it
+}
+
+func TestTheAgentGetsTheRuntimesEnvironmentOnly(t *testing.T) {
+	is := is.New(t)
+	t.Setenv("WHARF_ACPLOGIN_HUB_ONLY", "sk-hub-secret")
+	sh, err := exec.LookPath("sh")
+	is.NoErr(err)
+	out := filepath.Join(t.TempDir(), "out")
+	for _, env := range [][]string{nil, {"HOME=" + t.TempDir()}} {
+		d := acplogin.New(acplogin.Options{ID: "custom", Name: "Custom", Env: env, Command: []string{sh, "-c",
+			`echo "[$WHARF_ACPLOGIN_HUB_ONLY]" > '` + out + `'; read -r line; ` + answerInit + `; ` + waitForStdin}})
+		rt := start(t, d)
+		rt.Close()
+		b, err := os.ReadFile(out)
+		is.NoErr(err)
+		is.Equal(string(b), "[]\n") // nothing of the Hub's own environment
 	}
 }
