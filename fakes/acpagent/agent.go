@@ -23,8 +23,10 @@ type agent struct {
 	state        string
 	load         bool
 	authRequired bool
-	keyVar       string // see --key-var
-	demo         bool   // see demo.go
+	keyVar       string           // see --key-var
+	demo         bool             // see demo.go
+	authMethods  []acp.AuthMethod // see --auth-methods
+	logout       bool             // see --logout
 
 	mu     sync.Mutex
 	models map[string]string // by session
@@ -42,12 +44,17 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		methods = append(methods, acp.AuthMethod{EnvVar: &acp.AuthMethodEnvVarInline{Type: "env_var", Id: "key", Name: "API key",
 			Vars: []acp.AuthEnvVar{{Name: a.keyVar}}}})
 	}
+	methods = append(methods, offered(a.authMethods, p.ClientCapabilities)...)
+	caps := acp.AgentCapabilities{LoadSession: a.load,
+		PromptCapabilities:  acp.PromptCapabilities{Image: true},
+		SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}}}
+	if a.logout {
+		caps.Auth.Logout = &acp.LogoutCapabilities{}
+	}
 	return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber,
-		AgentInfo:   &acp.Implementation{Name: "acpagent", Version: "1"},
-		AuthMethods: methods,
-		AgentCapabilities: acp.AgentCapabilities{LoadSession: a.load,
-			PromptCapabilities:  acp.PromptCapabilities{Image: true},
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}}}}, nil
+		AgentInfo:         &acp.Implementation{Name: "acpagent", Version: "1"},
+		AuthMethods:       methods,
+		AgentCapabilities: caps}, nil
 }
 
 func (a *agent) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
@@ -67,6 +74,12 @@ func (a *agent) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.
 }
 
 func (a *agent) Logout(context.Context, acp.LogoutRequest) (acp.LogoutResponse, error) {
+	if !a.logout {
+		return acp.LogoutResponse{}, nil
+	}
+	if err := a.recordLogout(); err != nil {
+		return acp.LogoutResponse{}, acp.NewInternalError(map[string]any{"error": "logout not recorded"})
+	}
 	return acp.LogoutResponse{}, nil
 }
 

@@ -23,6 +23,13 @@
 //	                 `models` object and session/set_model)
 //	--demo           a prompt that names no script plays a demonstration
 //	                 turn (demo.go) instead of its echo: for screenshots
+//	--auth-methods L advertise these login methods (login.go), a comma-
+//	                 separated list of `agent` (id agent-login), `terminal`
+//	                 (id terminal-login: `acpagent --login`, shown only to a
+//	                 client declaring auth.terminal) and `env:NAME[+NAME…]`
+//	                 (id env-NAME; a NAME ending in `?` is optional)
+//	--logout         declare auth.logout; each logout appends a line to
+//	                 the file `logouts` of --state
 package main
 
 import (
@@ -45,7 +52,14 @@ func main() {
 	big := flag.Int("big", 0, "with --raw: answer with one chunk of this many `MiB`")
 	legacyModels := flag.Bool("legacy-models", false, "with --raw: offer models in a `models` object")
 	demo := flag.Bool("demo", false, "play demonstration turns for prompts that name no script")
+	authMethods := flag.String("auth-methods", "", "advertise these login `methods` (agent, terminal, env:NAME)")
+	logout := flag.Bool("logout", false, "declare auth.logout and record each logout in --state")
 	flag.Parse()
+	methods, err := parseAuthMethods(*authMethods)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acpagent:", err)
+		os.Exit(2)
+	}
 	if *raw {
 		os.Exit(runRaw(os.Stdin, os.Stdout, *big, *legacyModels))
 	}
@@ -54,7 +68,8 @@ func main() {
 		os.Exit(1)
 	}
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, keyVar: *keyVar, demo: *demo, models: map[string]string{}, modes: map[string]string{}}
+	a := &agent{out: out, state: *state, load: !*noLoad, authRequired: *auth, keyVar: *keyVar, demo: *demo,
+		authMethods: methods, logout: *logout, models: map[string]string{}, modes: map[string]string{}}
 	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
 	<-a.conn.Done()
 }

@@ -28,7 +28,9 @@ type AgentLoginScene interface {
 	// method "" when the agent takes no key from the Hub: a key login is
 	// then refused Invalid, naming a field.
 	KeyLogin() (method, key string)
-	// BrowserLogin is an oauth method of Target.
+	// BrowserLogin is an oauth method of Target; "" when the agent's
+	// login interface hands the Hub no browser login: a login is then
+	// refused Invalid, naming a field, and the browser subtests skip.
 	BrowserLogin() string
 	// Finish does what the person does on the page of ch: it returns the
 	// code to paste (completion code), or the address the browser landed
@@ -59,10 +61,12 @@ func AgentLoginDriver(t *testing.T, newScene func(t *testing.T) AgentLoginScene)
 		st, err := rt.Status(ctxFor(t))
 		is.NoErr(err) // the status reads
 		tg := target(st, sc.Target())
-		is.True(tg != nil)                            // the target is listed
-		is.True(!tg.Connected)                        // with no login
-		is.True(method(tg, sc.BrowserLogin()) != nil) // and the browser method
-		is.Equal(method(tg, sc.BrowserLogin()).Kind, hub.AgentMethodOAuth)
+		is.True(tg != nil)     // the target is listed
+		is.True(!tg.Connected) // with no login
+		if sc.BrowserLogin() != "" {
+			is.True(method(tg, sc.BrowserLogin()) != nil) // and the browser method
+			is.Equal(method(tg, sc.BrowserLogin()).Kind, hub.AgentMethodOAuth)
+		}
 		for _, c := range tg.Credentials {
 			is.True(!c.Removable) // anything listed comes from outside the agent's store
 		}
@@ -102,9 +106,24 @@ func AgentLoginDriver(t *testing.T, newScene func(t *testing.T) AgentLoginScene)
 			is.True(c.ID != saved.ID) // logged out
 		}
 	})
+	t.Run("a driver with no browser login refuses one, naming a field", func(t *testing.T) {
+		is := is.New(t)
+		sc := newScene(t)
+		if sc.BrowserLogin() != "" {
+			t.Skip("the agent offers a browser login")
+		}
+		rt := start(t, sc.Driver())
+		flow, err := rt.Login(ctxFor(t), hub.AgentLoginStart{Target: sc.Target(), Method: "oauth"})
+		is.True(flow == nil)                   // nothing started
+		is.Equal(hub.KindOf(err), hub.Invalid) // refused
+		var he *hub.Error
+		is.True(errors.As(err, &he) && he.Details != nil && he.Details.Field != "") // naming the field
+		is.True(he.Message != "")                                                   // saying what to do instead
+	})
 	t.Run("a browser login completes as the person finishes it", func(t *testing.T) {
 		is := is.New(t)
 		sc := newScene(t)
+		skipWithoutBrowser(t, sc)
 		rt := start(t, sc.Driver())
 		flow, err := rt.Login(ctxFor(t), hub.AgentLoginStart{Target: sc.Target(), Method: sc.BrowserLogin()})
 		is.NoErr(err) // the login starts
@@ -133,6 +152,7 @@ func AgentLoginDriver(t *testing.T, newScene func(t *testing.T) AgentLoginScene)
 	t.Run("a cancelled login ends and says so", func(t *testing.T) {
 		is := is.New(t)
 		sc := newScene(t)
+		skipWithoutBrowser(t, sc)
 		rt := start(t, sc.Driver())
 		flow, err := rt.Login(ctxFor(t), hub.AgentLoginStart{Target: sc.Target(), Method: sc.BrowserLogin()})
 		is.NoErr(err)
@@ -146,15 +166,28 @@ func AgentLoginDriver(t *testing.T, newScene func(t *testing.T) AgentLoginScene)
 		sc := newScene(t)
 		rt, err := sc.Driver().Start(ctxFor(t))
 		is.NoErr(err)
-		flow, err := rt.Login(ctxFor(t), hub.AgentLoginStart{Target: sc.Target(), Method: sc.BrowserLogin()})
-		is.NoErr(err)
+		var flow hub.AgentLoginFlow
+		if sc.BrowserLogin() != "" {
+			flow, err = rt.Login(ctxFor(t), hub.AgentLoginStart{Target: sc.Target(), Method: sc.BrowserLogin()})
+			is.NoErr(err)
+		}
 		rt.Close()
-		waitDone(t, rt.Done())   // the runtime is done
-		waitDone(t, flow.Done()) // and its login with it
-		is.True(flow.Err() != nil)
+		waitDone(t, rt.Done()) // the runtime is done
+		if flow != nil {
+			waitDone(t, flow.Done()) // and its login with it
+			is.True(flow.Err() != nil)
+		}
 		_, err = rt.Status(ctxFor(t))
 		is.True(err != nil) // a closed runtime answers nothing
 	})
+}
+
+// skipWithoutBrowser skips a browser subtest for an agent that hands the
+// Hub no browser login.
+func skipWithoutBrowser(t *testing.T, sc AgentLoginScene) {
+	if sc.BrowserLogin() == "" {
+		t.Skip("the agent hands the Hub no browser login")
+	}
 }
 
 // ctxFor is a context bounded by the suite's deadline.
