@@ -40,8 +40,10 @@
 // (other); only the saved one is removable. Capabilities: login and
 // logout, never activate (one login per provider).
 //
-// Bounds: every call within callTimeout (15 s) but the callback a browser
-// login waits on (flowTimeout); every answer read whole is at most 1 MiB;
+// Bounds: every call within callTimeout (15 s) but the reads of the
+// providers and methods (readTimeout, 60 s: the first one waits while
+// OpenCode loads them) and the callback a browser login waits on
+// (flowTimeout, 30 min); every answer read whole is at most 1 MiB;
 // the catalogs are streamed, at most 64 MiB, holding a token at a time;
 // the store at most 1 MiB; the start's output at most 64 KiB.
 package opencode

@@ -32,7 +32,8 @@ func TestACodeLoginCompletesWithThePastedCode(t *testing.T) {
 	st, err := rt.Status(ctx(t))
 	is.NoErr(err)
 	fakecode, _ := target(st, "fakecode")
-	is.True(fakecode.Connected) // the status shows it
+	is.True(fakecode.Connected)                            // the status shows it
+	is.True(!strings.Contains(rt.logs.String(), fakeCode)) // the code was never logged
 }
 
 func TestAWrongCodeFailsTheLoginWithoutRepeatingIt(t *testing.T) {

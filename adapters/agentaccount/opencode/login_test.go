@@ -29,7 +29,8 @@ func TestAKeyLoginLandsInTheStoreAndLogoutRemovesOnlyIt(t *testing.T) {
 	st, err = rt.Status(ctx(t))
 	is.NoErr(err)
 	anthropic, _ = target(st, "anthropic")
-	is.True(!anthropic.Connected) // and the status says so
+	is.True(!anthropic.Connected)                          // and the status says so
+	is.True(!strings.Contains(rt.logs.String(), "sk-ant")) // the key was never logged
 }
 
 func TestAKeyMethodsAnswersAreSavedWithTheKey(t *testing.T) {

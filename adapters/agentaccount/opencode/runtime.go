@@ -88,6 +88,9 @@ func (r *runtime) Close() {
 		}
 	})
 	<-r.done
+	if r.client != nil {
+		r.client.http.CloseIdleConnections()
+	}
 }
 
 // msgStopped is the refusal of a call once the server is gone.
@@ -146,7 +149,7 @@ func (r *runtime) catalog(ctx context.Context) (*catalog, error) {
 		return c, nil
 	}
 	var got catalog
-	err := r.client.stream(ctx, "GET", "/provider", nil, callTimeout, func(status int, body io.Reader) error {
+	err := r.client.stream(ctx, "GET", "/provider", nil, readTimeout, func(status int, body io.Reader) error {
 		if status != 200 {
 			return errors.New("GET /provider answered " + strconv.Itoa(status))
 		}

@@ -13,7 +13,7 @@ import (
 // Status reads the providers (the catalog, once per runtime), their login
 // methods (GET /provider/auth), the connected ones (GET
 // /config/providers) and the saved logins (the store, read directly).
-// Each call to the server is bounded by callTimeout; it never starts a
+// Each call to the server is bounded by readTimeout; it never starts a
 // login.
 func (r *runtime) Status(ctx context.Context) (hub.AgentLoginStatus, error) {
 	r.instance.RLock()
@@ -43,7 +43,7 @@ func (r *runtime) view(ctx context.Context, full bool) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.client.call(ctx, "GET", "/provider/auth", nil, callTimeout)
+	a, err := r.client.call(ctx, "GET", "/provider/auth", nil, readTimeout)
 	if err != nil {
 		return nil, r.failed(err, "OpenCode's login server did not list its login methods.")
 	}
@@ -58,7 +58,7 @@ func (r *runtime) view(ctx context.Context, full bool) (*view, error) {
 	if !full {
 		return v, nil
 	}
-	err = r.client.stream(ctx, "GET", "/config/providers", nil, callTimeout, func(status int, body io.Reader) error {
+	err = r.client.stream(ctx, "GET", "/config/providers", nil, readTimeout, func(status int, body io.Reader) error {
 		if status != 200 {
 			return statusError("/config/providers", answer{status: status})
 		}

@@ -92,7 +92,8 @@ func TestTheStatusListsProvidersWithTheirMethodsAndEveryKindOfLogin(t *testing.T
 	data, err := json.Marshal(st)
 	is.NoErr(err)
 	for _, secret := range []string{"SAVED", "sk-ant-ENV", "CONFIG"} {
-		is.True(!strings.Contains(string(data), secret)) // no secret of the store, the environment or the configuration
+		is.True(!strings.Contains(string(data), secret))     // no secret of the store, the environment or the configuration
+		is.True(!strings.Contains(rt.logs.String(), secret)) // in the status or the logs
 	}
 }
 
