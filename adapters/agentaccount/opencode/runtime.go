@@ -29,6 +29,10 @@ type runtime struct {
 	end       context.CancelFunc // ends life: flows abandon their calls
 	closed    atomic.Bool        // Close was called
 	closeOnce sync.Once
+	// killMu orders signals to the server's group with its reaping:
+	// once reaped, its id may be another group's.
+	killMu sync.Mutex
+	reaped bool
 
 	// instance orders the server's in-memory state: reads of it (status,
 	// starting a login) hold it shared; disposing of it (so the next read
@@ -47,7 +51,12 @@ func newRuntime(d *drv, cmd *exec.Cmd) *runtime {
 	life, end := context.WithCancel(context.Background())
 	r := &runtime{d: d, log: d.log, cmd: cmd, done: make(chan struct{}), life: life, end: end, flows: map[*flow]struct{}{}}
 	go func() {
-		err := procgroup.Reap(cmd, func() { _ = procgroup.Kill(cmd, syscall.SIGKILL) })
+		err := procgroup.Reap(cmd, func() {
+			r.killMu.Lock()
+			defer r.killMu.Unlock()
+			_ = procgroup.Kill(cmd, syscall.SIGKILL) // what it left behind in its group
+			r.reaped = true                          // from here on, its id may be reused
+		})
 		if !r.closed.Load() {
 			r.log.Warn("login runtime exited on its own", "err", err)
 		}
@@ -76,20 +85,30 @@ func (r *runtime) Close() {
 	r.closeOnce.Do(func() {
 		r.closed.Store(true)
 		r.end()
-		if err := procgroup.Kill(r.cmd, syscall.SIGTERM); err != nil {
-			r.log.Warn("could not stop the login runtime", "err", err)
-		}
+		r.kill(syscall.SIGTERM)
 		t := time.NewTimer(killGrace)
 		defer t.Stop()
 		select {
 		case <-r.done:
 		case <-t.C:
-			_ = procgroup.Kill(r.cmd, syscall.SIGKILL)
+			r.kill(syscall.SIGKILL)
 		}
 	})
 	<-r.done
 	if r.client != nil {
 		r.client.http.CloseIdleConnections()
+	}
+}
+
+// kill signals the server's process group, unless it was reaped.
+func (r *runtime) kill(sig syscall.Signal) {
+	r.killMu.Lock()
+	defer r.killMu.Unlock()
+	if r.reaped {
+		return
+	}
+	if err := procgroup.Kill(r.cmd, sig); err != nil {
+		r.log.Warn("could not signal the login runtime", "signal", sig.String(), "err", err)
 	}
 }
 
