@@ -291,17 +291,21 @@ func secrets(key string, answers map[string]string) *Redactor {
 	return r
 }
 
-// offered refuses a target or method a's status does not list, or a
-// method of another kind than kind.
+// offered refuses a target a's status does not list, and, for a
+// browser login of an agent that offers them, a method that is not one
+// of the target's oauth methods: those refusals come before the earlier
+// login is cancelled. Anything else is the agent's to refuse, in its own
+// words (Claude Code's key login says which variable to set; a custom
+// agent says what to run).
 func (m *Manager) offered(a *agent, target, method, kind string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !a.status.Capabilities.Login {
-		return invalid("agent", a.info.Name+" cannot be logged in from the Hub; "+loginHint(a.info))
-	}
 	for _, t := range a.status.Targets {
 		if t.ID != target {
 			continue
+		}
+		if kind != hub.AgentMethodOAuth || !a.status.Capabilities.Login {
+			return nil
 		}
 		for _, me := range t.Methods {
 			if me.ID == method && me.Kind == kind {
@@ -311,12 +315,4 @@ func (m *Manager) offered(a *agent, target, method, kind string) error {
 		return invalid("method", "That login method is not offered here.")
 	}
 	return invalid("target", "There is no such provider for "+a.info.Name+".")
-}
-
-// loginHint says how to log the agent in by hand.
-func loginHint(info hub.AgentLoginAgent) string {
-	if info.LoginCommand == "" {
-		return "log it in on the Hub machine."
-	}
-	return "run `" + info.LoginCommand + "` on the Hub machine."
 }

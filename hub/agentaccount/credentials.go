@@ -2,6 +2,7 @@ package agentaccount
 
 import (
 	"context"
+	"slices"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -36,6 +37,11 @@ func (m *Manager) credentialChange(ctx context.Context, ref hub.AgentCredentialR
 		st := a.status
 		m.mu.Unlock()
 		target, cred, err := find(st, ref, logout)
+		if err != nil && logout && st.Capabilities.Logout && ownLogin(st, ref) {
+			// The agent's own login, which an agent that cannot list its
+			// logins (a custom ACP agent) names by its target.
+			target, cred, err = ref.Target, hub.AgentCredential{ID: ref.Target, Removable: true}, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -80,6 +86,21 @@ func find(st hub.AgentLoginStatus, ref hub.AgentCredentialRef, withTarget bool) 
 		}
 	}
 	return "", hub.AgentCredential{}, invalid("credential", "There is no such saved login.")
+}
+
+// ownLogin reports whether ref names its target itself, on a target
+// that lists no removable login: logout of the agent's own login, which
+// the agent does not list.
+func ownLogin(st hub.AgentLoginStatus, ref hub.AgentCredentialRef) bool {
+	if ref.Credential != ref.Target {
+		return false
+	}
+	for _, t := range st.Targets {
+		if t.ID == ref.Target {
+			return !slices.ContainsFunc(t.Credentials, func(c hub.AgentCredential) bool { return c.Removable })
+		}
+	}
+	return false
 }
 
 // origin says where a credential the Hub cannot remove comes from.

@@ -20,7 +20,7 @@ const (
 	AttemptTTL     = 10 * time.Minute // a login not finished by then expires
 	SettledVisible = 5 * time.Minute  // a settled attempt stays listed this long
 	SubmitWait     = 3 * time.Second  // a code or address waits this long for the login to settle
-	StartTimeout   = 30 * time.Second // starting a runtime and reading its first status
+	StartTimeout   = 90 * time.Second // starting a runtime and reading its first status (OpenCode loads its catalog)
 	OpTimeout      = 30 * time.Second // one call to a runtime
 )
 

@@ -370,3 +370,11 @@ func TestARefusedStartLeavesThePendingLoginAlone(t *testing.T) {
 	l, _ = r.m.List(ctx)
 	is.Equal(attempt(l, id).State, hub.AttemptPending) // the earlier login still waits
 }
+
+func TestAnAgentsOwnLoginIsLoggedOutByItsTargetWhereItListsNone(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	ctx := context.Background()
+	_, err := r.m.Logout(ctx, hub.AgentCredentialRef{Agent: "alpha", Target: fakes.FakeTarget, Credential: fakes.FakeTarget})
+	is.Equal(hub.MessageOf(err), "No such saved login.") // the agent itself was asked (the fake's words), not refused by the Hub
+}

@@ -105,6 +105,11 @@ func (m *Manager) start(a *agent, ch chan struct{}) {
 	}
 	a.rt, a.state, a.message = rt, hub.AgentRuntimeReady, ""
 	a.status, a.statusAt = normalize(st), m.cfg.Clock.Now()
+	// A driver may learn its login command from the agent as it starts
+	// (a custom ACP agent's terminal method).
+	if lc := a.drv.Agent().LoginCommand; lc != "" {
+		a.info.LoginCommand = lc
+	}
 	m.work.Add(1)
 	go m.watch(a, rt)
 	m.armIdleLocked(a, IdleStop)
