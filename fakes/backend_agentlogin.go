@@ -22,6 +22,7 @@ type agentLogins struct {
 	agents   []string                                // the agents every session knows (SetAgents)
 	epochs   map[*workspaceSession]map[string]uint64 // login changes taken, by session and agent
 	told     map[string][]string                     // the agents each workspace's sessions were told of, in order
+	calls    int                                     // the calls begun on running sessions, of any workspace
 	fail     map[string]error                        // by workspace
 	hold     chan struct{}                           // calls wait for it to close; nil when not held
 	inFlight int                                     // calls running now
@@ -40,7 +41,8 @@ func (b *Backend) SetAgents(ids ...string) {
 }
 
 // AgentLoginsTold returns the agents whose login change the sessions of
-// workspace ws were told of, in order, refused calls included.
+// workspace ws were told of, in order, refused calls included (an ended
+// session's too).
 func (b *Backend) AgentLoginsTold(ws string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -79,14 +81,15 @@ func (b *Backend) HoldAgentLogins() (release func()) {
 	}
 }
 
-// WaitAgentLogins returns once exactly n calls of AgentLoginChanged run
-// at once, or with ctx's error.
-func (b *Backend) WaitAgentLogins(ctx context.Context, n int) error {
+// WaitAgentLogins returns once told calls of AgentLoginChanged have
+// begun on running sessions in all (of any workspace) and exactly running
+// of them run now, or with ctx's error.
+func (b *Backend) WaitAgentLogins(ctx context.Context, told, running int) error {
 	for {
 		b.mu.Lock()
-		running, changed := b.logins.inFlight, b.logins.wait()
+		made, now, changed := b.logins.calls, b.logins.inFlight, b.logins.wait()
 		b.mu.Unlock()
-		if running == n {
+		if made == told && now == running {
 			return nil
 		}
 		select {
@@ -113,8 +116,12 @@ func (l *agentLogins) wait() <-chan struct{} {
 	return l.changed
 }
 
-// running moves inFlight by delta. b.mu held.
+// running moves inFlight by delta (a call starts, +1, or ends). b.mu
+// held.
 func (l *agentLogins) running(delta int) {
+	if delta > 0 {
+		l.calls++
+	}
 	l.inFlight += delta
 	l.most = max(l.most, l.inFlight)
 	if l.changed != nil {
@@ -154,17 +161,17 @@ func (s *workspaceSession) AgentLoginChanged(ctx context.Context, agent string) 
 	}
 	b := s.b
 	b.mu.Lock()
+	l := &b.logins
+	if l.told == nil {
+		l.told = map[string][]string{}
+	}
+	l.told[s.id] = append(l.told[s.id], agent)
 	select {
 	case <-s.done:
 		b.mu.Unlock()
 		return hub.Errorf(hub.Unavailable, "session has ended")
 	default:
 	}
-	l := &b.logins
-	if l.told == nil {
-		l.told = map[string][]string{}
-	}
-	l.told[s.id] = append(l.told[s.id], agent)
 	gate := l.hold
 	l.running(+1)
 	b.mu.Unlock()
