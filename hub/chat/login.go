@@ -78,9 +78,11 @@ func (m *Manager) release(conn AgentConnection) {
 }
 
 // closeRetiredLocked closes the retired conn in the background; watch
-// then forgets it. After Close the Manager's own Close does. m.mu held.
+// then forgets it. After Close the Manager's own Close does; a conn that
+// already ended on its own is left to watch, which says it exited. m.mu
+// held.
 func (m *Manager) closeRetiredLocked(conn AgentConnection) {
-	if m.closed {
+	if m.closed || ended(conn) {
 		return
 	}
 	m.retired[conn] = true

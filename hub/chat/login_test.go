@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -205,4 +206,24 @@ func TestAnAgentStartingDuringALoginChangeIsNotUsed(t *testing.T) {
 	is.True(isClosed(conns[0].Done()))  // the first, closed unused
 	is.NoErr(conns[0].Err())            // by the core
 	is.True(!isClosed(conns[1].Done())) // the second runs
+}
+
+// An agent that died just as its login changed did exit: closing it is
+// not the core's doing, and the failed turn's notice says it exited.
+func TestAnAgentThatDiedAsItsLoginChangedIsSaidToHaveExited(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	id := r.create()
+	rd := r.follow(id)
+	r.send(id, "go")
+	turn := r.turn()
+	turn.End(chat.AgentTurnResult{}, hub.Wrap(hub.Unavailable, errors.New("peer disconnected before response"),
+		"Scripted: the turn failed (error -32603)"))
+	rd.status(chat.StatusFailed)
+	turn.Conn.Crash(errors.New("exit status 3"))
+	is.NoErr(r.m.AgentLoginChanged("scripted"))
+	ev := rd.until("the exit's notice", func(ev event) bool {
+		return ev.Item["kind"] == chat.KindNotice && contains(ev.Item["message"].(string), "exited")
+	})
+	is.Equal(ev.Item["message"], "Scripted exited during the turn; the next message starts it again.") // the exit is said
 }
