@@ -50,6 +50,7 @@ type Backend struct {
 	held     int           // Starts waiting on a hold now
 	changed  chan struct{} // closed and replaced whenever held changes
 	feeds    feedScript
+	logins   agentLogins // the sessions' agents and the login changes told (backend_agentlogin.go)
 }
 
 // NewBackend returns a Backend with no session running.

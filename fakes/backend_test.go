@@ -26,7 +26,11 @@ func newBackend() *fakes.Backend {
 }
 
 func TestBackend(t *testing.T) {
-	porttest.Backend(t, func(*testing.T) (hub.Backend, string) { return newBackend(), dir })
+	porttest.Backend(t, func(*testing.T) (hub.Backend, string) {
+		b := newBackend()
+		b.SetAgents(porttest.SessionAgent)
+		return b, dir
+	})
 }
 
 // bounded returns a context that ends the wait of a broken test.

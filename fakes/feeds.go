@@ -51,7 +51,7 @@ type Feed struct {
 // SetFeedOpener makes OpenFeed of workspace ws for topic answer with open
 // from now on; nil restores the default: activity starts with the
 // workspace's activity (SetActivity; quiet by default), inventory with its
-// opening tick, document with an empty snapshot of a new epoch (DocSnapshot
+// opening tick (with the catalogs of the agents of SetAgents), document with an empty snapshot of a new epoch (DocSnapshot
 // rooted at "/"+ws), and a conversation is unknown (NotFound).
 func (b *Backend) SetFeedOpener(ws string, topic hub.Topic, open FeedOpener) {
 	b.mu.Lock()
@@ -179,9 +179,10 @@ var cannedFeeds = map[hub.Topic]func(b *Backend, s *workspaceSession, req hub.Fe
 		o := b.feeds.activity[s.id]
 		return []hub.FeedFrame{activityFrame(o.Working, o.Awaiting)}, nil
 	},
-	// Inventory starts with its opening tick.
-	hub.TopicInventory: func(*Backend, *workspaceSession, hub.FeedRequest) ([]hub.FeedFrame, error) {
-		return []hub.FeedFrame{{Kind: hub.FrameData, Data: []byte(`{"type":"conversation.inventory"}`)}}, nil
+	// Inventory starts with its opening tick, with the catalog revision
+	// of each agent the session knows (SetAgents).
+	hub.TopicInventory: func(b *Backend, s *workspaceSession, _ hub.FeedRequest) ([]hub.FeedFrame, error) {
+		return []hub.FeedFrame{{Kind: hub.FrameData, Data: b.inventoryTick(s)}}, nil
 	},
 	// Documents start with an empty snapshot of a new epoch.
 	hub.TopicDocument: func(_ *Backend, s *workspaceSession, req hub.FeedRequest) ([]hub.FeedFrame, error) {

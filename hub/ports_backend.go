@@ -65,6 +65,19 @@ type WorkspaceSession interface {
 	// not serve) is NotFound, anything else (ended, unreachable, refused)
 	// is Unavailable. The feed outlives ctx; Close releases it.
 	OpenFeed(ctx context.Context, req FeedRequest) (Feed, error)
+	// AgentLoginChanged tells the session that the login of the coding
+	// agent with this id changed on the Hub machine (a login, a logout,
+	// another account made active). The session re-reads that agent's
+	// availability: it forgets a remembered login-required, and the
+	// agent's catalog revision in the inventory moves, so an inventory
+	// event fires. The agent's running connection, which may hold the old
+	// login in memory, is restarted once no turn of it runs, never
+	// interrupting a running turn: the next prompt uses a fresh agent,
+	// which reads its store. An agent id the session does not know is no
+	// change (nil). It returns once the session has taken the change,
+	// not once the old agent is gone; an ended or unreachable session, or
+	// one that does not answer within ctx, is Unavailable.
+	AgentLoginChanged(ctx context.Context, agent string) error
 }
 
 // FeedRequest says which upstream to open.

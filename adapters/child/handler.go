@@ -44,8 +44,8 @@ type HandlerOptions struct {
 }
 
 // NewHandler returns the child's HTTP handler for the workspace id. Routes
-// match the exact, already decoded path and the GET method only; anything
-// else is a JSON 404, so the Hub's verbatim forwarding never meets a
+// match the exact, already decoded path and the GET method only (POST for
+// childproto.AgentLoginPath, agentlogin.go); anything else is a JSON 404, so the Hub's verbatim forwarding never meets a
 // redirect or a plain-text error. Every JSON answer carries Cache-Control:
 // no-store; feeds answer text/event-stream (see childproto), one route
 // per topic of the Hub's topic table that has a feed, each with its query
@@ -75,7 +75,9 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 		}
 		routes[path] = serveFeed(t, f)
 	}
-	h := &handler{routes: routes}
+	h := &handler{routes: routes, posts: map[string]http.HandlerFunc{
+		childproto.AgentLoginPath: serveAgentLogin(opts.Chat),
+	}}
 	if opts.Chat != nil {
 		log := opts.Logger
 		if log == nil {
@@ -124,15 +126,21 @@ func serveFeed(t hub.Topic, f feed) http.HandlerFunc {
 	}
 }
 
-// handler routes by exact path, and the chat API by prefix.
+// handler routes by exact path (GET routes, and the internal POSTs), and
+// the chat API by prefix.
 type handler struct {
 	routes     map[string]http.HandlerFunc
+	posts      map[string]http.HandlerFunc
 	chatPrefix string
 	chat       http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f, ok := h.routes[r.URL.Path]; ok && r.Method == http.MethodGet {
+		f(w, r)
+		return
+	}
+	if f, ok := h.posts[r.URL.Path]; ok && r.Method == http.MethodPost {
 		f(w, r)
 		return
 	}

@@ -67,8 +67,10 @@ type Options struct {
 	// running executable. Tests point it at a re-executed test binary. A
 	// session's git runs it too, as `git-credential` and `gpg`.
 	Command []string
-	// Env is the base environment the child's is filtered from (see
-	// childEnv). Default: os.Environ() at each Start.
+	// Env is the base environment the child's is filtered from
+	// (credenv.AgentEnv: the basics and each coding agent's store
+	// locators, so a session's agents find the logins made on the Hub).
+	// Default: os.Environ() at each Start.
 	Env []string
 	// ReadyTimeout bounds how long a child may take to become ready.
 	// Default DefaultReadyTimeout.

@@ -20,8 +20,10 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/local"
+	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
 	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/chat"
 )
 
 // The test binary doubles as the session child. The backend hands a child
@@ -102,11 +104,17 @@ func testChild(mode string, args []string) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return 0
 	}
-	if err := child.Main(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	if err := child.Run(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr, child.Options{Agents: sessionAgents}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// sessionAgents is the test child's coding agents: one in-process agent,
+// porttest.SessionAgent, as the Backend suite wants.
+func sessionAgents([]string, map[string][]string, *slog.Logger) chat.AgentRuntime {
+	return fakes.NewAgentRuntime(chat.AgentDescriptor{ID: porttest.SessionAgent, Name: "Scripted", Availability: chat.AgentAvailable})
 }
 
 // startGrandchild starts `sleep 60` with its stdout on fifo and writes its

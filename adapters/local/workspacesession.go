@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,4 +154,30 @@ func (s *workspaceSession) Stop(ctx context.Context) error {
 // feed endpoint, read as Server-Sent Events (see feedSource and feed).
 func (s *workspaceSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (hub.Feed, error) {
 	return s.feeds.open(ctx, req)
+}
+
+// AgentLoginChanged POSTs the change to the child (childproto.AgentLogin)
+// over its socket and returns once the child answered 204, within ctx. An
+// id no agent can have (childproto.ValidAgentID: the child refuses such
+// agents at its start) is no agent of the session: nil, without asking.
+func (s *workspaceSession) AgentLoginChanged(ctx context.Context, agent string) error {
+	body, err := childproto.EncodeAgentLogin(childproto.AgentLogin{Agent: agent})
+	if err != nil {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://session"+childproto.AgentLoginPath, bytes.NewReader(body))
+	if err != nil {
+		return hub.Wrap(hub.Internal, err, "agent login request")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return hub.Wrap(hub.Unavailable, err, "the session did not take the agent's login change")
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return hub.Wrap(hub.Unavailable, fmt.Errorf("agent login: status %s", resp.Status),
+			"the session did not take the agent's login change")
+	}
+	return nil
 }

@@ -21,9 +21,15 @@ import (
 // under the race detector start in well under a second.
 const backendTimeout = 30 * time.Second
 
+// SessionAgent is the coding agent every session of a backend under the
+// Backend suite knows (and the only one): the suite tells sessions its
+// login changed, and reads its catalog revision in the inventory feed.
+const SessionAgent = "scripted"
+
 // Backend runs the hub.Backend contract against backends made by
-// newBackend, which also returns an existing directory to run sessions in.
-// The suite stops every session it starts.
+// newBackend, which also returns an existing directory to run sessions in;
+// their sessions know one coding agent, SessionAgent. The suite stops
+// every session it starts.
 func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir string)) {
 	start := func(t *testing.T, b hub.Backend, id, dir string) hub.WorkspaceSession {
 		t.Helper()
@@ -172,6 +178,7 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 	})
 
 	feeds(t, newBackend, start)
+	agentLogins(t, newBackend, start)
 
 	t.Run("RemoveWorkspaceData", func(t *testing.T) {
 		is := is.New(t)
@@ -256,4 +263,66 @@ func fetchJSON(c *http.Client, path string, v any) (*http.Response, error) {
 		return resp, fmt.Errorf("GET %s: decode: %w", path, err)
 	}
 	return resp, nil
+}
+
+// agentLogins runs the WorkspaceSession.AgentLoginChanged part of the
+// Backend contract.
+func agentLogins(t *testing.T, newBackend func(t *testing.T) (hub.Backend, string),
+	start func(t *testing.T, b hub.Backend, id, dir string) hub.WorkspaceSession) {
+	// catalog reads the next inventory tick's revision of SessionAgent.
+	catalog := func(t *testing.T, f hub.Feed) string {
+		t.Helper()
+		fr := firstFrame(t, f)
+		var tick struct {
+			Type     string            `json:"type"`
+			Catalogs map[string]string `json:"catalogs"`
+		}
+		if err := json.Unmarshal(fr.Data, &tick); err != nil || tick.Type != "conversation.inventory" {
+			t.Fatalf("%s is no inventory tick (%v)", fr.Data, err)
+		}
+		if tick.Catalogs[SessionAgent] == "" {
+			t.Fatalf("the tick %s has no catalog revision of %s", fr.Data, SessionAgent)
+		}
+		return tick.Catalogs[SessionAgent]
+	}
+	tell := func(t *testing.T, rs hub.WorkspaceSession, agent string) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), backendTimeout)
+		defer cancel()
+		return rs.AgentLoginChanged(ctx, agent)
+	}
+
+	t.Run("AgentLoginChangedMovesTheAgentsCatalog", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		f := openFeed(t, rs, hub.FeedRequest{Topic: hub.TopicInventory})
+		first := catalog(t, f)
+		is.NoErr(tell(t, rs, "no-such-agent")) // an agent the session does not know is no change
+		is.NoErr(tell(t, rs, ""))              // nor is no agent
+		is.NoErr(tell(t, rs, SessionAgent))    // the session takes the change
+		second := catalog(t, f)
+		is.True(second != first)            // the next tick moved the agent's catalog, and only that change ticked
+		is.NoErr(tell(t, rs, SessionAgent)) // and again
+		is.True(catalog(t, f) != second)    // it moves every time
+		is.True(isOpen(rs.Done()))          // the session runs on
+	})
+
+	t.Run("AgentLoginChangedOfAnEndedSessionIsUnavailable", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		stopSession(t, rs)
+		is.Equal(hub.KindOf(tell(t, rs, SessionAgent)), hub.Unavailable) // an ended session takes nothing
+	})
+
+	t.Run("AgentLoginChangedEndsWithItsContext", func(t *testing.T) {
+		is := is.New(t)
+		b, dir := newBackend(t)
+		rs := start(t, b, "alpha", dir)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		is.Equal(hub.KindOf(rs.AgentLoginChanged(ctx, SessionAgent)), hub.Unavailable) // not within its context
+		is.NoErr(tell(t, rs, SessionAgent))                                            // the session still takes the next
+	})
 }

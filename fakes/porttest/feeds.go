@@ -33,8 +33,14 @@ func feeds(t *testing.T, newBackend func(t *testing.T) (hub.Backend, string),
 		b, dir := newBackend(t)
 		rs := start(t, b, "alpha", dir)
 		fr := firstFrame(t, openFeed(t, rs, hub.FeedRequest{Topic: hub.TopicInventory}))
-		is.Equal(fr.Kind, hub.FrameData)                                                   // data at once
-		is.Equal(jsonObject(t, fr.Data), map[string]any{"type": "conversation.inventory"}) // the opening tick
+		is.Equal(fr.Kind, hub.FrameData) // data at once
+		tick := jsonObject(t, fr.Data)
+		is.Equal(tick["type"], "conversation.inventory") // the opening tick
+		catalogs, _ := tick["catalogs"].(map[string]any)
+		rev, _ := catalogs[SessionAgent].(string)
+		is.Equal(len(tick), 2)     // with the catalogs, nothing else
+		is.Equal(len(catalogs), 1) // of the one agent the session knows
+		is.True(rev != "")         // its revision
 	})
 
 	t.Run("DocumentFeedStartsWithASnapshot", func(t *testing.T) {

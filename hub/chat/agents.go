@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -20,8 +21,12 @@ type agentState struct {
 	starting chan struct{} // closed when the Start in flight ends
 	sessions map[string]*conversation
 	login    bool // the agent asked for a login, and nothing worked since
-	models   []AgentChoice
-	modes    []AgentChoice
+	// epoch counts the changes of the agent's login on the Hub machine
+	// (AgentLoginChanged): it moves the catalog revision, and a refusal
+	// for want of a login counts only when it is of the current epoch.
+	epoch  uint64
+	models []AgentChoice
+	modes  []AgentChoice
 }
 
 // AgentEntry is one agent as the chat API lists it (ChatAgent).
@@ -59,14 +64,18 @@ func (m *Manager) agentEntriesLocked(descs []AgentDescriptor) []AgentEntry {
 	for _, d := range descs {
 		e := AgentEntry{ID: d.ID, Name: d.Name, Availability: string(d.Availability),
 			Models: []AgentChoice{}, Modes: []AgentChoice{}, Capabilities: []string{"conversation-rename"}}
+		var epoch uint64
 		if a := m.agents[d.ID]; a != nil {
 			if a.login && d.Availability == AgentAvailable {
 				e.Availability = "login-required"
 			}
 			e.Models, e.Modes = choices(a.models), choices(a.modes)
+			epoch = a.epoch
 		}
 		b, _ := json.Marshal(e)
-		sum := sha256.Sum256(b)
+		// The epoch moves the revision after a login change even when the
+		// entry reads the same: a client then reads the agent again.
+		sum := sha256.Sum256(strconv.AppendUint(append(b, '#'), epoch, 10))
 		e.CatalogRevision = hex.EncodeToString(sum[:6])
 		out = append(out, e)
 	}
@@ -117,7 +126,10 @@ func (m *Manager) agent(id string) *agentState {
 }
 
 // connection returns the running connection of agent id, starting the
-// agent when none runs; concurrent callers share one start.
+// agent when none runs; concurrent callers share one start. The
+// connection is leased to the caller, who releases it (release) once its
+// call is done: a connection retired by a login change is closed only
+// when no lease holds it (login.go).
 func (m *Manager) connection(ctx context.Context, id string) (AgentConnection, error) {
 	for {
 		m.mu.Lock()
@@ -132,6 +144,7 @@ func (m *Manager) connection(ctx context.Context, id string) (AgentConnection, e
 				a.conn = nil // ended, and watch has not seen it yet: start anew
 			default:
 				conn := a.conn
+				m.leases[conn]++
 				m.mu.Unlock()
 				return conn, nil
 			}
@@ -147,6 +160,7 @@ func (m *Manager) connection(ctx context.Context, id string) (AgentConnection, e
 		}
 		ch := make(chan struct{})
 		a.starting = ch
+		epoch := a.epoch
 		m.mu.Unlock()
 
 		src := &source{agentID: id}
@@ -154,13 +168,22 @@ func (m *Manager) connection(ctx context.Context, id string) (AgentConnection, e
 		m.mu.Lock()
 		a.starting = nil
 		close(ch)
-		if err == nil && m.closed {
+		switch {
+		case err == nil && m.closed:
 			m.mu.Unlock()
 			conn.Close()
 			return nil, hub.Errorf(hub.Unavailable, "the workspace session is stopping")
-		}
-		if err == nil {
+		case err == nil && a.epoch != epoch:
+			// The login changed while it started: it may have read the
+			// old one. Nothing has used it yet; start a fresh one.
+			m.mu.Unlock()
+			if err := conn.Close(); err != nil {
+				m.log.Warn("agent did not close cleanly", "agent", id, "err", err)
+			}
+			continue
+		case err == nil:
 			a.conn, src.conn = conn, conn
+			m.leases[conn]++
 			m.work.Add(1)
 			go m.watch(a, conn)
 		}
@@ -170,7 +193,9 @@ func (m *Manager) connection(ctx context.Context, id string) (AgentConnection, e
 }
 
 // watch forgets conn once it ends: its sessions must be reopened, and
-// the requests it left waiting are settled.
+// the requests it left waiting are settled. A connection the core closed
+// itself, retired by a login change, did not exit: no failure is blamed
+// on it.
 func (m *Manager) watch(a *agentState, conn AgentConnection) {
 	defer m.work.Done()
 	select {
@@ -183,6 +208,8 @@ func (m *Manager) watch(a *agentState, conn AgentConnection) {
 	if a.conn == conn {
 		a.conn = nil
 	}
+	closedByUs := m.retired[conn]
+	delete(m.retired, conn)
 	if err := conn.Err(); err != nil {
 		m.log.Warn("agent connection ended", "agent", a.id, "err", err)
 	}
@@ -191,6 +218,12 @@ func (m *Manager) watch(a *agentState, conn AgentConnection) {
 			c.conn = nil
 		}
 		m.settleFrom(c, conn)
+		if closedByUs {
+			if c.failure != nil && c.failure.conn == conn {
+				c.failure = nil
+			}
+			continue
+		}
 		m.exitedAfterFailure(c, conn)
 	}
 	m.activityChangedLocked()
@@ -247,12 +280,18 @@ func sameChoices(a, b []AgentChoice) bool {
 	return true
 }
 
-// loginFailed records that agent id asked for a login.
-func (m *Manager) loginFailed(id string, err error) {
+// loginFailed records that agent id asked for a login, when it did in
+// the login epoch the refused call began in: a refusal by an agent that
+// still held the login before the last change says nothing of the
+// current one. m.mu held.
+func (m *Manager) loginFailed(id string, epoch uint64, err error) {
 	if errors.Is(err, ErrAgentLoginRequired) {
-		if a := m.agent(id); !a.login {
+		if a := m.agent(id); !a.login && a.epoch == epoch {
 			a.login = true
 			m.inv.fire()
 		}
 	}
 }
+
+// epochOf is the login epoch of agent id. m.mu held.
+func (m *Manager) epochOf(id string) uint64 { return m.agent(id).epoch }

@@ -17,6 +17,7 @@ func (m *Manager) touchLocked(c *conversation) {
 		return
 	}
 	c.loading = true
+	epoch := m.epochOf(c.agentID)
 	m.work.Add(1)
 	go func() {
 		defer m.work.Done()
@@ -25,13 +26,14 @@ func (m *Manager) touchLocked(c *conversation) {
 		ctx, cancel := context.WithCancel(m.ctx)
 		defer cancel()
 		defer m.cfg.Clock.AfterFunc(reopenTimeout, cancel).Stop()
-		_, _, err := m.openSession(ctx, c, false)
+		conn, _, err := m.openSession(ctx, c, false)
+		m.release(conn)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		c.loading = false
 		if err != nil && !c.noticed && !c.closed && !m.closed {
 			c.noticed = true
-			m.loginFailed(c.agentID, err)
+			m.loginFailed(c.agentID, epoch, err)
 			m.notice(c, "warning", loginCode(err), "This conversation's history could not be reopened: "+publicMessage(err))
 		}
 		m.deliverNextLocked(c)
@@ -43,12 +45,19 @@ func (m *Manager) touchLocked(c *conversation) {
 // where the agent supports it (its replay becomes c's items when c has
 // none in this generation, and is dropped when it has), otherwise, when
 // allowNew, a new session that continues the conversation without the
-// agent remembering it (a notice says so).
-func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew bool) (AgentConnection, string, error) {
+// agent remembering it (a notice says so). The connection returned is
+// leased (connection): the caller releases it when its call is done. On
+// failure nothing is leased.
+func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew bool) (_ AgentConnection, _ string, err error) {
 	conn, err := m.connection(ctx, c.agentID)
 	if err != nil {
 		return nil, "", err
 	}
+	defer func() {
+		if err != nil {
+			m.release(conn)
+		}
+	}()
 	m.mu.Lock()
 	// One reopen at a time per conversation: two would each replay the
 	// history into it. The others wait for it, then look again.
@@ -112,9 +121,8 @@ func (m *Manager) openSession(ctx context.Context, c *conversation, allowNew boo
 	st, err = conn.NewSession(ctx, m.cfg.Dir)
 	m.mu.Lock()
 	if err != nil {
-		m.loginFailed(c.agentID, err)
 		m.mu.Unlock()
-		return nil, "", err
+		return nil, "", err // its caller says whether it was for want of a login
 	}
 	if c.closed {
 		m.mu.Unlock()

@@ -120,14 +120,22 @@ func (m *Manager) SetConfiguration(ctx context.Context, id string, cfg Configura
 	}
 	m.mu.Lock()
 	c, err := m.conv(id)
+	var epoch uint64
+	if err == nil {
+		epoch = m.epochOf(c.agentID)
+	}
 	m.mu.Unlock()
 	if err != nil {
 		return Configuration{}, err
 	}
 	conn, sid, err := m.openSession(ctx, c, true)
 	if err != nil {
+		m.mu.Lock()
+		m.loginFailed(c.agentID, epoch, err)
+		m.mu.Unlock()
 		return Configuration{}, err
 	}
+	defer m.release(conn)
 	m.mu.Lock()
 	a := m.agent(c.agentID)
 	offered := func(cs []AgentChoice, v string) bool {

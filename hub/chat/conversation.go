@@ -89,6 +89,7 @@ type turn struct {
 	cancel    context.CancelFunc
 	cancelled bool      // the user asked to cancel
 	grace     hub.Timer // forces the end when the agent ignores the cancel
+	epoch     uint64    // the agent's login epoch when the turn began
 }
 
 func (m *Manager) newConversation(id, agentID, sessionID string, created time.Time) *conversation {

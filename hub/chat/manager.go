@@ -45,9 +45,11 @@ type Manager struct {
 	mu       sync.Mutex
 	convs    map[string]*conversation
 	agents   map[string]*agentState
-	names    map[string]string // agent names by id, from the runtime at New
-	inv      notifier          // fires when the inventory or a catalog changes
-	act      notifier          // fires when the activity changes
+	leases   map[AgentConnection]int  // calls in flight on each connection (connection, release)
+	retired  map[AgentConnection]bool // connections a login change retired; true once being closed (login.go)
+	names    map[string]string        // agent names by id, from the runtime at New
+	inv      notifier                 // fires when the inventory or a catalog changes
+	act      notifier                 // fires when the activity changes
 	activity Activity
 	held     int             // bytes of the held messages of every conversation
 	ctx      context.Context // ends at Close; every turn derives from it
@@ -86,7 +88,8 @@ func New(cfg Config) (*Manager, error) {
 		cfg.Rand = rand.Reader
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, bounds: cfg.Bounds.withDefaults(), convs: map[string]*conversation{},
-		agents: map[string]*agentState{}, names: map[string]string{}}
+		agents: map[string]*agentState{}, leases: map[AgentConnection]int{}, retired: map[AgentConnection]bool{},
+		names: map[string]string{}}
 	for _, d := range cfg.Runtime.Agents() {
 		m.names[d.ID] = d.Name
 	}
@@ -131,6 +134,12 @@ func (m *Manager) Close() {
 	for _, a := range m.agents {
 		if a.conn != nil {
 			conns = append(conns, a.conn)
+		}
+	}
+	for conn, closing := range m.retired {
+		if !closing { // those being closed are awaited with the work
+			m.retired[conn] = true
+			conns = append(conns, conn)
 		}
 	}
 	for _, c := range m.convs {

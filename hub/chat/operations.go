@@ -23,14 +23,18 @@ func (m *Manager) Create(ctx context.Context, agentID, title string) (Summary, e
 	if err := checkAgent(m.cfg.Runtime.Agents(), agentID); err != nil {
 		return Summary{}, err
 	}
+	m.mu.Lock()
+	epoch := m.epochOf(agentID)
+	m.mu.Unlock()
 	conn, err := m.connection(ctx, agentID)
 	if err != nil {
 		return Summary{}, err
 	}
+	defer m.release(conn)
 	st, err := conn.NewSession(ctx, m.cfg.Dir)
 	m.mu.Lock()
 	if err != nil {
-		m.loginFailed(agentID, err)
+		m.loginFailed(agentID, epoch, err)
 		m.mu.Unlock()
 		return Summary{}, err
 	}
@@ -235,6 +239,7 @@ func (m *Manager) checkImages(ctx context.Context, descs []AgentDescriptor, id s
 	if err != nil {
 		return err
 	}
+	defer m.release(conn)
 	if !conn.Info().Images {
 		return noImages(m.agentName(c.agentID))
 	}

@@ -26,7 +26,7 @@ func (m *Manager) deliverLocked(c *conversation, hm *heldMessage) {
 	c.delivering = &hm.QueuedMessage
 	m.version++
 	ctx, cancel := context.WithCancel(m.ctx)
-	t := &turn{n: c.turnCount, cancel: cancel}
+	t := &turn{n: c.turnCount, cancel: cancel, epoch: m.epochOf(c.agentID)}
 	c.turn = t
 	if c.title == "" {
 		c.title = deriveTitle(hm.Text)
@@ -76,6 +76,7 @@ func (m *Manager) runTurn(ctx context.Context, c *conversation, t *turn, p Agent
 	m.mu.Lock()
 	m.finishTurn(c, t, conn, res, err)
 	m.mu.Unlock()
+	m.release(conn) // after the turn ended: a retired agent closes only now
 	_ = m.persist() // best effort: logged, and retried by the next save
 }
 
@@ -136,7 +137,7 @@ func (m *Manager) outcome(c *conversation, t *turn, conn AgentConnection, res Ag
 		}
 		return StatusCompleted, ""
 	case errors.Is(err, ErrAgentLoginRequired):
-		m.loginFailed(c.agentID, err)
+		m.loginFailed(c.agentID, t.epoch, err)
 		m.notice(c, "error", "login-failed", publicMessage(err))
 		return StatusFailed, publicMessage(err)
 	}

@@ -38,10 +38,19 @@
 // diagnostics go to stderr, which the Hub logs and never shows to clients.
 // The Hub then confirms readiness with one GET FactsPath.
 //
-// Endpoints, all GET; the JSON ones answer with Cache-Control: no-store:
+// Endpoints, GET unless said; every answer carries Cache-Control:
+// no-store:
 //
 //	/_wharf/facts          {"workspaceApiRevision":24,"shells":[...]}   (Facts)
 //	/s/{ID}/api/session    {"workspaceId":ID,"workspaceApiRevision":24} (the workspace API)
+//	POST /_wharf/agent-login {"agent":ID}  → 204                        (AgentLogin)
+//
+// The agent login says that the login of agent ID changed on the Hub
+// machine: the child forgets that the agent asked for a login, moves its
+// catalog revision (the inventory feed ticks) and restarts the agent once
+// no turn of it runs; an agent it does not know is no change. Its body is
+// strict JSON of at most MaxAgentLoginBytes (400 otherwise); 503 while
+// the child stops.
 //
 // The Hub forwards client requests under /s/{ID}/ verbatim, so the child
 // serves that base path itself; /_wharf/ (InternalPrefix) is never

@@ -25,7 +25,8 @@ type Args struct {
 	// conversation inventory. "" keeps nothing.
 	DataDir string
 	// Agents, optional, sets the command of an agent by id (a known one
-	// or a new one): `--agent ID=JSON`, JSON an array of strings.
+	// or a new one): `--agent ID=JSON`, JSON an array of strings, ID an
+	// agent id (ValidAgentID).
 	Agents map[string][]string
 }
 
@@ -68,7 +69,7 @@ func ParseArgs(args []string, usage io.Writer) (Args, error) {
 	fs.Func("agent", "an agent's command, `ID=JSON` (a JSON array of strings); repeatable", func(v string) error {
 		id, js, ok := strings.Cut(v, "=")
 		var cmd []string
-		if !ok || id == "" || strings.Contains(id, ":") || json.Unmarshal([]byte(js), &cmd) != nil || len(cmd) == 0 || cmd[0] == "" {
+		if !ok || !ValidAgentID(id) || json.Unmarshal([]byte(js), &cmd) != nil || len(cmd) == 0 || cmd[0] == "" {
 			return errors.New("want ID=[\"command\", \"arg\", ...]")
 		}
 		if a.Agents == nil {

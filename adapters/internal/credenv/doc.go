@@ -9,8 +9,11 @@
 // (credsocket.go) and its client, `wharf git-credential` and `wharf
 // gpg`'s request (gitcredential.go), with it.
 //
-// The child's environment starts from childEnv, which drops every ambient
-// variable (SSH_AUTH_SOCK, GIT_*, GH_TOKEN, NETRC, ...), and gets:
+// The child's environment starts from AgentEnv, which drops every ambient
+// variable (SSH_AUTH_SOCK, GIT_*, GH_TOKEN, NETRC, API keys, ...) but the
+// basics and the paths by which coding agents find their own stores
+// (the Hub's agent-login runtimes run in the same, so a login made on
+// the Hub is the one a session's agent reads), and gets:
 //
 //	GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=<folder>/gitconfig
 //	    the user's system and global config, flattened, without a setting

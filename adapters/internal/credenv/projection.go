@@ -256,10 +256,10 @@ func (p *Projection) Vars() []string { return p.env }
 func (p *Projection) Config() []gitcmd.Setting { return p.config }
 
 // Apply returns a child's environment: base filtered to what a child may
-// inherit (childEnv), the projection's folder first on PATH, its Vars
+// inherit (AgentEnv), the projection's folder first on PATH, its Vars
 // and its Config as GIT_CONFIG_* variables.
 func (p *Projection) Apply(base []string) []string {
-	env := childEnv(base)
+	env := AgentEnv(base)
 	if p.path != "" {
 		found := false
 		for i, kv := range env {
