@@ -102,13 +102,13 @@ func (r *runtime) Login(ctx context.Context, req hub.AgentLoginStart) (hub.Agent
 
 // awaitLink waits for the manual link term prints.
 func awaitLink(ctx context.Context, term *ptyflow.Terminal) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, LinkTimeout)
+	bounded, cancel := context.WithTimeout(ctx, LinkTimeout)
 	defer cancel()
 	var (
 		link    string
 		linkErr error
 	)
-	err := term.Expect(ctx, func(text []byte) bool {
+	err := term.Expect(bounded, func(text []byte) bool {
 		l, done, err := ptyflow.URLAfter(text, linkLead)
 		link, linkErr = l, err
 		return done
@@ -116,13 +116,13 @@ func awaitLink(ctx context.Context, term *ptyflow.Terminal) (string, error) {
 	switch {
 	case err == nil && linkErr == nil:
 		return link, nil
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+	case ctx.Err() != nil:
+		return "", ctx.Err() // the caller's
+	case errors.Is(err, context.DeadlineExceeded):
 		return "", &hub.Error{Kind: hub.Unavailable, Err: err,
 			Message: "Claude Code did not print its login link within 30 s. Check that the Hub machine reaches Anthropic, then try again."}
 	case errors.Is(err, ptyflow.ErrEnded):
 		return "", &hub.Error{Kind: hub.Unavailable, Err: err, Message: "`claude auth login` ended without printing a login link."}
-	case err != nil && !errors.Is(err, ptyflow.ErrTooMuch):
-		return "", err // the caller's context
 	}
 	return "", &hub.Error{Kind: hub.Unavailable, Message: "Claude Code printed a login link Wharf does not understand."}
 }

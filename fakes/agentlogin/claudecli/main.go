@@ -40,9 +40,11 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -261,7 +263,7 @@ func login(args []string) int {
 	q.Set("state", state)
 	link := host + path + "?" + q.Encode()
 	if os.Getenv("WHARF_FAKE_CLAUDE_NO_LINK") == "1" {
-		select {} // a login that never gets to its link
+		wait() // a login that never gets to its link
 	}
 	shown := link
 	if os.Getenv("FORCE_HYPERLINK") == "1" {
@@ -294,7 +296,8 @@ func login(args []string) int {
 		fmt.Println("Login successful.")
 		return 0
 	}
-	select {} // the real one waits for its browser callback
+	wait() // the real one waits for its browser callback
+	return 1
 }
 
 // save writes the login where the real one does.
@@ -336,4 +339,13 @@ func random(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// wait blocks until the process is told to stop, as the real one waits
+// (for a browser, for input), and exits as one ended by that signal.
+func wait() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	s := <-c
+	os.Exit(128 + int(s.(syscall.Signal)))
 }

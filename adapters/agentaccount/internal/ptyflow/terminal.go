@@ -167,6 +167,9 @@ func (t *Terminal) take(cleaned []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.keep && !t.full && len(cleaned) > 0 {
+		// Kept, and not watched: the end of this chunk, past what Expect
+		// finds, is neither.
+
 		room := MaxScan - len(t.text)
 		if len(cleaned) >= room {
 			cleaned, t.full = cleaned[:room], true
@@ -174,6 +177,9 @@ func (t *Terminal) take(cleaned []byte) {
 		t.text = append(t.text, cleaned...)
 		close(t.grew)
 		t.grew = make(chan struct{})
+	}
+	if t.keep {
+		return // the watches watch what follows what Expect looks for
 	}
 	for _, w := range t.watches {
 		w.feed(cleaned)
@@ -237,9 +243,12 @@ func (t *Terminal) Expect(ctx context.Context, find func(text []byte) bool) erro
 	}
 }
 
-// Watch returns a channel closed once marker appears in the output read
-// from now on (cleaned). Nothing of the output is kept but the marker's
-// length less one byte.
+// Watch returns a channel closed once marker appears in the output
+// (cleaned) read from now on, and after Expect found what it looked for:
+// a watch started before Expect sees only what follows (a marker that
+// also precedes the link, such as the link's own lead, is not taken for
+// a new one). Nothing of the output is kept but the marker's length less
+// one byte.
 func (t *Terminal) Watch(marker string) <-chan struct{} {
 	w := &watch{marker: []byte(marker), seen: make(chan struct{})}
 	t.mu.Lock()

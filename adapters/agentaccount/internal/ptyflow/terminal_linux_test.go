@@ -127,3 +127,22 @@ func TestAProgramPastMaxOutputIsKilled(t *testing.T) {
 	is.Equal(term.ExitCode(), -1)            // by a signal
 	is.Equal(len(ptyflowtest.Left(mark)), 0) // nothing is left
 }
+
+func TestAWatchSeesOnlyWhatFollowsTheLink(t *testing.T) {
+	is := is.New(t)
+	cmd, _ := shell(t, `printf 'FAILED before\r\nvisit: https://a.example/\r\n'; IFS= read -r line; printf 'FAILED after\r\n'; IFS= read -r line`)
+	term, err := ptyflow.Start(cmd)
+	is.NoErr(err) // it starts
+	defer term.Kill()
+	seen := term.Watch("FAILED")
+	var l string
+	is.NoErr(term.Expect(t.Context(), link(&l))) // the link is found
+	select {
+	case <-seen:
+		// All before the link was read when Expect returned.
+		t.Fatal("the marker before the link was taken")
+	default:
+	}
+	is.NoErr(term.Type(t.Context(), "go")) // a line is typed
+	within(t, seen, 10*time.Second, "the marker after the link is seen")
+}
