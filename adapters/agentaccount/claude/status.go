@@ -223,9 +223,9 @@ func statusOf(st authStatus, cmds authCommands, version string, env []string) hu
 	}
 	methods = append(methods,
 		hub.AgentLoginMethod{ID: methodEnvKey, Kind: hub.AgentMethodEnv, Label: "Anthropic API key in the Hub's environment",
-			Fields: []hub.AgentLoginField{}, Variables: []string{"ANTHROPIC_API_KEY"}},
+			Variables: []string{"ANTHROPIC_API_KEY"}},
 		hub.AgentLoginMethod{ID: methodEnvToken, Kind: hub.AgentMethodEnv, Label: "Long-lived token (`claude setup-token`) in the Hub's environment",
-			Fields: []hub.AgentLoginField{}, Variables: []string{"CLAUDE_CODE_OAUTH_TOKEN"}})
+			Variables: []string{"CLAUDE_CODE_OAUTH_TOKEN"}})
 	return hub.AgentLoginStatus{
 		Version: version,
 		Capabilities: hub.AgentAccountCapabilities{

@@ -133,7 +133,11 @@ func (r *runtime) Login(ctx context.Context, req hub.AgentLoginStart) (hub.Agent
 func (r *runtime) workspace() (string, error) {
 	cache := driver.Getenv(r.env, "XDG_CACHE_HOME")
 	if !filepath.IsAbs(cache) {
-		cache = filepath.Join(filepath.Dir(r.store.dir), ".cache") // the store's home
+		home := driver.Getenv(r.env, "HOME")
+		if !filepath.IsAbs(home) {
+			home = filepath.Dir(r.store.dir) // GEMINI_CLI_HOME
+		}
+		cache = filepath.Join(home, ".cache")
 	}
 	dir := filepath.Join(cache, "wharf", "gemini-login")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -121,17 +121,17 @@ func statusOf(v view, version string) hub.AgentLoginStatus {
 	methods := []hub.AgentLoginMethod{}
 	if encrypted {
 		methods = append(methods, hub.AgentLoginMethod{ID: methodCommand, Kind: hub.AgentMethodCommand,
-			Label:  "Sign in with Google in `gemini` on the Hub machine (its login is kept encrypted there)",
-			Fields: []hub.AgentLoginField{}, Command: loginCommand})
+			Label:   "Sign in with Google in `gemini` on the Hub machine (its login is kept encrypted there)",
+			Command: loginCommand})
 	} else {
 		methods = append(methods, hub.AgentLoginMethod{ID: methodGoogle, Kind: hub.AgentMethodOAuth, Label: "Log in with Google",
 			Fields: []hub.AgentLoginField{}, Completion: hub.CompletionCode})
 	}
 	methods = append(methods,
 		hub.AgentLoginMethod{ID: methodEnvKey, Kind: hub.AgentMethodEnv, Label: "Gemini API key in the Hub's environment",
-			Fields: []hub.AgentLoginField{}, Variables: []string{"GEMINI_API_KEY"}},
+			Variables: []string{"GEMINI_API_KEY"}},
 		hub.AgentLoginMethod{ID: methodVertex, Kind: hub.AgentMethodEnv, Label: "Vertex AI by the Hub's environment",
-			Fields: []hub.AgentLoginField{}, Variables: []string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_API_KEY"}})
+			Variables: []string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_API_KEY"}})
 	return hub.AgentLoginStatus{
 		Version:      version,
 		Capabilities: hub.AgentAccountCapabilities{Login: !encrypted, Logout: v.google && !encrypted},
