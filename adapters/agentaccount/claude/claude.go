@@ -26,7 +26,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -134,10 +133,8 @@ type runtime struct {
 }
 
 // command is the command running the CLI with args.
-func (r *runtime) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(r.path, append(append([]string(nil), r.args...), args...)...)
-	cmd.Env, cmd.Dir = r.env, r.dir
-	return cmd
+func (r *runtime) command(args ...string) ptyflow.Command {
+	return ptyflow.Command{Path: r.path, Args: append(append([]string(nil), r.args...), args...), Env: r.env, Dir: r.dir}
 }
 
 // run runs the CLI with args once, within ctx and CallTimeout, and

@@ -31,7 +31,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -141,9 +140,8 @@ func packageVersion(path string) string {
 func (r *runtime) askVersion(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
-	cmd := exec.Command(r.path, append(append([]string(nil), r.args...), "--version")...)
-	cmd.Env, cmd.Dir = r.env, filepath.Dir(r.store.dir)
-	out, code, err := ptyflow.Run(ctx, cmd, MaxOutput)
+	out, code, err := ptyflow.Run(ctx, ptyflow.Command{Path: r.path, Args: append(append([]string(nil), r.args...), "--version"),
+		Env: r.env, Dir: filepath.Dir(r.store.dir)}, MaxOutput)
 	r.log.Debug("gemini --version", "exit", code, "err", err)
 	if err != nil || code != 0 {
 		msg := "Gemini CLI did not answer `gemini --version`."

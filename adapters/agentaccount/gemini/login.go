@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -94,9 +93,7 @@ func (r *runtime) Login(ctx context.Context, req hub.AgentLoginStart) (hub.Agent
 	}
 	before := r.store.stampOf(credsFile)
 	accountsBefore := r.store.stampOf(accountsFile)
-	cmd := exec.Command(r.path, r.args...)
-	cmd.Env, cmd.Dir = loginEnv(r.env), dir
-	term, err := ptyflow.Start(cmd)
+	term, err := ptyflow.Start(ptyflow.Command{Path: r.path, Args: r.args, Env: loginEnv(r.env), Dir: dir})
 	if err != nil {
 		return nil, &hub.Error{Kind: hub.Unavailable, Message: "Wharf could not start `gemini`.", Err: err}
 	}

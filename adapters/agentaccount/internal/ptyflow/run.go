@@ -18,13 +18,30 @@ var ErrOutputTooLong = errors.New("the command printed more than expected")
 // a process that left its group could hold the pipe open.
 const pipeGrace = 2 * time.Second
 
-// Run runs cmd (Path, Args, Env and Dir set; nothing else) to its end,
-// leading a process group of its own, with no input, and returns its
+// Command is a program to run: its path, arguments (not the program's
+// name), whole environment and working folder.
+type Command struct {
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+}
+
+// cmd is c as an exec.Cmd.
+func (c Command) cmd() *exec.Cmd {
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Env, cmd.Dir = c.Env, c.Dir
+	return cmd
+}
+
+// Run runs c to its end, leading a process group of its own, with no
+// input, and returns its
 // standard output (more than limit bytes is ErrOutputTooLong) and exit
 // status. Its standard error is discarded: it can quote what the
 // command was given. When ctx ends first the group is killed and ctx's
 // error returned. Once Run returns, nothing of the group runs.
-func Run(ctx context.Context, cmd *exec.Cmd, limit int) ([]byte, int, error) {
+func Run(ctx context.Context, c Command, limit int) ([]byte, int, error) {
+	cmd := c.cmd()
 	out := &capped{limit: limit}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, out, nil
 	cmd.WaitDelay = pipeGrace

@@ -81,11 +81,11 @@ type watch struct {
 	done   bool
 }
 
-// Start starts cmd (Path, Args, Env and Dir set; nothing else) in a new
-// pseudo-terminal of 50×400 characters whose echo is off, as the leader
-// of a new session whose controlling terminal it is. The caller must
-// Kill it, or see Exited closed.
-func Start(cmd *exec.Cmd) (*Terminal, error) {
+// Start starts c in a new pseudo-terminal of 50×400 characters whose
+// echo is off, as the leader of a new session whose controlling terminal
+// it is. The caller must Kill it, or see Exited closed.
+func Start(c Command) (*Terminal, error) {
+	cmd := c.cmd()
 	master, tty, err := pty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("no terminal: %w", err)

@@ -3,7 +3,6 @@ package ptyflow_test
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -15,11 +14,9 @@ import (
 
 // shell is a command running script, marked by an environment entry of
 // its own that every process it starts inherits.
-func shell(t *testing.T, script string) (*exec.Cmd, string) {
+func shell(t *testing.T, script string) (ptyflow.Command, string) {
 	mark := "WHARF_PTYFLOW_TEST=" + t.Name()
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", mark}
-	return cmd, mark
+	return ptyflow.Command{Path: "/bin/sh", Args: []string{"-c", script}, Env: []string{"PATH=/usr/bin:/bin", mark}, Dir: "/"}, mark
 }
 
 // within waits for ch, failing the test after d.
