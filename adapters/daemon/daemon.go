@@ -31,6 +31,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/credtools"
 	"github.com/wharfhub/wharf/adapters/gitexec"
 	"github.com/wharfhub/wharf/adapters/httpapi"
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/adapters/keyvault"
 	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/adapters/osfs"
@@ -170,7 +171,9 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 		return nil, err
 	}
 	tools := credtools.New(credtools.Options{Path: os.Getenv("PATH")})
-	logins := agentaccount.New(agentaccount.Options{Logger: d.log})
+	// The agents' login runtimes get the environment a session's agents
+	// get, so a login lands where those agents look for it.
+	logins := agentaccount.New(agentaccount.Options{Env: credenv.AgentEnv(os.Environ()), Custom: cfg.AgentCommands, Logger: d.log})
 	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend, Vault: vault, Tools: tools,
 		AgentLogins: logins}
 	if cfg.Adapt != nil {

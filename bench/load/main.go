@@ -131,6 +131,7 @@ var workloads = []workload{
 	{"state50", "hub", stateOf("state50", 50, 10, 0.50), func(c config) time.Duration { return roundsLimit(c, 2) + buildLimit + 5*time.Minute }},
 	{"w8", "hub", runW8, func(c config) time.Duration { return buildLimit + 10*time.Minute }},
 	{"w14", "hub", runW14, func(c config) time.Duration { return buildLimit + 15*time.Minute }},
+	{"w15", "hub", runW15, func(c config) time.Duration { return buildLimit + 3*time.Minute }},
 	{"creds50", "hub", runCreds50, func(c config) time.Duration { return roundsLimit(c, 2) + buildLimit + time.Minute }},
 	{"w3", "live", runScenario(w3), func(c config) time.Duration { return 3 * (c.live + 90*time.Second) }},
 	{"w7", "live", runScenario(w7), func(c config) time.Duration { return 2*(c.live+90*time.Second) + slowAfterLimit }},

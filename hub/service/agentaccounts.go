@@ -12,7 +12,8 @@ import (
 // The agent-accounts family: logins of the Hub machine's agents, run by
 // hub/agentaccount's Manager over the AgentLogins port. Nothing here
 // touches the Store: the Hub keeps no agent secret and no attempt
-// survives it.
+// survives it. After a login, logout or activate, every running
+// workspace re-reads that agent (agentsChanged).
 
 // newAgentAccounts makes the family's Manager.
 func newAgentAccounts(h *Hub, logins hub.AgentLogins) (*agentaccount.Manager, error) {
@@ -62,4 +63,10 @@ func (h *Hub) LogoutAgentAccount(ctx context.Context, ref hub.AgentCredentialRef
 // ActivateAgentAccountCredential answers hubActivateAgentAccountCredential.
 func (h *Hub) ActivateAgentAccountCredential(ctx context.Context, ref hub.AgentCredentialRef) (hub.AgentAccounts, error) {
 	return h.accounts.Activate(ctx, ref)
+}
+
+// agentsChanged is told, on a goroutine of the Manager's, that agent's
+// logins changed: every running workspace re-reads it.
+func (h *Hub) agentsChanged(agent string) {
+	h.AgentLoginChanged(h.bg, agent)
 }
