@@ -175,6 +175,9 @@ func (r *runtime) commands(ctx context.Context) (authCommands, error) {
 
 // Status reads `claude auth status --json`.
 func (r *runtime) Status(ctx context.Context) (hub.AgentLoginStatus, error) {
+	if err := r.ended(); err != nil {
+		return hub.AgentLoginStatus{}, err
+	}
 	cmds, err := r.commands(ctx)
 	if err != nil {
 		return hub.AgentLoginStatus{}, err
@@ -213,6 +216,9 @@ func (r *runtime) Activate(context.Context, hub.AgentCredentialRef) error {
 // Logout runs `claude auth logout` (within CallTimeout) for a login in
 // Claude Code's store: the subscription or the Console key it lists now.
 func (r *runtime) Logout(ctx context.Context, ref hub.AgentCredentialRef) error {
+	if err := r.ended(); err != nil {
+		return err
+	}
 	if err := checkTarget(ref.Target); err != nil {
 		return err
 	}
@@ -276,4 +282,15 @@ func checkTarget(target string) error {
 // invalid is a refusal naming field.
 func invalid(message, field string) error {
 	return &hub.Error{Kind: hub.Invalid, Message: message, Details: &hub.Details{Field: field}}
+}
+
+// ended refuses a call after Close: a closed runtime answers nothing,
+// as one whose process ended does.
+func (r *runtime) ended() error {
+	select {
+	case <-r.done:
+		return hub.Errorf(hub.Unavailable, "%s's login runtime is closed.", "Claude Code")
+	default:
+		return nil
+	}
 }

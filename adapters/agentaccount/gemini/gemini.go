@@ -170,6 +170,9 @@ type runtime struct {
 
 // Status reads Gemini CLI's store and environment.
 func (r *runtime) Status(context.Context) (hub.AgentLoginStatus, error) {
+	if err := r.ended(); err != nil {
+		return hub.AgentLoginStatus{}, err
+	}
 	return statusOf(r.read(), r.version), nil
 }
 
@@ -205,6 +208,9 @@ func (r *runtime) Activate(context.Context, hub.AgentCredentialRef) error {
 
 // Logout removes the Google login from Gemini CLI's store.
 func (r *runtime) Logout(_ context.Context, ref hub.AgentCredentialRef) error {
+	if err := r.ended(); err != nil {
+		return err
+	}
 	if err := checkTarget(ref.Target); err != nil {
 		return err
 	}
@@ -252,4 +258,15 @@ func checkTarget(target string) error {
 // invalid is a refusal naming field.
 func invalid(message, field string) error {
 	return &hub.Error{Kind: hub.Invalid, Message: message, Details: &hub.Details{Field: field}}
+}
+
+// ended refuses a call after Close: a closed runtime answers nothing,
+// as one whose process ended does.
+func (r *runtime) ended() error {
+	select {
+	case <-r.done:
+		return hub.Errorf(hub.Unavailable, "%s's login runtime is closed.", "Gemini CLI")
+	default:
+		return nil
+	}
 }
