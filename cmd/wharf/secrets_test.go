@@ -26,8 +26,9 @@ import (
 // to hand it over, which the scenario then deletes), a mistyped password,
 // every session id (only in the login answer that issued it), and the new
 // password set with `wharf user passwd`, every passphrase, private key
-// and token the credentials family is given, and an answer typed into a
-// clone's terminal. The state directory's modes are
+// and token the credentials family is given, an answer typed into a
+// clone's terminal, and every key, code and address given to an agent's
+// login. The state directory's modes are
 // checked while a workspace session's socket exists and after shutdown.
 // A family adds its secrets with one sec.Register line where it learns
 // them.
@@ -42,8 +43,11 @@ func TestSecretExposure(t *testing.T) {
 	repo := filepath.Join(tmp, "src", "project")
 	is.NoErr(os.MkdirAll(repo, 0o755)) // the workspace folder, which the Hub will git init
 
+	agents, err := agentLoginBin()
+	is.NoErr(err) // the fake login programs build
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: stateDir,
-		Args: []string{"--log-level", "debug"}, Log: sec.Log("wharf serve")})
+		Args: []string{"--log-level", "debug"}, Log: sec.Log("wharf serve"),
+		Env: []string{"PATH=" + agents + string(os.PathListSeparator) + os.Getenv("PATH")}})
 	is.NoErr(err) // the daemon serves
 	t.Cleanup(func() { d.Kill() })
 
@@ -121,6 +125,7 @@ func TestSecretExposure(t *testing.T) {
 	exerciseCredentials(ctx, t, sec, owner, ws.ID)
 	exerciseClone(ctx, t, sec, owner, filepath.Dir(repo))
 	exerciseWorktrees(ctx, t, sec, owner, ws.ID, repo)
+	exerciseAgentAccounts(ctx, t, sec, owner)
 	for _, op := range []string{"stop", "start"} { // the session is given its credentials
 		status, _, err = owner.Do(ctx, "POST", "api/hub/sessions/"+ws.ID+"/"+op, nil, nil)
 		is.NoErr(err)                   // answered
