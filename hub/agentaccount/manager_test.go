@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +18,10 @@ import (
 
 // rig is a Manager over fake agents and a fake clock.
 type rig struct {
-	m       *agentaccount.Manager
-	clock   *fakes.Clock
-	agents  []*fakes.FakeAgent
-	mu      sync.Mutex
-	changed []string
-	told    chan string
+	m      *agentaccount.Manager
+	clock  *fakes.Clock
+	agents []*fakes.FakeAgent
+	told   chan string
 }
 
 func newRig(t *testing.T, agents ...*fakes.FakeAgent) *rig {

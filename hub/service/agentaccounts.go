@@ -22,6 +22,9 @@ func newAgentAccounts(h *Hub, logins hub.AgentLogins) (*agentaccount.Manager, er
 		Clock:  h.clock,
 		NewID:  uuid.NewString,
 		Log:    h.log.With("family", "agent-accounts"),
+		// After a login, logout or activate every running workspace
+		// re-reads the agent.
+		Changed: h.agentsChanged,
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/service"
 )
@@ -24,7 +25,8 @@ func loggedEnv(t *testing.T) (*env, *bytes.Buffer) {
 	e.Hub.Close() // nothing runs yet: the Hub is swapped for one that logs
 	logs := new(bytes.Buffer)
 	h, err := service.New(service.Config{Password: cheap, Logger: slog.New(slog.NewTextHandler(logs, nil))},
-		service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools})
+		service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools,
+			AgentLogins: fakes.NewAgentLogins(e.agent)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,5 +153,37 @@ func closedNow(ch <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+func TestALoginLogoutOrActivateTellsEveryRunningWorkspace(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ids := e.running(2)
+	told := func(n int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		defer cancel()
+		is.NoErr(e.backend.WaitAgentLogins(ctx, n, 0)) // every running session was told, and the calls ended
+	}
+	_, err := e.ConnectAgentAccountKey(e.ctx, hub.AgentKeyLogin{Agent: "codex", Target: fakes.FakeTarget, Method: fakes.FakeKeyMethod, Key: "sk-one"})
+	is.NoErr(err) // a key login
+	told(2)
+	_, err = e.ConnectAgentAccountKey(e.ctx, hub.AgentKeyLogin{Agent: "codex", Target: fakes.FakeTarget, Method: fakes.FakeKeyMethod, Key: "sk-two"})
+	is.NoErr(err)
+	told(4)
+	_, err = e.ActivateAgentAccountCredential(e.ctx, hub.AgentCredentialRef{Agent: "codex", Credential: "key-1"})
+	is.NoErr(err) // an activate
+	told(6)
+	_, err = e.LogoutAgentAccount(e.ctx, hub.AgentCredentialRef{Agent: "codex", Target: fakes.FakeTarget, Credential: "key-1"})
+	is.NoErr(err) // a logout
+	told(8)
+	for _, id := range ids {
+		is.Equal(e.backend.AgentLoginsTold(id), []string{"codex", "codex", "codex", "codex"}) // each told of every change
+	}
+	_, err = e.ConnectAgentAccountKey(e.ctx, hub.AgentKeyLogin{Agent: "codex", Target: fakes.FakeTarget, Method: fakes.FakeKeyMethod, Key: "refused"})
+	is.True(err != nil) // a refused login
+	for _, id := range ids {
+		is.Equal(len(e.backend.AgentLoginsTold(id)), 4) // tells nobody
 	}
 }

@@ -25,6 +25,7 @@ type env struct {
 	backend *fakes.Backend
 	vault   *fakes.KeyVault
 	tools   *fakes.ToolProber
+	agent   *fakes.FakeAgent // "codex", whose logins the Hub manages
 	ann     hub.DeviceSession
 }
 
@@ -35,7 +36,8 @@ func newEnv(t *testing.T) *env {
 	fsys := fakes.NewFS(home)
 	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(),
 		clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend(), tools: fakes.NewToolProber()}
+		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend(), tools: fakes.NewToolProber(),
+		agent: fakes.NewFakeAgent("codex", "Codex")}
 	e.vault = fakes.NewKeyVault(e.clock)
 	e.backend.Data = fsys // the workspaces' data directories live on the same disk
 	e.open()
@@ -46,7 +48,7 @@ func newEnv(t *testing.T) *env {
 // open builds a Hub over e's parts and recovers.
 func (e *env) open() {
 	e.t.Helper()
-	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins()})
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
