@@ -104,13 +104,22 @@ func TestBrowserAgentsPageLogsAnAgentIn(t *testing.T) {
 			must(t, p.Wait(noSecret(wrong, right), wait))
 
 			// A code login: the provider's page opens in a new tab, with
-			// neither opener nor referrer; its code finishes the login.
+			// neither opener nor referrer; a wrong code fails the login
+			// with the agent's words (the code in them redacted), the
+			// right one finishes the next.
 			must(t, p.ClickText(card("fake"), "Log in (code)"))
 			link := card("fake") + ` .attempt-pending a[target=_blank]`
 			must(t, p.Wait(`document.querySelector(`+browsertest.JS(link)+`)`, wait))
-			is.Equal(attr(t, p, link, "rel"), "noopener noreferrer") // no opener, no referrer
-			state := stateOf(t, attr(t, p, link, "href"))
+			is.Equal(attr(t, p, link, "rel"), "noopener noreferrer")                                                      // no opener, no referrer
 			must(t, p.Wait(`document.activeElement === document.querySelector('.attempt-pending .attempt-title')`, wait)) // focus moved to the next step
+			const badCode = "code-not-this-one"
+			must(t, p.Type(`.attempt-pending input[name=code]`, badCode))
+			must(t, p.ClickText(`.attempt-pending`, "Submit"))
+			must(t, p.Wait(`document.querySelector('.attempt-failed [role=alert]') && document.querySelector('.attempt-failed [role=alert]').innerText.includes('The login failed: The code [redacted] is not the one')`, wait))
+			must(t, p.Wait(noSecret(badCode), wait))
+			must(t, p.ClickText(card("fake"), "Log in (code)"))
+			must(t, p.Wait(`document.querySelector(`+browsertest.JS(link)+`) && !document.querySelector('.attempt-failed')`, wait))
+			state := stateOf(t, attr(t, p, link, "href"))
 			code := "code-" + state
 			must(t, p.Type(`.attempt-pending input[name=code]`, code))
 			must(t, p.ClickText(`.attempt-pending`, "Submit"))
@@ -123,6 +132,12 @@ func TestBrowserAgentsPageLogsAnAgentIn(t *testing.T) {
 			must(t, p.Wait(`document.querySelector('.attempt-pending input[name=address]')`, wait))
 			must(t, p.Wait(cardSays("fake", "lands on a page that does not load"), wait)) // says why the page fails, and what to do
 			state = stateOf(t, attr(t, p, link, "href"))
+			elsewhere := "http://attacker.example/auth/callback?code=code-" + state
+			must(t, p.Type(`.attempt-pending input[name=address]`, elsewhere))
+			must(t, p.ClickText(`.attempt-pending`, "Submit"))
+			must(t, p.Wait(describedBy(`.attempt-pending input[name=address]`)+` !== ''`, wait)) // refused, by the address field
+			is.Equal(len(fa.Delivered()), 0)                                                     // and never requested
+			must(t, p.Wait(noSecret(elsewhere), wait))
 			address := fakes.FakeCallback + "?code=code-" + state + "&state=" + state
 			must(t, p.Type(`.attempt-pending input[name=address]`, address))
 			must(t, p.ClickText(`.attempt-pending`, "Submit"))
