@@ -13,8 +13,9 @@ import (
 // fields that apply themselves), the answers sent (those fields only,
 // none empty) and the first required one left empty; which addresses
 // become links (http and https only: the agent's URL is untrusted);
-// when the page reads the listing again; which attempt a provider
-// shows; and when a conversation can offer an agent's login in place.
+// when the page reads the listing again (also after a login completed);
+// which attempt a provider shows; and when a conversation can offer an
+// agent's login in place.
 // The module is the Agents page's chunk, found through the dynamic
 // import that loads it.
 func TestBrowserAgentsUnits(t *testing.T) {
@@ -34,7 +35,7 @@ const agentsUnitCases = `(async () => {
   const abs = (from, re) => new URL(from.match(re)[0], location.href).href;
   const app = [...document.querySelectorAll('link[rel=modulepreload]')].map((l) => l.href).find((h) => /\/app\.[0-9a-f]{12}\.js$/.test(h));
   const pageSrc = await src(abs(await src(app), /\/assets\/agents\/page\.[0-9a-f]{12}\.js/));
-  const { shownFields, effective, missing, linkOf, pollDelay, attemptOf, loneLogin, FAST_MS } =
+  const { shownFields, effective, missing, linkOf, pollDelay, completedSince, attemptOf, loneLogin, FAST_MS } =
     await import(abs(pageSrc, /\/assets\/agents\/accounts\.[0-9a-f]{12}\.js/));
   const fails = [];
   const expect = (name, got, want) => { if (JSON.stringify(got) !== JSON.stringify(want)) fails.push(name + ': got ' + JSON.stringify(got) + ', want ' + JSON.stringify(want)); };
@@ -74,6 +75,11 @@ const agentsUnitCases = `(async () => {
   expect('just after a submission', pollDelay(snap([agent('ready')], [attempt('1', 'pending', 'code')]), 10, 20), FAST_MS);
   expect('settled logins', pollDelay(snap([agent('ready')], [attempt('1', 'complete', 'device')]), 0, 0), 0);
   expect('not read yet', pollDelay(null, 0, 0), 0);
+  expect('just after a completed login', pollDelay(snap([agent('ready')], [attempt('1', 'complete', 'code')]), 10, 0, 20), FAST_MS);
+  expect('a login completed', completedSince(snap([], [attempt('1', 'pending', 'code')]), snap([], [attempt('1', 'complete', 'code')])), true);
+  expect('one that failed', completedSince(snap([], [attempt('1', 'pending', 'code')]), snap([], [attempt('1', 'failed', 'code')])), false);
+  expect('one complete already', completedSince(snap([], [attempt('1', 'complete', 'code')]), snap([], [attempt('1', 'complete', 'code')])), false);
+  expect('the first read', completedSince(null, snap([], [attempt('1', 'complete', 'code')])), false);
 
   const s = snap([], [attempt('1', 'cancelled', 'code'), attempt('2', 'pending', 'code'), attempt('3', 'pending', 'code', 'other')]);
   expect('the newest attempt of a target', attemptOf(s, 'a', 't').id, '2');

@@ -4,10 +4,13 @@
 // listing, and reads again on its own only while something is in
 // motion: every 2 s while an agent's login interface is starting or a
 // device login waits for the person's approval (nothing else tells the
-// page when it ends) or just after a code or an address was submitted,
-// every 15 s while another login is pending (it may expire or be
-// cancelled from another device), and not at all otherwise. Nothing
-// runs while the page is hidden; showing it reads at once.
+// page when it ends) or just after a code or an address was submitted;
+// twice, 2 s apart, after a login completed (the Hub re-reads the
+// agent's saved logins once the login has completed, so the answer
+// that says so may list them as they were); every 15 s while another
+// login is pending (it may expire or be cancelled from another device);
+// and not at all otherwise. Nothing runs while the page is hidden;
+// showing it reads at once.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { accounts } from '../api.js';
 
@@ -21,14 +24,25 @@ const SUBMITTED_MS = 30000;
 /** busyState: the agent's login interface has not answered yet. */
 export const busyState = (a) => a.state === 'starting' || a.state === 'idle';
 
-/** pollDelay is the pause before the next read of snap, 0 for none. */
-export function pollDelay(snap, now, fastUntil) {
+/**
+ * pollDelay is the pause before the next read of snap, 0 for none, at
+ * time now: fastUntil is when the fast reads after a submission end,
+ * againUntil when those after a completed login do.
+ */
+export function pollDelay(snap, now, fastUntil, againUntil = 0) {
   if (!snap) return 0;
-  if (snap.agents.some(busyState)) return FAST_MS;
+  if (snap.agents.some(busyState) || now < againUntil) return FAST_MS;
   const pending = snap.attempts.filter((at) => at.state === 'pending');
   if (!pending.length) return 0;
   if (pending.some((at) => at.completion === 'device') || now < fastUntil) return FAST_MS;
   return SLOW_MS;
+}
+
+/** completedSince reports whether a login pending in prev is complete in next. */
+export function completedSince(prev, next) {
+  if (!prev) return false;
+  const was = new Set(prev.attempts.filter((at) => at.state === 'pending').map((at) => at.id));
+  return next.attempts.some((at) => at.state === 'complete' && was.has(at.id));
 }
 
 /**
@@ -43,7 +57,7 @@ export function useAccounts() {
   const [state, setState] = useState({ snap: null, error: null });
   const ref = useRef(null);
   if (!ref.current) {
-    ref.current = { alive: true, timer: 0, ticket: 0, shown: 0, running: false, again: false, pause: 0, fastUntil: 0, snap: null };
+    ref.current = { alive: true, timer: 0, ticket: 0, shown: 0, running: false, again: false, pause: 0, fastUntil: 0, againUntil: 0, snap: null };
   }
   const st = ref.current;
 
@@ -51,12 +65,13 @@ export function useAccounts() {
     clearTimeout(st.timer);
     st.timer = 0;
     if (!st.alive || document.hidden) return;
-    const d = st.pause || pollDelay(st.snap, Date.now(), st.fastUntil);
+    const d = st.pause || pollDelay(st.snap, Date.now(), st.fastUntil, st.againUntil);
     if (d) st.timer = setTimeout(read, d);
   };
   const show = (ticket, snap) => {
     if (!st.alive || ticket < st.shown) return;
     st.shown = ticket;
+    if (completedSince(st.snap, snap)) st.againUntil = Date.now() + FAST_MS + 500;
     st.snap = snap;
     st.pause = 0;
     setState({ snap, error: null });
@@ -73,7 +88,7 @@ export function useAccounts() {
     } catch (error) {
       if (st.alive) {
         // Keep reading while something was in motion, more slowly each time.
-        const d = pollDelay(st.snap, Date.now(), st.fastUntil);
+        const d = pollDelay(st.snap, Date.now(), st.fastUntil, st.againUntil);
         st.pause = d ? Math.min(Math.max(st.pause * 2, d), MAX_MS) : 0;
         setState((s) => ({ snap: s.snap, error }));
       }
