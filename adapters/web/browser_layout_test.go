@@ -10,8 +10,9 @@ import (
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
 )
 
-// At a phone's 390 px every page fits the width (no sideways scrolling)
-// and the navigation sits at the bottom, within reach of a thumb.
+// At a phone's 390 px every page fits the width (no sideways scrolling,
+// nor a layout viewport widened to fit) and the navigation sits at the
+// bottom, within reach of a thumb, every tab showing its whole label.
 func TestBrowserPhoneLayout(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
@@ -20,16 +21,18 @@ func TestBrowserPhoneLayout(t *testing.T) {
 	is.NoErr(err) // registered
 	p := e.page(t, browsertest.Phone)
 	must(t, p.LogIn(e.hub))
-	fits := `document.documentElement.scrollWidth <= window.innerWidth`
+	fits := fitsIn(browsertest.Phone)
 	for _, c := range []struct{ path, ready string }{
 		{"", rowOf(id)},
 		{"w/" + id, `document.querySelector('.tree-file')`},
 		{"add?path=" + e.home, `document.querySelector('.dir')`},
+		{"agents", `document.querySelector('main .empty')`},
 		{"settings", `document.querySelector('.sessions li')`},
 	} {
 		must(t, p.Go(e.hub.URL+c.path))
 		must(t, p.Wait(c.ready, wait))
 		must(t, p.Wait(fits, wait))
+		must(t, p.Wait(navFits, wait))
 		must(t, p.Wait(`(() => { const r = document.querySelector('nav.nav').getBoundingClientRect(); return r.bottom >= window.innerHeight - 1 && r.top > window.innerHeight / 2; })()`, wait))
 	}
 	must(t, p.Go(e.hub.URL+"login"))

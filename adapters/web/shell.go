@@ -29,6 +29,7 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <link rel="stylesheet" href="{{.ChatCSS}}">
 <link rel="stylesheet" href="{{.CredCSS}}">
 <link rel="stylesheet" href="{{.CloneCSS}}">
+<link rel="stylesheet" href="{{.AgentsCSS}}">
 {{range .Modules}}<link rel="modulepreload" href="{{.}}">
 {{end}}<script type="module" src="{{.Main}}"></script>
 </head>
@@ -43,10 +44,10 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 func renderShell(set *assetSet) *asset {
 	var buf bytes.Buffer
 	err := shellTemplate.Execute(&buf, struct {
-		Icon, CSS, ChatCSS, CredCSS, CloneCSS, Main string
-		Modules                                     []string
+		Icon, CSS, ChatCSS, CredCSS, CloneCSS, AgentsCSS, Main string
+		Modules                                                []string
 	}{set.url("icon.svg"), set.url("app.css"), set.url("chat.css"), set.url("credentials.css"), set.url("clone.css"),
-		set.url(entryModule), set.modules()})
+		set.url("agents.css"), set.url(entryModule), set.modules()})
 	if err != nil {
 		panic(err)
 	}

@@ -68,13 +68,14 @@ func NewHandler() *Handler {
 
 // clientRoute reports whether p, an escaped path, is a page of the
 // dashboard, which the shell serves and the script renders: the workspace
-// list, the login page, adding a workspace, credentials, settings, one
-// workspace's page and one of its conversations (/w/{id}/c/{conversationId},
-// each segment percent-encoded: conversation ids hold a colon and may hold
-// a slash), cloning a repository and one clone job (/clone/{jobId}).
+// list, the login page, adding a workspace, credentials, agent logins,
+// settings, one workspace's page and one of its conversations
+// (/w/{id}/c/{conversationId}, each segment percent-encoded: conversation
+// ids hold a colon and may hold a slash), cloning a repository and one
+// clone job (/clone/{jobId}).
 func clientRoute(p string) bool {
 	switch p {
-	case "/", "/login", "/add", "/settings", "/credentials", "/clone":
+	case "/", "/login", "/add", "/settings", "/credentials", "/agents", "/clone":
 		return true
 	}
 	if job, ok := strings.CutPrefix(p, "/clone/"); ok {

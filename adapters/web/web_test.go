@@ -38,7 +38,7 @@ func TestShellRoutes(t *testing.T) {
 		path   string
 		status int
 	}{
-		{"/", 200}, {"/login", 200}, {"/add", 200}, {"/settings", 200}, {"/credentials", 200}, {"/w/hello", 200}, {"/w/a-b-2", 200},
+		{"/", 200}, {"/login", 200}, {"/add", 200}, {"/settings", 200}, {"/credentials", 200}, {"/agents", 200}, {"/w/hello", 200}, {"/w/a-b-2", 200},
 		{"/clone", 200}, {"/clone/7d3c2a51-0b1e-4f7a-9c55-2f0d8e6b1a90", 200}, {"/clone/", 404}, {"/clone/a/b", 404},
 		{"/w/hello/c/scripted%3Asess-1", 200}, {"/w/hello/c/odd%2Fid", 200},
 		{"/w/", 404}, {"/w/a/b", 404}, {"/w/a/c/", 404}, {"/w/a/c/x/y", 404}, {"/w//c/x", 404}, {"/w/a/x/b", 404},
@@ -224,7 +224,8 @@ func TestFirstLoadSize(t *testing.T) {
 		return len(a.body)
 	}
 	first := len(h.shell.gz) + sizeOf(h.assets.byName["app.css"]) + sizeOf(h.assets.byName["chat.css"]) +
-		sizeOf(h.assets.byName["credentials.css"]) + sizeOf(h.assets.byName["clone.css"]) + sizeOf(h.assets.byName["icon.svg"])
+		sizeOf(h.assets.byName["credentials.css"]) + sizeOf(h.assets.byName["clone.css"]) +
+		sizeOf(h.assets.byName["agents.css"]) + sizeOf(h.assets.byName["icon.svg"])
 	for _, u := range h.assets.modules() {
 		first += sizeOf(h.assets.byURL[u])
 	}

@@ -194,3 +194,25 @@ export const worktrees = {
     localDataFingerprint ? { sourceWorkspaceId: source, reference, confirm: true, stop, localDataFingerprint }
       : { sourceWorkspaceId: source, reference, confirm: true, stop }),
 };
+
+/**
+ * Agent accounts (the agent-accounts tag): the logins of the Hub
+ * machine's coding agents. Every operation answers the whole listing
+ * (AgentAccountsSnapshot). A key, a code or a pasted address goes
+ * straight to the Hub in one request and is never kept here; a refusal
+ * names the input concerned in `field` (ApiError.body.field).
+ */
+const acct = (op) => `/api/hub/agent-accounts/${op}`;
+const attemptOp = (id, op) => acct(`attempts/${enc(id)}/${op}`);
+const withAnswers = (req, answers) => (answers && Object.keys(answers).length ? { ...req, answers } : req);
+
+export const accounts = {
+  list: () => request('GET', '/api/hub/agent-accounts'),
+  key: (agent, target, method, key, answers) => request('POST', acct('key'), withAnswers({ agent, target, method, key }, answers)),
+  login: (agent, target, method, answers) => request('POST', acct('login'), withAnswers({ agent, target, method }, answers)),
+  code: (attemptId, code) => request('POST', attemptOp(attemptId, 'code'), { code }),
+  redirect: (attemptId, address) => request('POST', attemptOp(attemptId, 'redirect'), { address }),
+  cancel: (attemptId) => request('POST', attemptOp(attemptId, 'cancel'), {}),
+  logout: (agent, target, credential) => request('POST', acct('logout'), { agent, target, credential }),
+  activate: (agent, credential) => request('POST', acct('activate'), { agent, credential }),
+};

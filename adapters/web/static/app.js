@@ -83,6 +83,7 @@ function Header({ path }) {
         ${item('/', 'Workspaces', 'home', path === '/' || path.startsWith('/w/'))}
         ${item('/add', 'Add', 'plus', path === '/add' || path === '/clone' || path.startsWith('/clone/'))}
         ${item('/credentials', 'Credentials', 'key', path === '/credentials')}
+        ${item('/agents', 'Agents', 'chat', path === '/agents')}
         ${item('/settings', 'Settings', 'gear', path === '/settings')}
       </nav>
       <div class="top-end">
@@ -104,6 +105,9 @@ const loadConversationPage = () => import('./chat/page.js').then((mod) => mod.Co
 
 // The Credentials page and its dialogs, likewise.
 const loadCredentialsPage = () => import('./pages/credentials.js').then((mod) => mod.CredentialsPage);
+
+// The Agents page (agent logins), likewise.
+const loadAgentsPage = () => import('./agents/page.js').then((mod) => mod.AgentsPage);
 
 // The Clone page and a clone job's page, likewise (one chunk).
 const loadClonePage = () => import('./clone/page.js').then((mod) => mod.ClonePage);
@@ -141,6 +145,7 @@ function Route({ path, query }) {
   if (path === '/add') return html`<${AddPage} query=${query} />`;
   if (path === '/settings') return html`<${SettingsPage} />`;
   if (path === '/credentials') return html`<${Lazy} load=${loadCredentialsPage} />`;
+  if (path === '/agents') return html`<${Lazy} load=${loadAgentsPage} query=${query} />`;
   if (path === '/clone') return html`<${Lazy} load=${loadClonePage} query=${query} />`;
   const job = /^\/clone\/([^/]+)$/.exec(path);
   if (job) {

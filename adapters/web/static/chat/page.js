@@ -12,7 +12,7 @@ import { activityOf, follow, refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { Badge, Confirm, ErrorNote, Icon, NameDialog, NoSuchWorkspace, NotAnswering, Spinner, statusOf, useAction, usePageTitle } from '../ui.js';
 import { useAcknowledge } from '../pages/workspace.js';
-import { busy, convStatus, convTitle, useAgents } from '../pages/conversations.js';
+import { AgentLogin, busy, convStatus, convTitle, useAgents } from '../pages/conversations.js';
 import { pendingRequest } from './convstate.js';
 import { useConversation } from './store.js';
 import { Item } from './items.js';
@@ -22,6 +22,7 @@ export function ConversationPage({ id, cid }) {
   const m = useModel();
   const ws = workspace(id);
   const store = useConversation(id, cid);
+  const agents = useAgents(id);
   const st = store.state;
   usePageTitle(st ? convTitle(st.conversation) : 'Conversation');
   useEffect(() => {
@@ -50,9 +51,10 @@ export function ConversationPage({ id, cid }) {
   const running = busy(st.conversation.status);
   return html`<main class="page page-conv" id="main">
     ${back}
-    <${Head} ws=${ws} cid=${cid} st=${st} />
+    <${Head} ws=${ws} cid=${cid} st=${st} agents=${agents} />
     <${Phase} ws=${ws} store=${store} stopped=${stopped} />
     <${Transcript} ws=${id} cid=${cid} st=${st} version=${st.version} running=${running} />
+    <${LoginNote} agents=${agents} agentId=${st.conversation.agent?.id} />
     <${Composer} ws=${id} cid=${cid} running=${running} queued=${st.queued} />
   </main>`;
 }
@@ -82,7 +84,21 @@ function Phase({ ws, store, stopped }) {
   return null;
 }
 
-function Head({ ws, cid, st }) {
+/**
+ * LoginNote offers the agent's login in place while the workspace says
+ * the conversation's agent wants one; it goes once the agents, read
+ * again, say otherwise.
+ */
+function LoginNote({ agents, agentId }) {
+  const a = (agents.value || []).find((x) => x.id === agentId);
+  if (!a || a.availability !== 'login-required') return null;
+  return html`<section class="note note-warn conv-login" aria-label="Login required">
+    <span>${a.name || a.id} wants a login on the Hub machine before it can go on.</span>
+    <${AgentLogin} a=${a} onLoggedIn=${agents.reload} />
+  </section>`;
+}
+
+function Head({ ws, cid, st, agents }) {
   const c = st.conversation;
   const awaiting = !!pendingRequest(st);
   const [dialog, setDialog] = useState('');
@@ -97,7 +113,7 @@ function Head({ ws, cid, st }) {
     </div>
     <div class="conv-head-meta">
       <span class="conv-agent"><${Icon} name="chat" size=${14} />${c.agent?.name || c.agent?.id}</span>
-      <${Config} ws=${ws.id} cid=${cid} agentId=${c.agent?.id} cfg=${st.configuration} />
+      <${Config} ws=${ws.id} cid=${cid} agentId=${c.agent?.id} cfg=${st.configuration} agents=${agents} />
       <${ContextWindow} it=${contextWindow(st)} />
     </div>
     ${dialog === 'rename' ? html`<${Rename} ws=${ws.id} cid=${cid} title=${c.title} onClose=${() => setDialog('')} />` : null}
@@ -106,8 +122,7 @@ function Head({ ws, cid, st }) {
 }
 
 /** Config picks the conversation's model and mode, when its agent offers any. */
-function Config({ ws, cid, agentId, cfg }) {
-  const agents = useAgents(ws);
+function Config({ ws, cid, agentId, cfg, agents }) {
   const action = useAction();
   const a = (agents.value || []).find((x) => x.id === agentId);
   if (!a || (!a.models.length && !a.modes.length)) return null;

@@ -4,7 +4,7 @@
 // user, and "New conversation" with an agent picker (GET agents, read
 // again when an agent's catalog revision in the inventory changes).
 // The conversation itself is its own page (chat/page.js), loaded when
-// opened.
+// opened. An agent that wants a login offers one in place (AgentLogin).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { chat } from '../api.js';
@@ -75,7 +75,8 @@ export function useLatest(load, key, enabled = true) {
 
 /**
  * useAgents is the workspace's agents, read again whenever the inventory
- * names a catalog revision that differs from the one the list holds.
+ * names a catalog revision that differs from the one the list holds, and
+ * when reload() asks (after a login).
  */
 export function useAgents(wsId, enabled = true) {
   const m = useModel();
@@ -84,7 +85,7 @@ export function useAgents(wsId, enabled = true) {
   const res = useLatest(() => chat.agents(wsId).then((r) => r.agents), `${wsId}#${gen}`, enabled);
   const stale = (res.value || []).some((a) => catalogs[a.id] && catalogs[a.id] !== a.catalogRevision);
   useEffect(() => { if (stale) setGen((n) => n + 1); }, [stale, JSON.stringify(catalogs)]);
-  return res;
+  return { ...res, reload: () => setGen((n) => n + 1) };
 }
 
 /**
@@ -173,8 +174,32 @@ function Row({ ws, c, awaiting, now }) {
 /** availability says in words why an agent cannot be used, or ''. */
 export function availability(a) {
   if (a.availability === 'not-installed') return 'Not installed: its command is not on the PATH of this workspace’s session.';
-  if (a.availability === 'login-required') return 'Login required: log in with the agent’s own command line on the Hub machine, then try again.';
+  if (a.availability === 'login-required') return 'Login required: it refused to work until it is logged in on the Hub machine.';
   return '';
+}
+
+// The login offered in place is in the Agents page's chunk, loaded the
+// first time an agent wants a login.
+let inlineLogin = null;
+
+/**
+ * AgentLogin offers agent a's login in place (agents/inline.js), and a
+ * link to the Agents page until that is loaded (or if it cannot be).
+ * onLoggedIn runs once a login completed.
+ */
+export function AgentLogin({ a, onLoggedIn }) {
+  const [comp, setComp] = useState(() => inlineLogin);
+  useEffect(() => {
+    if (comp) return undefined;
+    let live = true;
+    import('../agents/inline.js').then((mod) => {
+      inlineLogin = mod.AgentLoginInline;
+      if (live) setComp(() => inlineLogin);
+    }, () => {});
+    return () => { live = false; };
+  }, []);
+  if (comp) return html`<${comp} agentId=${a.id} name=${a.name || a.id} onLoggedIn=${onLoggedIn} />`;
+  return html`<p class="acct-inline"><${Link} href=${'/agents?agent=' + encodeURIComponent(a.id)}>Log ${a.name || a.id} in on the Agents page<//></p>`;
 }
 
 /** NewConversation picks an agent (and an optional title) and starts a conversation. */
@@ -209,25 +234,30 @@ function NewConversation({ ws, onClose }) {
             onChange=${() => setPick(a.id)} />
           <span class="agent-main"><span class="agent-name">${a.name || a.id}</span>
             ${why ? html`<span class="agent-why">${why}</span>` : null}</span>
-        </label>`;
+        </label>
+        ${a.availability === 'login-required' ? html`<${AgentLogin} key=${'login:' + a.id} a=${a} onLoggedIn=${agents.reload} />` : null}`;
       })}
     </fieldset>`;
   }
   const none = list && !list.some((a) => a.availability !== 'not-installed');
+  // The picker is outside the form: a login offered in it has forms of
+  // its own (a code, an address), and forms do not nest.
   return html`<${Dialog} title="New conversation" onClose=${onClose}>
-    <form class="dialog-body" onSubmit=${submit}>
+    <div class="dialog-body">
       ${picker}
       ${none ? html`<p class="field-help">Install a coding agent that speaks the Agent Client Protocol on the Hub machine
         (Claude Code, Codex, Gemini CLI or OpenCode), or name one with <code>wharf serve --agent</code>.</p>` : null}
-      <label class="field">
-        <span class="field-label">Title <span class="muted">(optional)</span></span>
-        <input value=${title} maxlength="200" onInput=${(e) => setTitle(e.currentTarget.value)} placeholder="The agent may name it" />
-      </label>
-      <${ErrorNote} error=${action.error} />
-      <div class="dialog-actions">
-        <button type="button" class="btn" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="btn btn-primary" disabled=${action.busy || !chosen}>${action.busy ? 'Starting…' : 'Start'}</button>
-      </div>
-    </form>
+      <form onSubmit=${submit}>
+        <label class="field">
+          <span class="field-label">Title <span class="muted">(optional)</span></span>
+          <input value=${title} maxlength="200" onInput=${(e) => setTitle(e.currentTarget.value)} placeholder="The agent may name it" />
+        </label>
+        <${ErrorNote} error=${action.error} />
+        <div class="dialog-actions">
+          <button type="button" class="btn" onClick=${onClose}>Cancel</button>
+          <button type="submit" class="btn btn-primary" disabled=${action.busy || !chosen}>${action.busy ? 'Starting…' : 'Start'}</button>
+        </div>
+      </form>
+    </div>
   <//>`;
 }
