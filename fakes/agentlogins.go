@@ -208,10 +208,18 @@ func (a *FakeAgent) save(kind string) {
 		Label: fmt.Sprintf("Login %d", a.serial), Kind: kind, Active: true, Removable: true})
 }
 
+// complete saves f's login, then settles f: whoever waits for the flow
+// finds the login in the store, as with a real agent.
 func (a *FakeAgent) complete(f *fakeFlow) {
-	if f.settle(nil) {
-		a.save(hub.AgentCredentialOAuth)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.done:
+		return
+	default:
 	}
+	a.save(hub.AgentCredentialOAuth)
+	close(f.done)
 }
 
 // fakeLoginRuntime is a started FakeAgent runtime.

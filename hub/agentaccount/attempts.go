@@ -146,12 +146,14 @@ func (m *Manager) follow(at *attempt) {
 		m.mu.Unlock()
 		return
 	}
-	m.settleLocked(at, hub.AttemptComplete, "")
-	closed := m.closed
 	m.mu.Unlock()
-	if !closed {
-		m.changed(m.ctx, at.agent)
-	}
+	// The login is read back before the attempt settles, so the answer
+	// that shows it complete (a submit waits for that) lists the login.
+	m.reread(m.ctx, at.agent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tellLocked(at.agent) // the agent has the login, whatever became of the attempt meanwhile
+	m.settleLocked(at, hub.AttemptComplete, "")
 }
 
 // settleLocked ends a pending attempt in state with msg, abandoning its

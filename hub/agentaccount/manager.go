@@ -269,6 +269,15 @@ func (m *Manager) public(a *agent, op string, err error, r *Redactor) error {
 
 // changed re-reads a's status and tells the workspaces, after a change.
 func (m *Manager) changed(ctx context.Context, a *agent) {
+	m.reread(ctx, a)
+	m.mu.Lock()
+	m.tellLocked(a)
+	m.mu.Unlock()
+}
+
+// reread re-reads a's status now, waiting for it within ctx: the answer
+// to a change lists its outcome.
+func (m *Manager) reread(ctx context.Context, a *agent) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -282,6 +291,14 @@ func (m *Manager) changed(ctx context.Context, a *agent) {
 		case <-ch:
 		case <-ctx.Done():
 		}
+	}
+}
+
+// tellLocked tells the workspaces, on a goroutine of its own, that a's
+// logins changed. m.mu held (so Close's wait cannot begin meanwhile).
+func (m *Manager) tellLocked(a *agent) {
+	if m.closed {
+		return
 	}
 	m.work.Add(1)
 	go func() {
