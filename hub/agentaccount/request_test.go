@@ -1,7 +1,6 @@
 package agentaccount_test
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 
@@ -109,19 +108,30 @@ func TestTheRedactorReplacesEchoedSecretsItNeverHolds(t *testing.T) {
 }
 
 func FuzzCheckRedirect(f *testing.F) {
-	f.Add("http://localhost:1455/auth/callback", "http://127.0.0.1:1455/auth/callback?code=c")
+	const cb = "http://localhost:1455/auth/callback"
+	// Every refusal's message, one probe per reason: a refusal's text
+	// never depends on what was pasted, so it cannot repeat it.
+	refusals := map[string]bool{}
+	for _, probe := range [][2]string{
+		{"https://auth.example/cb", "http://localhost/cb"}, {cb, strings.Repeat("a", agentaccount.MaxAddress+1)},
+		{cb, "code=c"}, {cb, "https://localhost:1455/auth/callback"}, {cb, "http://u@localhost:1455/auth/callback"},
+		{cb, "http://example.com:1455/auth/callback"}, {cb, "http://localhost:1/auth/callback"},
+		{cb, "http://localhost:1455/x"}, {cb, "http://localhost:1455/auth/callback#f"},
+	} {
+		_, err := agentaccount.CheckRedirect(probe[0], probe[1])
+		if err == nil {
+			f.Fatalf("probe %q accepted", probe[1])
+		}
+		refusals[err.Error()] = true
+	}
+	f.Add(cb, "http://127.0.0.1:1455/auth/callback?code=c")
 	f.Add("http://127.0.0.1:8085/oauth2callback", "http://[::1]:8085/oauth2callback?code=x&state=y")
 	f.Add("http://localhost:1455/cb", "http://localhost:1455/cb/../x")
 	f.Fuzz(func(t *testing.T, callback, address string) {
 		got, err := agentaccount.CheckRedirect(callback, address)
 		if err != nil {
-			// The refusal never repeats what was pasted: its host or query.
-			if u, perr := url.Parse(strings.TrimSpace(address)); perr == nil {
-				for _, part := range []string{u.Hostname(), u.RawQuery} {
-					if len(part) >= 6 && strings.Contains(err.Error(), part) && !strings.Contains(strings.ToLower(part), "localhost") {
-						t.Fatalf("the refusal repeats %q: %v", part, err)
-					}
-				}
+			if !refusals[err.Error()] {
+				t.Fatalf("a refusal outside the fixed set (it may repeat the address): %v", err)
 			}
 			return
 		}
