@@ -26,7 +26,7 @@ func TestBrowserPhoneLayout(t *testing.T) {
 		{"", rowOf(id)},
 		{"w/" + id, `document.querySelector('.tree-file')`},
 		{"add?path=" + e.home, `document.querySelector('.dir')`},
-		{"agents", `document.querySelector('main .empty')`},
+		{"agents", `document.querySelector('main section.acct-agent')`},
 		{"settings", `document.querySelector('.sessions li')`},
 	} {
 		must(t, p.Go(e.hub.URL+c.path))
