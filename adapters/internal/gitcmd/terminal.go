@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/wharfhub/wharf/adapters/internal/procgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -338,7 +339,7 @@ func awaitGroupGone(pgid int, within time.Duration) bool {
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for groupRunning(pgid) {
+	for procgroup.Running(pgid) {
 		if time.Now().After(deadline) {
 			return false
 		}

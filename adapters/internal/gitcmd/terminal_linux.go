@@ -1,10 +1,7 @@
 package gitcmd
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -26,38 +23,6 @@ func awaitExit(pid int) bool {
 			return false
 		}
 	}
-}
-
-// groupRunning reports whether a process of group pgid is alive and not
-// a zombie, from /proc. A zombie runs nothing, and a killed group's
-// members whose parent died wait as zombies for the system's init, which
-// may be slow to reap them (or, in a container, never does).
-func groupRunning(pgid int) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return unix.Kill(-pgid, 0) == nil
-	}
-	want := []byte(strconv.Itoa(pgid))
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// "pid (comm) state ppid pgrp ...": comm may hold anything, so
-		// the fields are read after its last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(stat[i+1:])
-		if len(f) >= 3 && bytes.Equal(f[2], want) && f[0][0] != 'Z' && f[0][0] != 'X' {
-			return true
-		}
-	}
-	return false
 }
 
 // groupAttr starts a command in a process group of its own that the

@@ -1,11 +1,10 @@
 package ptyflow
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/procgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,41 +27,11 @@ func awaitGroupGone(pgid int, within time.Duration) bool {
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for groupRunning(pgid) {
+	for procgroup.Running(pgid) {
 		if time.Now().After(deadline) {
 			return false
 		}
 		<-tick.C
 	}
 	return true
-}
-
-// groupRunning reports whether a process of group pgid is alive and not
-// a zombie, from /proc.
-func groupRunning(pgid int) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return unix.Kill(-pgid, 0) == nil
-	}
-	want := []byte(strconv.Itoa(pgid))
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// "pid (comm) state ppid pgrp …": comm may hold anything, so the
-		// fields are read after its last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(stat[i+1:])
-		if len(f) >= 3 && bytes.Equal(f[2], want) && f[0][0] != 'Z' && f[0][0] != 'X' {
-			return true
-		}
-	}
-	return false
 }
