@@ -1,8 +1,10 @@
 package agentaccount
 
 import (
+	"cmp"
 	"context"
 	"net/url"
+	"slices"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -17,6 +19,7 @@ type attempt struct {
 	expire   hub.Timer
 	prune    hub.Timer
 	settled  chan struct{} // closed once it left pending
+	seq      uint64        // the order it started in
 }
 
 // errGone is the answer for an attempt that is unknown, expired or no
@@ -115,7 +118,10 @@ func (m *Manager) track(a *agent, req hub.AgentLoginStart, flow hub.AgentLoginFl
 		flow.Cancel()
 		return
 	}
+	m.seq++
+	at.seq = m.seq
 	m.attempts[at.rec.ID] = at
+	m.pruneSettledLocked(a)
 	at.expire = m.cfg.Clock.AfterFunc(expires.Sub(now), func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -317,4 +323,32 @@ func (m *Manager) offered(a *agent, target, method, kind string) error {
 		return invalid("method", "That login method is not offered here.")
 	}
 	return invalid("target", "There is no such provider for "+a.info.Name+".")
+}
+
+// MaxSettled bounds the settled attempts an agent keeps listed: a client
+// starting logins in a loop (each cancelling the one before) would
+// otherwise pile up SettledVisible's worth of them. The oldest go first.
+const MaxSettled = 16
+
+// pruneSettledLocked drops a's oldest settled attempts beyond MaxSettled.
+// m.mu held.
+func (m *Manager) pruneSettledLocked(a *agent) {
+	var settled []*attempt
+	for _, at := range m.attempts {
+		if at.agent == a && at.rec.State != hub.AttemptPending {
+			settled = append(settled, at)
+		}
+	}
+	if len(settled) <= MaxSettled {
+		return
+	}
+	slices.SortFunc(settled, func(x, y *attempt) int {
+		return cmp.Or(cmp.Compare(x.rec.StartedAt, y.rec.StartedAt), cmp.Compare(x.seq, y.seq))
+	})
+	for _, at := range settled[:len(settled)-MaxSettled] {
+		if at.prune != nil {
+			at.prune.Stop()
+		}
+		delete(m.attempts, at.rec.ID)
+	}
 }

@@ -51,6 +51,7 @@ type Manager struct {
 	agents   []*agent
 	byID     map[string]*agent
 	attempts map[string]*attempt
+	seq      uint64 // attempts started, for their order
 }
 
 // New returns a Manager over cfg's agents. It starts nothing: runtimes

@@ -377,3 +377,18 @@ func TestAnAgentsOwnLoginIsLoggedOutByItsTargetWhereItListsNone(t *testing.T) {
 	_, err := r.m.Logout(ctx, hub.AgentCredentialRef{Agent: "alpha", Target: fakes.FakeTarget, Credential: fakes.FakeTarget})
 	is.Equal(hub.MessageOf(err), "No such saved login.") // the agent itself was asked (the fake's words), not refused by the Hub
 }
+
+func TestLoginsStartedInALoopKeepABoundedListing(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t)
+	ctx := context.Background()
+	var last hub.AgentAccounts
+	for range 3 * agentaccount.MaxSettled {
+		l, err := r.m.Start(ctx, hub.AgentLoginStart{Agent: "alpha", Target: fakes.FakeTarget, Method: fakes.FakeCodeMethod})
+		is.NoErr(err) // each start cancels the one before
+		last = l
+	}
+	is.Equal(len(last.Attempts), agentaccount.MaxSettled+1)                 // the pending one and the newest settled ones
+	is.Equal(last.Attempts[len(last.Attempts)-1].State, hub.AttemptPending) // the newest is the pending one
+	is.Equal(r.clock.Pending() <= agentaccount.MaxSettled+3, true)          // the dropped attempts' timers went with them
+}
