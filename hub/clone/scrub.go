@@ -34,7 +34,7 @@ const (
 // drops what it holds at Flush (a secret's start at the very end is
 // still part of a secret). Removing an occurrence joins the text around
 // it; should the join spell a secret again, the character completing it
-// is dropped too, so no secret ever appears in the text. Memory is
+// (or holding its last byte) is dropped too, so no secret ever appears in the text. Memory is
 // bounded by MaxScrubInputs inputs of at most MaxInputBytes.
 type Scrubber struct {
 	secrets []secret
@@ -145,9 +145,12 @@ func (sc *Scrubber) emit(dst, r []byte) []byte {
 		longest = max(longest, len(s.s))
 	}
 	if sc.fresh < longest {
+		// The written text holds no secret, so any occurrence in the
+		// join takes bytes of r: not only at its end, as a secret may
+		// end inside a character (its last byte a character's first).
 		joined := append(sc.tail[:len(sc.tail):len(sc.tail)], r...)
 		for _, s := range sc.secrets {
-			if bytes.HasSuffix(joined, []byte(s.s)) {
+			if bytes.Contains(joined, []byte(s.s)) {
 				sc.fresh = 0
 				return dst
 			}
