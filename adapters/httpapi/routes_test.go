@@ -17,7 +17,7 @@ import (
 // later issue removes the operations it builds; the list ends empty.
 var pending = []string{
 	// Notifications
-	"hubGetNotifications", "hubEnrollNotifications", "hubRemoveNotifications",
+	"hubGetNotifications", "hubEnrollNotifications", "hubRemoveNotifications", "hubAcknowledgeNotification", "hubTestNotification",
 }
 
 // internal lists the routes served outside the contract (spec, "What the
