@@ -102,7 +102,7 @@ func TestNotificationFeedOfARealChild(t *testing.T) {
 	is := is.New(t)
 	b, _ := newBackend(t, modeServe, local.Options{})
 	rs := startSession(t, b, "alpha")
-	f, err := rs.(hub.NotificationSource).OpenNotifications(testContext(t), "")
+	f, err := rs.OpenNotifications(testContext(t), "")
 	is.NoErr(err) // opened
 	defer f.Close()
 	next := func() hub.NotificationFrame {
@@ -151,7 +151,7 @@ func TestNotificationFeedOfARealChild(t *testing.T) {
 	done := next()
 	is.Equal(done.Notification.Kind, hub.NotifyTurnCompleted) // then the turn completed
 
-	again, err := rs.(hub.NotificationSource).OpenNotifications(testContext(t), asked.Cursor)
+	again, err := rs.OpenNotifications(testContext(t), asked.Cursor)
 	is.NoErr(err) // reopened from a cursor
 	defer again.Close()
 	for _, want := range []hub.NotificationFrame{resolved, done, {Type: hub.NoticeReady, Cursor: done.Cursor}} {
