@@ -44,6 +44,7 @@ type Pusher struct {
 	unconfigured bool
 	scripts      map[string]pushScript
 	pushes       []FakePush
+	grew         chan struct{} // closed and replaced at every push recorded
 }
 
 // pushScript is how the pushes to one endpoint end.
@@ -144,8 +145,35 @@ func (p *Pusher) Push(ctx context.Context, sub hub.PushSubscription, msg hub.Pus
 	}
 	p.mu.Lock()
 	p.pushes = append(p.pushes, push)
+	if p.grew != nil {
+		close(p.grew)
+		p.grew = nil
+	}
 	p.mu.Unlock()
 	return push.Result, push.Err
+}
+
+// Wait returns the pushes once at least n reached the fake, or ctx's
+// error.
+func (p *Pusher) Wait(ctx context.Context, n int) ([]FakePush, error) {
+	for {
+		p.mu.Lock()
+		if len(p.pushes) >= n {
+			out := slices.Clone(p.pushes)
+			p.mu.Unlock()
+			return out, nil
+		}
+		if p.grew == nil {
+			p.grew = make(chan struct{})
+		}
+		grew := p.grew
+		p.mu.Unlock()
+		select {
+		case <-grew:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // classifyPush reads a scripted answer as the real Pusher reads a push

@@ -122,7 +122,7 @@ func ParseEnrollment(raw RawEnrollment, allow Allowlist, registered func(id stri
 		!decodeBool(raw.AllWorkspaces, &e.AllWorkspaces, true) {
 		return Enrollment{}, prefs
 	}
-	if raw.ID != nil && !isNull(raw.ID) {
+	if raw.ID != nil { // absent for a new device; null is no id
 		if !decodeStrict(raw.ID, &e.ID) || utf8.RuneCountInString(e.ID) > MaxDeviceID || !utf8.ValidString(e.ID) {
 			return Enrollment{}, hub.Errorf(hub.Invalid, msgDeviceID)
 		}
@@ -171,7 +171,7 @@ func parseSubscription(raw json.RawMessage, allow Allowlist) (hub.PushSubscripti
 		return hub.PushSubscription{}, refused
 	}
 	auth, ok := decodeKey(*s.Keys.Auth, 22)
-	if !ok || len(auth) != 16 {
+	if !ok || len(auth) != 16 || len(*s.Keys.Auth) != 22 { // unpadded, as browsers give it
 		return hub.PushSubscription{}, refused
 	}
 	return hub.PushSubscription{Endpoint: *s.Endpoint, P256DH: p256dh, Auth: auth}, nil

@@ -55,6 +55,8 @@ func PayloadOf(d hub.PushDelivery, title string) Payload {
 		p.Body = "An agent asks for your permission"
 	case hub.NotifyQuestionPending:
 		p.Body = "An agent needs your answer"
+	case hub.NotifyCredentialApproval:
+		p.Body = "A credential use waits for your approval"
 	default:
 		p.Kind, p.Body, p.URL = KindTest, "Notifications from this Hub reach this device", "/settings"
 	}
