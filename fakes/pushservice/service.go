@@ -99,6 +99,7 @@ type Failure struct {
 type Service struct {
 	srv    *httptest.Server
 	client *http.Client
+	caPEM  []byte
 	clock  hub.Clock
 	closed chan struct{}
 	once   sync.Once
@@ -122,9 +123,20 @@ type subscription struct {
 // New starts a service, closed when tb ends.
 func New(tb testing.TB, opts Options) *Service {
 	tb.Helper()
-	ca, err := newAuthority()
+	s, err := Start(opts)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a service outside a test (a benchmark); the caller closes
+// it.
+func Start(opts Options) (*Service, error) {
+	ca, err := newAuthority()
+	if err != nil {
+		return nil, err
 	}
 	s := &Service{
 		clock:   opts.Clock,
@@ -133,6 +145,7 @@ func New(tb testing.TB, opts Options) *Service {
 		subs:    map[string]*subscription{},
 		changed: make(chan struct{}),
 		release: make(chan struct{}),
+		caPEM:   ca.pem,
 	}
 	if s.clock == nil {
 		s.clock = hub.SystemClock{}
@@ -146,9 +159,12 @@ func New(tb testing.TB, opts Options) *Service {
 		TLSClientConfig:   &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2: true,
 	}}
-	tb.Cleanup(s.Close)
-	return s
+	return s, nil
 }
+
+// CAPEM returns the certificate of the service's authority, PEM-encoded:
+// what a daemon trusts it with (--push-ca-file).
+func (s *Service) CAPEM() []byte { return bytes.Clone(s.caPEM) }
 
 // Client returns a client that trusts the service's certificate
 // authority.

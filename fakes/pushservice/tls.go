@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
 	"time"
@@ -18,6 +19,7 @@ import (
 type authority struct {
 	serving tls.Certificate
 	pool    *x509.CertPool
+	pem     []byte // the CA's certificate, PEM-encoded
 }
 
 // newAuthority makes a CA and a serving certificate for 127.0.0.1 and
@@ -66,5 +68,6 @@ func newAuthority() (authority, error) {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(caCert)
-	return authority{serving: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool: pool}, nil
+	return authority{serving: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool: pool,
+		pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}, nil
 }
