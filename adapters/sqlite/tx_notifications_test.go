@@ -43,7 +43,8 @@ func seedNotifications(t *testing.T, path string) {
 // A row the adapter did not write as it writes them is an Internal error
 // when read, never a record the rules would not have let through: an
 // unknown category, state or kind, a flag that is not a boolean, a list
-// row of a device that does not exist.
+// row of a device that does not exist, a list that is not the one the
+// device's row keeps the digest of.
 func TestCorruptNotificationRowsAreInternalErrors(t *testing.T) {
 	devices := func(tx hub.Tx) error { _, err := tx.PushDevices(); return err }
 	deliveries := func(tx hub.Tx) error { _, err := tx.PushDeliveries(); return err }
@@ -57,6 +58,9 @@ func TestCorruptNotificationRowsAreInternalErrors(t *testing.T) {
 		{"NotABoolean", `UPDATE push_devices SET needs_answer = 2`, devices},
 		{"AnOrphanSelection", `PRAGMA foreign_keys = OFF; INSERT INTO push_device_workspaces (device_id, pos, workspace_id) VALUES ('d9', 0, 'w1')`, devices},
 		{"AnOrphanCutoff", `PRAGMA foreign_keys = OFF; INSERT INTO push_device_cutoffs (device_id, pos, workspace_id, category) VALUES ('d9', 0, 'w1', 'completed')`, devices},
+		{"ASelectionChangedBehindItsDigest", `UPDATE push_device_workspaces SET workspace_id = 'w9'`, devices},
+		{"ACutoffChangedBehindItsDigest", `UPDATE push_device_cutoffs SET since = since + 1`, devices},
+		{"ACutoffAddedBehindTheDigest", `INSERT INTO push_device_cutoffs (device_id, pos, workspace_id, category) VALUES ('d1', 1, 'w1', 'completed')`, devices},
 		{"UnknownState", `UPDATE push_deliveries SET state = 'lost'`, deliveries},
 		{"UnknownKind", `UPDATE push_deliveries SET kind = 'build-failed'`, deliveries},
 		{"EmptyKind", `UPDATE push_deliveries SET kind = ''`, deliveries},
@@ -87,7 +91,7 @@ func TestCorruptNotificationRowsAreInternalErrors(t *testing.T) {
 // one delivery per key, no list, delivery or cursor of something absent,
 // no empty cursor.
 func TestTheSchemaKeepsNotificationInvariants(t *testing.T) {
-	const device = `INSERT INTO push_devices (id, user_name, device_session, subscription, endpoint_digest, all_workspaces, needs_answer, completed) VALUES `
+	const device = `INSERT INTO push_devices (id, user_name, device_session, subscription, endpoint_digest, all_workspaces, needs_answer, completed, lists_digest) VALUES `
 	const delivery = `INSERT INTO push_deliveries (workspace_id, device_id, notification_id, conversation_id, source_id, kind, state, attempts) VALUES `
 	digest := func(s string) string {
 		d := sha256.Sum256([]byte(s))
@@ -97,13 +101,14 @@ func TestTheSchemaKeepsNotificationInvariants(t *testing.T) {
 		name, q string
 		ok      bool
 	}{
-		{"ASecondDevice", device + `('d2', 'ann', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0)`, true},
-		{"ASecondDeviceWithTheSameEndpoint", device + `('d2', 'ann', ` + digest("l") + `, x'00', ` + digest("https://fcm.googleapis.com/fcm/send/d1") + `, 0, 0, 0)`, false},
-		{"ASecondDeviceWithTheSameID", device + `('d1', 'ann', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0)`, false},
-		{"ADeviceOfAnUnknownUser", device + `('d2', 'eve', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0)`, false},
-		{"AShortEndpointDigest", device + `('d2', 'ann', ` + digest("l") + `, x'00', x'0102', 0, 0, 0)`, false},
-		{"AShortSessionDigest", device + `('d2', 'ann', x'0102', x'00', ` + digest("e2") + `, 0, 0, 0)`, false},
-		{"ADeviceWithoutASubscription", device + `('d2', 'ann', ` + digest("l") + `, NULL, ` + digest("e2") + `, 0, 0, 0)`, false},
+		{"ASecondDevice", device + `('d2', 'ann', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0, ` + digest("lists") + `)`, true},
+		{"ASecondDeviceWithTheSameEndpoint", device + `('d2', 'ann', ` + digest("l") + `, x'00', ` + digest("https://fcm.googleapis.com/fcm/send/d1") + `, 0, 0, 0, ` + digest("lists") + `)`, false},
+		{"ASecondDeviceWithTheSameID", device + `('d1', 'ann', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0, ` + digest("lists") + `)`, false},
+		{"ADeviceOfAnUnknownUser", device + `('d2', 'eve', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0, ` + digest("lists") + `)`, false},
+		{"AShortEndpointDigest", device + `('d2', 'ann', ` + digest("l") + `, x'00', x'0102', 0, 0, 0, ` + digest("lists") + `)`, false},
+		{"AShortSessionDigest", device + `('d2', 'ann', x'0102', x'00', ` + digest("e2") + `, 0, 0, 0, ` + digest("lists") + `)`, false},
+		{"AShortListsDigest", device + `('d2', 'ann', ` + digest("l") + `, x'00', ` + digest("e2") + `, 0, 0, 0, x'01')`, false},
+		{"ADeviceWithoutASubscription", device + `('d2', 'ann', ` + digest("l") + `, NULL, ` + digest("e2") + `, 0, 0, 0, ` + digest("lists") + `)`, false},
 		{"ASelectionOfAnUnknownDevice", `INSERT INTO push_device_workspaces (device_id, pos, workspace_id) VALUES ('d9', 0, 'w1')`, false},
 		{"ASelectionOfAForgottenWorkspace", `INSERT INTO push_device_workspaces (device_id, pos, workspace_id) VALUES ('d1', 1, 'gone')`, true},
 		{"TwoWorkspacesInOnePlace", `INSERT INTO push_device_workspaces (device_id, pos, workspace_id) VALUES ('d1', 0, 'w2')`, false},

@@ -87,6 +87,9 @@ func storeNotifications(t *testing.T, k storeKit) {
 		s := k.open(t)
 		k.seedNotifications(t, s)
 		k.update(t, s, func(tx hub.Tx) error {
+			dls, err := tx.PushDeliveries()
+			is.NoErr(err)                                // list the seeded deliveries
+			is.Equal(deliveryIDs(dls), seededDeliveries) // in the order they were put
 			key := hub.PushDeliveryKey{WorkspaceID: "w2", DeviceID: "a1", NotificationID: notice("n")}
 			is.NoErr(tx.DeletePushDelivery(key))                                                                        // delete one
 			is.NoErr(tx.DeletePushDelivery(key))                                                                        // delete it again

@@ -15,7 +15,10 @@
 -- vault sealed it: no endpoint or key is ever stored in the clear.
 -- device_session is the digest of the login the device was enrolled
 -- under, and not a reference to it: the device outlives the login, which
--- only stops what is sent to it. Deleting a user deletes its devices.
+-- only stops what is sent to it. lists_digest is the SHA-256 digest of
+-- the device's selection and cutoffs below, as the adapter encodes them:
+-- a put that keeps them does not rewrite them. Deleting a user deletes
+-- its devices.
 CREATE TABLE push_devices (
 	seq             INTEGER PRIMARY KEY,
 	id              TEXT NOT NULL UNIQUE,
@@ -28,7 +31,8 @@ CREATE TABLE push_devices (
 	completed       INTEGER NOT NULL CHECK (completed IN (0, 1)),
 	created_at      INTEGER,
 	last_sent_at    INTEGER,
-	last_ack_at     INTEGER
+	last_ack_at     INTEGER,
+	lists_digest    BLOB NOT NULL CHECK (length(lists_digest) = 32)
 ) STRICT;
 
 -- Deleting a user needs this.
