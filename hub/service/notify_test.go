@@ -446,3 +446,40 @@ func TestATestMessageIsSentAndItsAcknowledgementShows(t *testing.T) {
 	is.NoErr(err)
 	is.True(got.Device.LastAcknowledgedAt.Equal(e.clock.Now())) // Settings shows it
 }
+
+func TestAHeldCredentialUseIsANotificationThatOpensItsWorkspace(t *testing.T) {
+	is := is.New(t)
+	base := newEnv(t)
+	app := base.register(base.repo("/home/ann/app"))
+	tok := base.token("gh", "github.com", "ghp_push", hub.CapHTTPSGit)
+	_, err := base.AssignCredential(base.ctx, tok.ID, hub.AssignCredentialRequest{WorkspaceID: app, Role: hub.RoleAuthentication,
+		Host: "github.com", Policy: hub.PolicyAskEveryTime})
+	is.NoErr(err) // every use asks
+	base.start(app)
+	sess, _ := base.login()
+	base.clock.Advance(notify.RecentWindow)
+	e := &pushEnv{env: base, app: app, sess: sess}
+	ctx := e.wait()
+	e.enroll(e.sess, endpoint)
+
+	broker := e.backend.Spec(app).Credentials.Broker
+	done := make(chan error, 1)
+	go func() { _, _, err := broker.Token(e.ctx, "github.com"); done <- err }()
+	ap := e.waitApproval()
+	e.journaled(ctx, "credential-use:"+ap.ID, hub.DeliveryPending)
+	e.clock.Advance(notify.Grace)
+	pushes, err := e.pusher.Wait(ctx, 1)
+	is.NoErr(err) // the owner is told
+	p := payload(t, pushes[0])
+	is.Equal(p.Kind, "credential-approval") // a use waits for approval
+	is.Equal(p.URL, "/w/"+app)              // on the workspace's page, where it is approved
+	is.NoErr(e.DecideCredentialApproval(e.ctx, e.ann, ap.ID, true))
+	is.NoErr(<-done) // allowed
+
+	go func() { _, _, err := broker.Token(e.ctx, "github.com"); done <- err }()
+	ap = e.waitApproval()
+	e.journaled(ctx, "credential-use:"+ap.ID, hub.DeliveryPending)
+	is.NoErr(e.DecideCredentialApproval(e.ctx, e.ann, ap.ID, false)) // decided at once
+	is.True(<-done != nil)                                           // denied
+	e.journaled(ctx, "credential-use:"+ap.ID, hub.DeliveryDiscarded) // so nothing is sent
+}
