@@ -11,8 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/wharfhub/wharf/adapters/internal/keyfile"
 )
 
 // maxKeyFile bounds what is read of the key file: a P-256 PKCS #8 PEM
@@ -45,20 +46,13 @@ func loadOrCreateKey(path string) (*ecdsa.PrivateKey, bool, error) {
 	data := pem.EncodeToMemory(&pem.Block{Type: pemType, Bytes: der})
 	clear(der)
 	defer clear(data)
-	tmp, err := writeTemp(filepath.Dir(path), data)
+	created, err := keyfile.CreateOnce(path, data)
 	if err != nil {
 		return nil, false, fmt.Errorf("the VAPID key file %s could not be written: %w", path, err)
 	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			key, err := readKey(path) // another start made it first: use its key
-			return key, false, err
-		}
-		return nil, false, fmt.Errorf("the VAPID key file %s could not be written: %w", path, err)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return nil, false, fmt.Errorf("the VAPID key file %s could not be made durable: %w", path, err)
+	if !created {
+		key, err := readKey(path) // another start made it first: use its key
+		return key, false, err
 	}
 	return key, true, nil
 }
@@ -130,34 +124,4 @@ func parseKey(data []byte) (*ecdsa.PrivateKey, error) {
 		return nil, errors.New("its key is not a P-256 ECDSA key")
 	}
 	return key, nil
-}
-
-// writeTemp writes data to a new 0600 file in dir and syncs it.
-func writeTemp(dir string, data []byte) (string, error) {
-	name := filepath.Join(dir, ".vapid-"+rand.Text()+".tmp")
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
