@@ -37,8 +37,9 @@ import (
 //     the session as Unavailable.
 //   - FailNextNotifications(ws, err) makes the next OpenNotifications fail
 //     (err nil: Unavailable), once per call; HoldNotifications(ws) makes
-//     them wait until released or their ctx ends (then Unavailable);
-//     SetNotificationOpener(ws, f) decides every open by its cursor.
+//     them wait until released or their ctx ends (then Unavailable, and a
+//     queued failure is left for the next open); SetNotificationOpener(ws,
+//     f) decides every open by its cursor, after those two.
 //   - NotificationOpens(ws) and WaitNotificationOpens(ctx, ws, n) report
 //     the cursor of every OpenNotifications call, failed ones included, in
 //     order; WaitNotificationFeed(ctx, ws, n) returns the n-th feed that
@@ -333,11 +334,7 @@ func (s *workspaceSession) OpenNotifications(ctx context.Context, cursor string)
 	}
 	b.notify.opens[s.id] = append(b.notify.opens[s.id], cursor)
 	b.notifyChangedFire()
-	gate, open := b.notify.holds[s.id], b.notify.openers[s.id]
-	var fail error
-	if q := b.notify.failNext[s.id]; len(q) > 0 {
-		fail, b.notify.failNext[s.id] = q[0], q[1:]
-	}
+	gate := b.notify.holds[s.id]
 	b.mu.Unlock()
 
 	if gate != nil {
@@ -346,10 +343,19 @@ func (s *workspaceSession) OpenNotifications(ctx context.Context, cursor string)
 		case <-ctx.Done():
 		}
 	}
-	switch {
-	case ctx.Err() != nil:
-		return nil, hub.Wrap(hub.Unavailable, ctx.Err(), "session did not answer")
-	case fail != nil:
+	if err := ctx.Err(); err != nil {
+		return nil, hub.Wrap(hub.Unavailable, err, "session did not answer")
+	}
+	// A failure is taken only by an open that got this far, so one ended
+	// while held leaves it for the next.
+	b.mu.Lock()
+	open := b.notify.openers[s.id]
+	var fail error
+	if q := b.notify.failNext[s.id]; len(q) > 0 {
+		fail, b.notify.failNext[s.id] = q[0], q[1:]
+	}
+	b.mu.Unlock()
+	if fail != nil {
 		return nil, fail
 	}
 	if open != nil {

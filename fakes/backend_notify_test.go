@@ -183,3 +183,21 @@ func TestFakeNotificationFeeds(t *testing.T) {
 		is.Equal(hub.KindOf(err), hub.Unavailable) // and an ended session opens none
 	})
 }
+
+// A held open that ends with its context leaves a scripted failure for
+// the next open, which the test meant it for.
+func TestAHeldOpenLeavesTheScriptedFailureForTheNext(t *testing.T) {
+	is := is.New(t)
+	b, rs := notifyRig(t)
+	release := b.HoldNotifications("alpha")
+	b.FailNextNotifications("alpha", nil)
+	ctx, cancel := context.WithCancel(bounded(t))
+	cancel()
+	_, err := rs.OpenNotifications(ctx, "")
+	is.Equal(hub.KindOf(err), hub.Unavailable) // ended with its context
+	release()
+	_, err = rs.OpenNotifications(bounded(t), "")
+	is.Equal(hub.KindOf(err), hub.Unavailable) // the scripted failure, still there
+	_, err = rs.OpenNotifications(bounded(t), "")
+	is.NoErr(err) // then it opens
+}
