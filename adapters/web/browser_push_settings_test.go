@@ -1,6 +1,9 @@
 package web_test
 
 import (
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
 	"os"
 	"testing"
 
@@ -74,4 +77,42 @@ func TestBrowserSettingsSaysWhyThisDeviceCannotReceivePush(t *testing.T) {
 			is.Equal(attr(t, p, `section.notify [data-note=device]`, "class"), "note note-warn") // a warning
 		})
 	}
+}
+
+// fakePush is an init script that stands in for the browser's push
+// service: headless Chromium's real PushManager.subscribe needs a push
+// service (FCM) that a closed network cannot reach. Its subscriptions have
+// an endpoint on a push service host the Hub allows and real keys (a
+// P-256 point and 16 random bytes, made by the test), and live in
+// localStorage (test.push), so a reload sees the same one, and the test
+// can drop it as a browser would. test.subscribed counts subscribe calls.
+func fakePush(t *testing.T, host string) string {
+	t.Helper()
+	priv, err := ecdh.P256().GenerateKey(rand.Reader)
+	must(t, err)
+	auth := make([]byte, 16)
+	_, err = rand.Read(auth)
+	must(t, err)
+	b64 := base64.RawURLEncoding.EncodeToString
+	return `(() => {
+  const keys = {p256dh: ` + browsertest.JS(b64(priv.PublicKey().Bytes())) + `, auth: ` + browsertest.JS(b64(auth)) + `};
+  const load = () => JSON.parse(localStorage.getItem('test.push') || 'null');
+  const bytes = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const b64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const wrap = (v) => v && {
+    endpoint: v.endpoint, expirationTime: null,
+    options: {userVisibleOnly: true, applicationServerKey: bytes(v.key).buffer},
+    toJSON: () => ({endpoint: v.endpoint, expirationTime: null, keys}),
+    unsubscribe: () => { localStorage.setItem('test.push', 'null'); return Promise.resolve(true); },
+  };
+  PushManager.prototype.getSubscription = function () { return Promise.resolve(wrap(load())); };
+  PushManager.prototype.subscribe = function (opts) {
+    if (!opts || opts.userVisibleOnly !== true) return Promise.reject(new DOMException('userVisibleOnly', 'NotAllowedError'));
+    const n = Number(localStorage.getItem('test.subscribed') || '0') + 1;
+    localStorage.setItem('test.subscribed', String(n));
+    const v = {endpoint: 'https://` + host + `/fcm/send/test-' + n + '-' + Math.random().toString(36).slice(2), key: b64(opts.applicationServerKey)};
+    localStorage.setItem('test.push', JSON.stringify(v));
+    return Promise.resolve(wrap(v));
+  };
+})()`
 }

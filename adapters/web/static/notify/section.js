@@ -9,7 +9,7 @@ import { notifications } from '../api.js';
 import { useModel } from '../model.js';
 import { announce } from '../announce.js';
 import { ErrorNote, Spinner, relTime, useAction, useNow } from '../ui.js';
-import { blocked, disable, enable, permission, saved, support } from './push.js';
+import { blocked, disable, enable, forget, permission, saved, support } from './push.js';
 
 const unsupported = {
   ios: 'On an iPhone or iPad, push needs Wharf on the Home Screen: tap Share, then Add to Home Screen, and open Wharf from there.',
@@ -39,7 +39,13 @@ export function NotificationsSection() {
     if (d) setPrefs({ needsAnswer: d.needsAnswer, completed: d.completed, allWorkspaces: d.allWorkspaces, workspaceIds: d.workspaceIds });
     return s;
   };
-  const read = () => notifications.get(saved()?.device).then(show);
+  const read = () => {
+    const mine = saved()?.device;
+    return notifications.get(mine).then((s) => {
+      if (mine && s.configured && !s.device) forget(); // the Hub no longer knows it: turning on makes a new one
+      return show(s);
+    });
+  };
   useEffect(() => { read().catch(setError); }, []);
 
   const m = useModel();
