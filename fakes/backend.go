@@ -50,7 +50,8 @@ type Backend struct {
 	held     int           // Starts waiting on a hold now
 	changed  chan struct{} // closed and replaced whenever held changes
 	feeds    feedScript
-	logins   agentLogins // the sessions' agents and the login changes told (backend_agentlogin.go)
+	notify   notifyScript // the notification feeds (backend_notify.go)
+	logins   agentLogins  // the sessions' agents and the login changes told (backend_agentlogin.go)
 }
 
 // NewBackend returns a Backend with no session running.
@@ -268,17 +269,19 @@ func (b *Backend) factsOf(id string) (hub.WorkspaceSessionFacts, error) {
 // workspaceSession is one fake running session. Its HTTP server runs from Start
 // to end and serves the connections Dial hands it.
 type workspaceSession struct {
-	b      *Backend
-	id     string
-	ln     *pipeListener
-	srv    *http.Server
-	served chan struct{} // closed when the server's Serve has returned
-	once   sync.Once
-	done   chan struct{}
+	b       *Backend
+	id      string
+	ln      *pipeListener
+	srv     *http.Server
+	served  chan struct{}   // closed when the server's Serve has returned
+	notices *sessionNotices // its notification feed's log, guarded by b.mu (backend_notify.go)
+	once    sync.Once
+	done    chan struct{}
 }
 
 func newWorkspaceSession(b *Backend, id string) *workspaceSession {
-	s := &workspaceSession{b: b, id: id, ln: newPipeListener(), served: make(chan struct{}), done: make(chan struct{})}
+	s := &workspaceSession{b: b, id: id, ln: newPipeListener(), served: make(chan struct{}), notices: newSessionNotices(),
+		done: make(chan struct{})}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP)}
 	go func() {
 		defer close(s.served)
@@ -337,6 +340,7 @@ func (s *workspaceSession) end() {
 		if s.b.running[s.id] == s {
 			delete(s.b.running, s.id)
 		}
+		s.b.endNotificationsOf(s)
 		s.b.mu.Unlock()
 		s.ln.Close()
 		s.srv.Close()

@@ -39,13 +39,8 @@ type Feed struct {
 	// Req is what the Hub asked for.
 	Req hub.FeedRequest
 
-	s      *workspaceSession
-	mu     sync.Mutex
-	queue  []hub.FeedFrame
-	err    error // the end Next reports once the queue is drained
-	wake   chan struct{}
-	closed chan struct{}
-	once   sync.Once
+	s *workspaceSession
+	*frameQueue[hub.FeedFrame]
 }
 
 // SetFeedOpener makes OpenFeed of workspace ws for topic answer with open
@@ -139,7 +134,7 @@ func (s *workspaceSession) OpenFeed(ctx context.Context, req hub.FeedRequest) (h
 	if err != nil {
 		return nil, err
 	}
-	f := &Feed{Req: req, s: s, queue: slices.Clone(frames), wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	f := &Feed{Req: req, s: s, frameQueue: newFrameQueue(frames)}
 	k := feedKey{s.id, req.Topic, req.Key}
 	if b.feeds.opened == nil {
 		b.feeds.opened = map[feedKey][]*Feed{}
@@ -215,8 +210,25 @@ func (b *Backend) endFeedsOf(s *workspaceSession) {
 	}
 }
 
-// Send queues frames for the reader; after End or Close it does nothing.
-func (f *Feed) Send(frames ...hub.FeedFrame) {
+// frameQueue is what the reader of a fake feed gets: the frames the test
+// sent, in order, then the end it gave. Safe for concurrent use.
+type frameQueue[F any] struct {
+	mu     sync.Mutex
+	queue  []F
+	err    error // the end Next reports once the queue is drained
+	wake   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+// newFrameQueue returns a queue holding first.
+func newFrameQueue[F any](first []F) *frameQueue[F] {
+	return &frameQueue[F]{queue: slices.Clone(first), wake: make(chan struct{}, 1), closed: make(chan struct{})}
+}
+
+// Send queues frames for the reader, as they are; after End or Close it
+// does nothing.
+func (f *frameQueue[F]) Send(frames ...F) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -228,7 +240,7 @@ func (f *Feed) Send(frames ...hub.FeedFrame) {
 
 // End ends the feed: Next returns the frames already sent, then err (nil
 // means io.EOF, an orderly end). Only the first End counts.
-func (f *Feed) End(err error) {
+func (f *frameQueue[F]) End(err error) {
 	if err == nil {
 		err = io.EOF
 	}
@@ -241,10 +253,10 @@ func (f *Feed) End(err error) {
 }
 
 // Closed is closed once the Hub has closed the feed.
-func (f *Feed) Closed() <-chan struct{} { return f.closed }
+func (f *frameQueue[F]) Closed() <-chan struct{} { return f.closed }
 
 // IsClosed reports whether the Hub has closed the feed.
-func (f *Feed) IsClosed() bool {
+func (f *frameQueue[F]) IsClosed() bool {
 	select {
 	case <-f.closed:
 		return true
@@ -253,20 +265,22 @@ func (f *Feed) IsClosed() bool {
 	}
 }
 
-func (f *Feed) signal() {
+func (f *frameQueue[F]) signal() {
 	select {
 	case f.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Next returns the next frame sent, then the end End gave.
-func (f *Feed) Next(ctx context.Context) (hub.FeedFrame, error) {
+// Next returns the next frame sent, then the end End gave; after Close
+// it fails, and when ctx ends first it returns ctx's error.
+func (f *frameQueue[F]) Next(ctx context.Context) (F, error) {
+	var none F
 	for {
 		f.mu.Lock()
 		if f.IsClosed() {
 			f.mu.Unlock()
-			return hub.FeedFrame{}, errFeedClosed
+			return none, errFeedClosed
 		}
 		if len(f.queue) > 0 {
 			fr := f.queue[0]
@@ -277,22 +291,23 @@ func (f *Feed) Next(ctx context.Context) (hub.FeedFrame, error) {
 		if f.err != nil {
 			err := f.err
 			f.mu.Unlock()
-			return hub.FeedFrame{}, err
+			return none, err
 		}
 		f.mu.Unlock()
 		select {
 		case <-f.wake:
 		case <-f.closed:
 		case <-ctx.Done():
-			return hub.FeedFrame{}, ctx.Err()
+			return none, ctx.Err()
 		}
 	}
 }
 
 var errFeedClosed = errors.New("feed closed")
 
-// Close marks the feed closed; Next then fails.
-func (f *Feed) Close() { f.once.Do(func() { close(f.closed) }) }
+// Close marks the feed closed; Next then fails. It may be called more
+// than once.
+func (f *frameQueue[F]) Close() { f.once.Do(func() { close(f.closed) }) }
 
 // Doc is one document of a fake document state: a path relative to the
 // root, and the revision of its last save.

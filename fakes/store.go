@@ -46,8 +46,8 @@ type sharedDB struct {
 // state is one version of the store's contents. Update mutates a clone, so
 // everything reachable from a committed state must never be mutated in
 // place: values holding pointers or slices (personal states, journal
-// data, credentials' capabilities and secrets) are copied on the way in
-// and on the way out instead.
+// data, credentials' capabilities and secrets, push devices' lists and
+// subscriptions) are copied on the way in and on the way out instead.
 type state struct {
 	users    map[string]hub.User
 	sessions map[hub.DeviceSessionDigest]hub.DeviceSession
@@ -66,6 +66,11 @@ type state struct {
 	toolOverrides map[hub.CredentialToolName]string    // each set override's path
 
 	provenance map[string]hub.WorktreeProvenance // by checkout id
+
+	pushDevices    []hub.PushDevice                       // in creation order
+	pushDeliveries map[hub.PushDeliveryKey]storedDelivery // by key
+	lastDelivery   uint64                                 // the highest insertion number given
+	notifyCursors  map[string]string                      // each workspace's feed cursor
 }
 
 // userWorkspace keys the per-user, per-workspace records.
@@ -89,6 +94,11 @@ func (s *state) clone() *state {
 		toolOverrides: maps.Clone(s.toolOverrides),
 
 		provenance: maps.Clone(s.provenance),
+
+		pushDevices:    slices.Clone(s.pushDevices),
+		pushDeliveries: maps.Clone(s.pushDeliveries),
+		lastDelivery:   s.lastDelivery,
+		notifyCursors:  maps.Clone(s.notifyCursors),
 	}
 }
 
@@ -107,6 +117,9 @@ func NewStore() *Store {
 		toolOverrides: map[hub.CredentialToolName]string{},
 
 		provenance: map[string]hub.WorktreeProvenance{},
+
+		pushDeliveries: map[hub.PushDeliveryKey]storedDelivery{},
+		notifyCursors:  map[string]string{},
 	}}}
 	s.db.handles = []*Store{s}
 	return s
@@ -256,6 +269,7 @@ func (t *tx) DeleteUser(name string) error {
 	}
 	delete(t.st.users, name)
 	t.forget(func(k userWorkspace) bool { return k.user == name })
+	t.forgetPushDevices(func(d hub.PushDevice) bool { return d.User == name })
 	_, err := t.DeleteDeviceSessionsOfUser(name)
 	return err
 }

@@ -86,6 +86,7 @@ func (t *tx) DeleteWorkspace(id string) error {
 	delete(t.st.finishes, id)
 	t.forget(func(k userWorkspace) bool { return k.workspace == id })
 	t.forgetAssignments(id)
+	t.forgetWorkspaceNotices(id)
 	return nil
 }
 

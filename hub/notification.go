@@ -23,6 +23,10 @@ const (
 	// NotifyTurnCompleted: a top-level turn ended successfully (never a
 	// replay, a failure, a cancel or a subagent's turn).
 	NotifyTurnCompleted NotificationKind = "turn-completed"
+	// NotifyCredentialApproval: the Hub holds a use of a credential
+	// until its owner allows or denies it (the Hub announces it itself,
+	// not a session).
+	NotifyCredentialApproval NotificationKind = "credential-approval"
 )
 
 // NotificationCategory is what a device chooses to receive.
@@ -37,7 +41,7 @@ const (
 // Category is the category of kind k; "" for a kind no category has.
 func (k NotificationKind) Category() NotificationCategory {
 	switch k {
-	case NotifyPermissionPending, NotifyQuestionPending:
+	case NotifyPermissionPending, NotifyQuestionPending, NotifyCredentialApproval:
 		return CategoryNeedsAnswer
 	case NotifyTurnCompleted:
 		return CategoryCompleted
@@ -172,4 +176,28 @@ type PushDelivery struct {
 	CreatedAt, HeldAt, ReleasedAt, NextAt, Deadline, SettledAt time.Time
 	// Attempts counts the sends tried.
 	Attempts int
+}
+
+// NotificationState is what a client learns of push on this Hub: whether
+// it is configured, its VAPID public key, and one of the caller's
+// devices, never a subscription's endpoint or keys.
+type NotificationState struct {
+	Configured bool
+	PublicKey  []byte // nil when not configured
+	Device     *NotificationDeviceView
+}
+
+// NotificationDeviceView is one of the caller's devices as clients see
+// it.
+type NotificationDeviceView struct {
+	ID            string
+	AllWorkspaces bool
+	WorkspaceIDs  []string
+	NeedsAnswer   bool
+	Completed     bool
+	// Active: enrolled under the caller's current login, and covering at
+	// least one registered workspace.
+	Active bool
+	// LastSentAt and LastAcknowledgedAt are zero when never.
+	LastSentAt, LastAcknowledgedAt time.Time
 }

@@ -78,6 +78,9 @@ type WorkspaceSession interface {
 	// not once the old agent is gone; an ended or unreachable session, or
 	// one that does not answer within ctx, is Unavailable.
 	AgentLoginChanged(ctx context.Context, agent string) error
+	// NotificationSource opens the session's notification feed: what its
+	// agents ask and finish, for Web Push (ports_notify.go).
+	NotificationSource
 }
 
 // FeedRequest says which upstream to open.

@@ -59,6 +59,7 @@ type Tx interface {
 	SettingStore
 	CredentialStore
 	WorktreeStore
+	NotificationStore
 }
 
 // UserStore holds the Hub's users. Returned values are copies owned by the

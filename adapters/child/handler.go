@@ -31,13 +31,14 @@ type HandlerOptions struct {
 	// unserved (404), as any unknown path.
 	Documents http.Handler
 	// KeepAlive is the interval of the ": keepalive" comments of the
-	// activity, inventory and conversation feeds; the document feed has
-	// its own (docfeed.Options.KeepAlive). Default
+	// activity, inventory, conversation and notification feeds; the
+	// document feed has its own (docfeed.Options.KeepAlive). Default
 	// childproto.DefaultKeepAlive.
 	KeepAlive time.Duration
 	// Chat is the workspace's conversation core: it serves the chat API
-	// under /s/{ID}/api/chat/ and feeds the activity, inventory and
-	// conversation feeds. nil: no agent (the feeds say so, the API is 404).
+	// under /s/{ID}/api/chat/ and feeds the activity, inventory,
+	// conversation and notification feeds. nil: no agent (the feeds say
+	// so, the API is 404).
 	Chat *chat.Manager
 	// Logger receives the chat API's failures. Default discards.
 	Logger *slog.Logger
@@ -66,6 +67,7 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 		base + "api/session": func(w http.ResponseWriter, _ *http.Request) {
 			childproto.WriteJSON(w, http.StatusOK, Info{WorkspaceID: workspaceID, WorkspaceAPIRevision: Revision})
 		},
+		childproto.NotificationsPath: serveNotifications(opts.Chat, opts.KeepAlive),
 	}
 	for t, f := range feedsOf(opts) {
 		path := childproto.FeedPath(t)

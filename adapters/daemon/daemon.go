@@ -38,6 +38,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/adapters/statedir"
 	"github.com/wharfhub/wharf/adapters/web"
+	"github.com/wharfhub/wharf/adapters/webpush"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/service"
 )
@@ -82,6 +83,15 @@ type Config struct {
 	// with a private CA. (A clone reads no system or user git config,
 	// where http.sslCAInfo would otherwise come from.)
 	CloneCAFile string
+	// PushContact is the operator's address (mailto: or https:) that
+	// push services may write to; it turns Web Push on. Empty leaves push
+	// off (the notification operations say so); one push services reject
+	// (a localhost mail address) fails Open.
+	PushContact string
+	// PushCAFile, when set, is a PEM file of the certificate authorities
+	// push services are trusted with instead of the system's: a private
+	// push service (or a test's).
+	PushCAFile string
 	// Adapt, when set, may replace or wrap any of the real ports before the
 	// Hub is built: the one place an embedder swaps an adapter.
 	Adapt func(*service.Ports)
@@ -174,8 +184,18 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	// The agents' login runtimes get the environment a session's agents
 	// get, so a login lands where those agents look for it.
 	logins := agentaccount.New(agentaccount.Options{Env: credenv.AgentEnv(os.Environ()), Custom: cfg.AgentCommands, Logger: d.log})
+	pushClient, err := pushClient(cfg.PushCAFile)
+	if err != nil {
+		return nil, err
+	}
+	// The VAPID key lives beside the database, like the vault's key: push
+	// services know the Hub by it, so it never changes once made.
+	pusher, err := webpush.New(webpush.Options{KeyFile: d.dir.Path("push.key"), Contact: cfg.PushContact, Client: pushClient, Logger: d.log})
+	if err != nil {
+		return nil, fmt.Errorf("web push: %w", err)
+	}
 	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend, Vault: vault, Tools: tools,
-		AgentLogins: logins}
+		AgentLogins: logins, Pusher: pusher}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}
@@ -309,4 +329,23 @@ func (d *Daemon) Close() error {
 		err = errors.Join(err, d.dir.Close())
 	}
 	return err
+}
+
+// pushClient is the client Web Push sends with: the system's certificate
+// authorities, or only those of caFile (a private push service).
+func pushClient(caFile string) (*http.Client, error) {
+	if caFile == "" {
+		return &http.Client{}, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("push CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("push CA file %s holds no PEM certificate", caFile)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	return &http.Client{Transport: t}, nil
 }

@@ -153,7 +153,7 @@ func fuzzServer(f *testing.F) (http.Handler, string) {
 	git.Init(ctx, "/home/ann/src/app")
 	h, err := service.New(service.Config{Password: cheap, LoginLimits: service.LoginLimits{PerAddress: 1 << 20, PerName: 1 << 20}},
 		service.Ports{Store: fakes.NewStore(), Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-			FS: fsys, Git: git, Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+			FS: fsys, Git: git, Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func pacedStream(t *testing.T) (c *pacedClient, clock *fakes.Clock, send func(cu
 	fsys := fakes.NewFS("/home/ann")
 	backend := fakes.NewBackend()
 	git := fakes.NewGit(fsys)
-	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: fakes.NewStore(), Clock: clock, FS: fsys, Git: git, Backend: backend, Vault: fakes.NewKeyVault(clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: fakes.NewStore(), Clock: clock, FS: fsys, Git: git, Backend: backend, Vault: fakes.NewKeyVault(clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,6 +127,11 @@ func (a *api) routes() []route {
 		{"POST", "/api/hub/worktrees/forget", "hubForgetWorktree", authenticated, a.worktreeOp(false, WorktreeService.ForgetWorktree)},
 		{"POST", "/api/hub/worktrees/preflight-delete", "hubPreflightDeleteWorktree", authenticated, a.handlePreflightDeleteWorktree},
 		{"POST", "/api/hub/worktrees/delete", "hubDeleteWorktree", authenticated, a.handleDeleteWorktree},
+		{"GET", "/api/hub/notifications", "hubGetNotifications", authenticated, a.handleGetNotifications},
+		{"PUT", "/api/hub/notifications", "hubEnrollNotifications", authenticated, a.handleEnrollNotifications},
+		{"DELETE", "/api/hub/notifications", "hubRemoveNotifications", authenticated, a.handleRemoveNotifications},
+		{"POST", "/api/hub/notifications/acknowledgements", "hubAcknowledgeNotification", authenticated, a.handleAcknowledgeNotification},
+		{"POST", "/api/hub/notifications/test", "hubTestNotification", authenticated, a.handleTestNotification},
 		{"GET", "/api/hub/agent-accounts", "hubGetAgentAccounts", authenticated, a.handleGetAgentAccounts},
 		{"POST", "/api/hub/agent-accounts/key", "hubConnectAgentAccountKey", authenticated, a.handleAgentAccountKey},
 		{"POST", "/api/hub/agent-accounts/login", "hubStartAgentAccountLogin", authenticated, a.handleAgentAccountLogin},
@@ -165,30 +170,31 @@ func Routes() []Route {
 }
 
 type api struct {
-	auth        AuthService
-	state       StateService
-	folders     FolderService
-	workspaces  WorkspaceService
-	personal    PersonalService
-	live        LiveService
-	credentials CredentialService
-	clones      CloneJobService
-	worktrees   WorktreeService
-	accounts    AgentAccountService
-	proxy       *httputil.ReverseProxy
-	log         *slog.Logger
-	mux         *http.ServeMux
-	exact       map[string]http.Handler // the routes without wildcards, by path
-	proxies     []netip.Prefix
-	hosts       map[string]struct{} // Options.AllowedHosts, normalized
-	pages       http.Handler        // Options.Pages
+	auth          AuthService
+	state         StateService
+	folders       FolderService
+	workspaces    WorkspaceService
+	personal      PersonalService
+	live          LiveService
+	credentials   CredentialService
+	clones        CloneJobService
+	worktrees     WorktreeService
+	accounts      AgentAccountService
+	notifications NotificationService
+	proxy         *httputil.ReverseProxy
+	log           *slog.Logger
+	mux           *http.ServeMux
+	exact         map[string]http.Handler // the routes without wildcards, by path
+	proxies       []netip.Prefix
+	hosts         map[string]struct{} // Options.AllowedHosts, normalized
+	pages         http.Handler        // Options.Pages
 }
 
 // NewHandler returns the HTTP handler of the Hub API over s, every
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
 	a.proxy = a.newProxy()
 	if a.log == nil {

@@ -44,6 +44,7 @@ type testServer struct {
 	vault   *fakes.KeyVault
 	tools   *fakes.ToolProber
 	agent   *fakes.FakeAgent // the one agent whose logins the Hub manages
+	pusher  *fakes.Pusher
 	port    string
 	client  *http.Client
 
@@ -88,8 +89,9 @@ func newServer(t *testing.T, cfg service.Config, store hub.Store, opts ...httpap
 	s.backend = fakes.NewBackend()
 	s.vault, s.tools = fakes.NewKeyVault(s.clock), fakes.NewToolProber()
 	s.agent = fakes.NewFakeAgent("alpha", "Alpha")
+	s.pusher = fakes.NewPusher()
 	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend, Vault: s.vault, Tools: s.tools,
-		AgentLogins: fakes.NewAgentLogins(s.agent)})
+		AgentLogins: fakes.NewAgentLogins(s.agent), Pusher: s.pusher})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +290,19 @@ func (s *testServer) snapshot(t *testing.T) string {
 		}
 		fmt.Fprintf(&b, "assignments %+v\n", as)
 		o, err := tx.CredentialToolOverrides()
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(&b, "overrides %v\n", o)
+		devices, err := tx.PushDevices()
+		if err != nil {
+			return err
+		}
+		for _, d := range devices {
+			fmt.Fprintf(&b, "push device %+v\n", d)
+		}
+		deliveries, err := tx.PushDeliveries()
+		fmt.Fprintf(&b, "push deliveries %+v\n", deliveries)
 		return err
 	})
 	if err != nil {

@@ -24,6 +24,7 @@ type Services struct {
 	Clones        CloneJobService
 	Worktrees     WorktreeService
 	AgentAccounts AgentAccountService
+	Notifications NotificationService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -94,13 +95,14 @@ func ServicesOf(h interface {
 	CloneJobService
 	WorktreeService
 	AgentAccountService
+	NotificationService
 }) Services {
-	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h, AgentAccounts: h}
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h, AgentAccounts: h, Notifications: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil || s.Notifications == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"github.com/wharfhub/wharf/adapters/internal/keyfile"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -148,22 +148,13 @@ func loadOrCreateHubKey(path string) ([]byte, error) {
 	if _, err := io.ReadFull(rand.Reader, key); err != nil {
 		return nil, err
 	}
-	tmp, err := writeTemp(filepath.Dir(path), key)
-	if err != nil {
+	created, err := keyfile.CreateOnce(path, key)
+	if err != nil || !created {
 		clear(key)
-		return nil, err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
-		clear(key)
-		if errors.Is(err, os.ErrExist) {
-			return readHubKey(path) // another maker won: use its key
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		clear(key)
-		return nil, err
+		return readHubKey(path) // another maker won: use its key
 	}
 	return key, nil
 }
@@ -200,38 +191,4 @@ func readHubKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return key, nil
-}
-
-// writeTemp writes data to a new 0600 file in dir and syncs it.
-func writeTemp(dir string, data []byte) (string, error) {
-	var suffix [8]byte
-	if _, err := io.ReadFull(rand.Reader, suffix[:]); err != nil {
-		return "", err
-	}
-	name := filepath.Join(dir, fmt.Sprintf(".hub-key-%x.tmp", suffix))
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

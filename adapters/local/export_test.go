@@ -44,6 +44,13 @@ func OpenFeedVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxE
 	return feedSource{client: c, done: done, maxEvent: maxEvent}.open(ctx, req)
 }
 
+// OpenNotificationsVia opens a notification feed as a session does,
+// through c, with done standing for the session's end and maxFrame
+// bounding one frame.
+func OpenNotificationsVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxFrame int, cursor string) (hub.NotificationFeed, error) {
+	return feedSource{client: c, done: done}.openNotifications(ctx, cursor, maxFrame)
+}
+
 // DataDirOf makes and returns the private data directory of workspace id.
 func (b *Backend) DataDirOf(id string) (string, error) { return b.dataDir(id) }
 

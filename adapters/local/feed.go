@@ -63,13 +63,36 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 	if err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "session feed request")
 	}
+	resp, cancel, err := src.get(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := acceptFeed(resp, creq.Topic); err != nil {
+		resp.Body.Close() // the connection is never reused: nothing to drain
+		cancel()
+		return nil, err
+	}
+	f := newStream[hub.FeedFrame](cancel)
+	go f.read(resp.Body, src.maxEvent, src.done, func(ev childproto.Event) (hub.FeedFrame, bool, bool, error) {
+		cfr, ok, err := childproto.DecodeFrame(creq.Topic, ev)
+		// A FrameResync is the last frame.
+		return hubFrame(cfr), ok, cfr.Kind == childproto.FrameResync, err
+	})
+	return f, nil
+}
+
+// get sends GET path to the session and returns its answer, once its
+// headers came, and what ends the request; or fails within ctx. The
+// request does not end with ctx: only cancel (or the body's end) ends it.
+// An ended, unreachable or cut-short session is Unavailable.
+func (src feedSource) get(ctx context.Context, path string) (*http.Response, context.CancelFunc, error) {
 	select {
 	case <-src.done:
-		return nil, errWorkspaceSessionEnded
+		return nil, nil, errWorkspaceSessionEnded
 	default:
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
+		return nil, nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
 	}
 	fctx, cancel := context.WithCancel(context.Background())
 	stop := context.AfterFunc(ctx, cancel) // opening is bounded by ctx
@@ -77,7 +100,7 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 	if err != nil {
 		stop()
 		cancel()
-		return nil, hub.Wrap(hub.Internal, err, "session feed request")
+		return nil, nil, hub.Wrap(hub.Internal, err, "session feed request")
 	}
 	hreq.Header.Set("Accept", childproto.EventStreamType)
 	resp, err := src.client.Do(hreq)
@@ -87,7 +110,7 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 			resp.Body.Close()
 		}
 		cancel()
-		return nil, hub.Wrap(hub.Unavailable, ctx.Err(), "session feed could not be opened")
+		return nil, nil, hub.Wrap(hub.Unavailable, ctx.Err(), "session feed could not be opened")
 	}
 	if err != nil {
 		cancel()
@@ -97,23 +120,11 @@ func (src feedSource) open(ctx context.Context, req hub.FeedRequest) (hub.Feed, 
 			err = uerr.Err
 		}
 		if hub.KindOf(err) == hub.Unavailable {
-			return nil, err // the session ended or is unreachable: Dial says so
+			return nil, nil, err // the session ended or is unreachable: Dial says so
 		}
-		return nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
+		return nil, nil, hub.Wrap(hub.Unavailable, err, "session feed could not be opened")
 	}
-	if err := acceptFeed(resp, creq.Topic); err != nil {
-		resp.Body.Close() // the connection is never reused: nothing to drain
-		cancel()
-		return nil, err
-	}
-	f := &feed{
-		frames: make(chan hub.FeedFrame),
-		ended:  make(chan struct{}),
-		closed: make(chan struct{}),
-		cancel: cancel,
-	}
-	go f.read(resp.Body, creq.Topic, src.maxEvent, src.done)
-	return f, nil
+	return resp, cancel, nil
 }
 
 // acceptFeed checks the child's answer: 200 with an event stream opens the
@@ -133,6 +144,11 @@ func acceptFeed(resp *http.Response, topic hub.Topic) error {
 		return hub.Wrap(hub.Unavailable, fmt.Errorf("feed answered %s", resp.Status),
 			"session refused the feed")
 	}
+	return acceptStream(resp)
+}
+
+// acceptStream checks that an answer of 200 is an event stream.
+func acceptStream(resp *http.Response) error {
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != childproto.EventStreamType {
 		return hub.Wrap(hub.Unavailable, errors.New("feed answered without an event stream"),
 			"session refused the feed")
@@ -140,25 +156,32 @@ func acceptFeed(resp *http.Response, topic hub.Topic) error {
 	return nil
 }
 
-// feed is an open hub.Feed: a goroutine reads the child's events into
-// frames, one at a time, so a Hub that stops calling Next stops reading
-// and the child's writes block, rather than frames piling up here.
-type feed struct {
-	frames    chan hub.FeedFrame // unbuffered: the reader hands each frame over
-	ended     chan struct{}      // closed once the reader has returned; err is set then
+// stream is an open feed of frames F (a hub.Feed of hub.FeedFrame, a
+// hub.NotificationFeed of hub.NotificationFrame): a goroutine reads the
+// child's events into frames, one at a time, so a Hub that stops calling
+// Next stops reading and the child's writes block, rather than frames
+// piling up here.
+type stream[F any] struct {
+	frames    chan F        // unbuffered: the reader hands each frame over
+	ended     chan struct{} // closed once the reader has returned; err is set then
 	err       error
 	closed    chan struct{}
 	closeOnce sync.Once
 	cancel    context.CancelFunc // ends the request
 }
 
+func newStream[F any](cancel context.CancelFunc) *stream[F] {
+	return &stream[F]{frames: make(chan F), ended: make(chan struct{}), closed: make(chan struct{}), cancel: cancel}
+}
+
 // Next returns the next frame, the feed's end (io.EOF in order, another
 // error on failure), ctx's error when ctx ends first (the feed stays
 // open), or errFeedClosed after Close.
-func (f *feed) Next(ctx context.Context) (hub.FeedFrame, error) {
+func (f *stream[F]) Next(ctx context.Context) (F, error) {
+	var none F
 	select {
 	case <-f.closed:
-		return hub.FeedFrame{}, errFeedClosed
+		return none, errFeedClosed
 	default:
 	}
 	select {
@@ -168,29 +191,33 @@ func (f *feed) Next(ctx context.Context) (hub.FeedFrame, error) {
 		// The reader hands a frame over before it can end, so none is lost.
 		select {
 		case <-f.closed:
-			return hub.FeedFrame{}, errFeedClosed
+			return none, errFeedClosed
 		default:
-			return hub.FeedFrame{}, f.err
+			return none, f.err
 		}
 	case <-f.closed:
-		return hub.FeedFrame{}, errFeedClosed
+		return none, errFeedClosed
 	case <-ctx.Done():
-		return hub.FeedFrame{}, ctx.Err()
+		return none, ctx.Err()
 	}
 }
 
 // Close cancels the request, so the child's stream ends and it stops
 // producing the feed. It does not wait for the reader, which ends at once.
-func (f *feed) Close() {
+func (f *stream[F]) Close() {
 	f.closeOnce.Do(func() {
 		close(f.closed)
 		f.cancel()
 	})
 }
 
-// read turns the body's events into frames until the stream ends, fails,
-// the feed is closed or the session ends, then releases the request.
-func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-chan struct{}) {
+// read turns the body's events into frames with decode until the stream
+// ends, fails, the feed is closed or the session ends, then releases the
+// request. decode says whether an event is a frame (ok; an event the feed
+// does not define is skipped), whether it is the feed's last, or why the
+// event breaks the protocol (which fails the feed).
+func (f *stream[F]) read(body io.ReadCloser, maxEvent int, done <-chan struct{},
+	decode func(childproto.Event) (fr F, ok, last bool, err error)) {
 	defer close(f.ended)
 	defer body.Close()
 	defer f.cancel()
@@ -213,7 +240,7 @@ func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-ch
 			f.err = f.failure(err, done)
 			return
 		}
-		cfr, ok, err := childproto.DecodeFrame(topic, ev)
+		fr, ok, last, err := decode(ev)
 		if err != nil {
 			f.err = hub.Wrap(hub.Unavailable, err, "session feed broke its protocol")
 			return
@@ -222,12 +249,12 @@ func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-ch
 			continue
 		}
 		select {
-		case f.frames <- hubFrame(cfr):
+		case f.frames <- fr:
 		case <-f.closed:
 			f.err = errFeedClosed
 			return
 		}
-		if cfr.Kind == childproto.FrameResync { // the last frame
+		if last {
 			f.err = io.EOF
 			return
 		}
@@ -235,7 +262,7 @@ func (f *feed) read(body io.ReadCloser, topic hub.Topic, maxEvent int, done <-ch
 }
 
 // failure is the feed's error for the reader's err.
-func (f *feed) failure(err error, done <-chan struct{}) error {
+func (f *stream[F]) failure(err error, done <-chan struct{}) error {
 	select {
 	case <-f.closed:
 		return errFeedClosed

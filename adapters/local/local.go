@@ -20,7 +20,9 @@
 //
 // Facts, feeds and forwarded requests all reach the child over its socket.
 // A feed (OpenFeed) is one GET of the child's Server-Sent Events endpoint
-// for its topic, held open for the feed's life and read into frames.
+// for its topic, held open for the feed's life and read into frames; the
+// notification feed (OpenNotifications) is read the same way from its own
+// endpoint, each frame decoded strictly and held to the port's order.
 package local
 
 import (

@@ -112,9 +112,12 @@ func testChild(mode string, args []string) int {
 }
 
 // sessionAgents is the test child's coding agents: one in-process agent,
-// porttest.SessionAgent, as the Backend suite wants.
+// porttest.SessionAgent, as the Backend suite wants, playing the script
+// each message names (fakes/agentscript).
 func sessionAgents([]string, map[string][]string, *slog.Logger) chat.AgentRuntime {
-	return fakes.NewAgentRuntime(chat.AgentDescriptor{ID: porttest.SessionAgent, Name: "Scripted", Availability: chat.AgentAvailable})
+	rt := fakes.NewAgentRuntime(chat.AgentDescriptor{ID: porttest.SessionAgent, Name: "Scripted", Availability: chat.AgentAvailable})
+	rt.SetAutoplay(true)
+	return rt
 }
 
 // startGrandchild starts `sleep 60` with its stdout on fifo and writes its

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"os"
@@ -189,6 +190,66 @@ func TestUpgradeFrom0003(t *testing.T) {
 	checkUpgraded(t, old)
 }
 
+// TestUpgradeFrom0006 builds a database the way a Wharf that knew
+// migrations up to 0006 left it, with two users and two workspaces, and
+// checks that Open adds the push-notification tables of 0007 with their
+// devices wired to the old users table and their deliveries and cursors to
+// the old workspaces table, keeping the other data.
+func TestUpgradeFrom0006(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	old := filepath.Join(t.TempDir(), "old.db")
+
+	db := oldDatabase(t, old, 6)
+	_, err := db.Exec(`INSERT INTO users (name, password_hash, created_at) VALUES ('ann', 'h', 1), ('bob', 'h', 2);
+		INSERT INTO workspace_ids (id) VALUES ('w1'), ('w2');
+		INSERT INTO workspaces (id, path, display_name, backend, auto_start, registered_at)
+			VALUES ('w1', '/srv/w1', 'w1', 'local', 0, 1), ('w2', '/srv/w2', 'w2', 'local', 0, 2)`)
+	is.NoErr(err)        // users and workspaces from before the upgrade
+	is.NoErr(db.Close()) // close the old database
+
+	s, err := sqlite.Open(old)
+	is.NoErr(err) // the upgrade applies cleanly
+	at := time.Unix(1_800_000_000, 1)
+	device := func(id, user string) hub.PushDevice {
+		return hub.PushDevice{ID: id, User: user, EndpointDigest: sha256.Sum256([]byte(id)), WorkspaceIDs: []string{"w1", "w2"},
+			Cutoffs: []hub.PushCutoff{{WorkspaceID: "w1", Category: hub.CategoryCompleted, Since: at}}, CreatedAt: at}
+	}
+	delivery := func(ws, dev string) hub.PushDelivery {
+		return hub.PushDelivery{Key: hub.PushDeliveryKey{WorkspaceID: ws, DeviceID: dev, NotificationID: "n"},
+			Notification: hub.Notification{ID: "n", Kind: hub.NotifyTurnCompleted}, State: hub.DeliveryPending, CreatedAt: at}
+	}
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { // the update succeeds
+		us, err := tx.Users()
+		is.NoErr(err)        // read the old users
+		is.Equal(len(us), 2) // old data survives
+		for _, d := range []hub.PushDevice{device("a", "ann"), device("b", "bob")} {
+			is.NoErr(tx.PutPushDevice(d)) // a device of an old user
+			for _, ws := range []string{"w1", "w2"} {
+				is.NoErr(tx.PutPushDelivery(delivery(ws, d.ID))) // a delivery in an old workspace
+			}
+		}
+		is.NoErr(tx.PutNotificationCursor("w1", "e:1")) // a cursor of an old workspace
+		return nil
+	}))
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { return tx.DeleteWorkspace("w1") })) // delete an old workspace
+	is.NoErr(s.Update(ctx, func(tx hub.Tx) error { return tx.DeleteUser("ann") }))     // and an old user
+	is.NoErr(s.View(ctx, func(tx hub.Tx) error {                                       // the view succeeds
+		ds, err := tx.PushDevices()
+		is.NoErr(err)                                                            // read the devices left
+		is.True(len(ds) == 1 && ds[0].ID == "b" && len(ds[0].WorkspaceIDs) == 2) // the devices cascade from the old users, not the workspaces
+		dls, err := tx.PushDeliveries()
+		is.NoErr(err)                                                                                                      // read the deliveries left
+		is.True(len(dls) == 1 && dls[0].Key == hub.PushDeliveryKey{WorkspaceID: "w2", DeviceID: "b", NotificationID: "n"}) // the deliveries cascade from both
+		cs, err := tx.NotificationCursors()
+		is.NoErr(err)        // read the cursors left
+		is.Equal(len(cs), 0) // the cursor cascades from the old workspace
+		return nil
+	}))
+	is.NoErr(s.Close()) // close the upgraded store
+	checkUpgraded(t, old)
+}
+
 // oldDatabase creates a database at path the way a Wharf that knew only the
 // migrations up to upTo left it, applying them as shipped, and returns it
 // open for seeding; the caller closes it.
@@ -236,6 +297,7 @@ func checkUpgraded(t *testing.T, old string) {
 	is.True(strings.Contains(upgraded, "CREATE TABLE personal_states"))        // the comparison below sees 0002's tables
 	is.True(strings.Contains(upgraded, "CREATE TABLE activity_view_marks"))    // and 0003's
 	is.True(strings.Contains(upgraded, "CREATE TABLE credential_assignments")) // and 0004's
+	is.True(strings.Contains(upgraded, "CREATE TABLE push_deliveries"))        // and 0007's
 	is.True(!strings.Contains(upgraded, "activity_views"))                     // 0003 dropped 0002's activity views, table and index
 	is.Equal(upgraded, schema(t, fresh))                                       // upgraded and new databases have the same schema
 

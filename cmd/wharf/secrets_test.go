@@ -16,6 +16,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
+	"github.com/wharfhub/wharf/fakes/pushservice"
 )
 
 // TestSecretExposure runs a whole scenario through the real `wharf serve`
@@ -27,8 +28,9 @@ import (
 // every session id (only in the login answer that issued it), and the new
 // password set with `wharf user passwd`, every passphrase, private key
 // and token the credentials family is given, an answer typed into a
-// clone's terminal, and every key, code and address given to an agent's
-// login. The state directory's modes are
+// clone's terminal, every key, code and address given to an agent's
+// login, a push subscription's endpoint and keys and the Hub's VAPID
+// private key. The state directory's modes are
 // checked while a workspace session's socket exists and after shutdown.
 // A family adds its secrets with one sec.Register line where it learns
 // them.
@@ -45,8 +47,9 @@ func TestSecretExposure(t *testing.T) {
 
 	agents, err := agentLoginBin()
 	is.NoErr(err) // the fake login programs build
+	push := pushservice.New(t, pushservice.Options{})
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: stateDir,
-		Args: []string{"--log-level", "debug"}, Log: sec.Log("wharf serve"),
+		Args: append([]string{"--log-level", "debug"}, pushArgs(t, push, tmp)...), Log: sec.Log("wharf serve"),
 		Env: []string{"PATH=" + agents + string(os.PathListSeparator) + os.Getenv("PATH")}})
 	is.NoErr(err) // the daemon serves
 	t.Cleanup(func() { d.Kill() })
@@ -126,6 +129,7 @@ func TestSecretExposure(t *testing.T) {
 	exerciseClone(ctx, t, sec, owner, filepath.Dir(repo))
 	exerciseWorktrees(ctx, t, sec, owner, ws.ID, repo)
 	exerciseAgentAccounts(ctx, t, sec, owner)
+	exercisePush(ctx, t, sec, owner, push, stateDir, ws.ID)
 	for _, op := range []string{"stop", "start"} { // the session is given its credentials
 		status, _, err = owner.Do(ctx, "POST", "api/hub/sessions/"+ws.ID+"/"+op, nil, nil)
 		is.NoErr(err)                   // answered

@@ -30,6 +30,8 @@ import (
 type serveFlags struct {
 	listen, stateDir, tlsCert, tlsKey, logLevel string
 	cloneCAFile                                 string
+	pushContact, pushCAFile                     string
+	pushHosts                                   []string
 	sessionLifetime                             time.Duration
 	allowInsecureHTTP                           bool
 	trustedProxies                              []netip.Prefix
@@ -51,6 +53,19 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.cloneCAFile, "clone-ca-file", "", "PEM `file` of the certificate authorities HTTPS clones trust "+
 		"instead of the system's (a Git host with a private CA)")
 	fs.BoolVar(&f.allowInsecureHTTP, "allow-insecure-http", false, "allow plain HTTP on a non-loopback address")
+	fs.StringVar(&f.pushContact, "push-contact", getenv("WHARF_PUSH_CONTACT"), "the operator's `address` push services "+
+		"may write to (mailto: or https:), which turns Web Push notifications on; default $WHARF_PUSH_CONTACT")
+	fs.StringVar(&f.pushCAFile, "push-ca-file", "", "PEM `file` of the certificate authorities push services are "+
+		"trusted with instead of the system's (a private push service)")
+	fs.Func("push-host", "comma-separated `hosts` (host or host:port) a push subscription may name besides the real "+
+		"push services' (a private push service)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				f.pushHosts = append(f.pushHosts, strings.ToLower(h))
+			}
+		}
+		return nil
+	})
 	fs.Func("trusted-proxies", "comma-separated `addresses` or CIDR prefixes of reverse proxies whose "+
 		"X-Forwarded-For names the client (default none: the header is ignored)", func(v string) error {
 		ps, err := parsePrefixes(v)
@@ -93,6 +108,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if f.cloneCAFile != "" {
 		if err := checkCAFile(f.cloneCAFile); err != nil {
 			return f, usagef("serve: --clone-ca-file: %v", err)
+		}
+	}
+	if f.pushCAFile != "" {
+		if err := checkCAFile(f.pushCAFile); err != nil {
+			return f, usagef("serve: --push-ca-file: %v", err)
 		}
 	}
 	if f.sessionLifetime < time.Minute {
@@ -203,13 +223,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	d, err := daemon.Open(ctx, daemon.Config{
 		StateDir:       f.stateDir,
-		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime},
+		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, PushHosts: f.pushHosts},
 		Logger:         log,
 		TrustedProxies: f.trustedProxies,
 		TLS:            tlsConfig,
 		PublicHosts:    append(f.publicHosts, listenHost(f.listen)),
 		AgentCommands:  f.agents,
 		CloneCAFile:    f.cloneCAFile,
+		PushContact:    f.pushContact,
+		PushCAFile:     f.pushCAFile,
 		Adapt:          adapt,
 	})
 	if err != nil {

@@ -178,6 +178,7 @@ func Backend(t *testing.T, newBackend func(t *testing.T) (b hub.Backend, dir str
 	})
 
 	feeds(t, newBackend, start)
+	notifications(t, newBackend, start)
 	agentLogins(t, newBackend, start)
 
 	t.Run("RemoveWorkspaceData", func(t *testing.T) {

@@ -290,4 +290,5 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 	storeWorktrees(t, k)
 	storeCredentials(t, k)
 	storeCredentialAssignments(t, k)
+	storeNotifications(t, k)
 }

@@ -23,7 +23,7 @@ func (m *Manager) AnswerPermission(id, requestID, choiceID string) error {
 		m.mu.Unlock()
 		return err
 	}
-	c.take(requestID) // a second answer meets a Conflict
+	m.take(c, requestID) // a second answer meets a Conflict
 	m.mu.Unlock()
 	err = r.src.conn.AnswerPermission(r.agentID, choiceID)
 	m.mu.Lock()
@@ -55,7 +55,7 @@ func (m *Manager) AnswerQuestion(id, requestID string, a Answer) error {
 		m.mu.Unlock()
 		return err
 	}
-	c.take(requestID)
+	m.take(c, requestID)
 	m.mu.Unlock()
 	err = r.src.conn.AnswerQuestion(r.agentID, AgentAnswer(a))
 	m.mu.Lock()

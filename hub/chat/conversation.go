@@ -86,6 +86,7 @@ func (t *openText) add(s string) string {
 // of its Prompt.
 type turn struct {
 	n         int
+	id        string // 128 random bits: the turn's identity, never reused (notices.go)
 	cancel    context.CancelFunc
 	cancelled bool      // the user asked to cancel
 	grace     hub.Timer // forces the end when the agent ignores the cancel

@@ -24,6 +24,15 @@
 // channel it was given for more, so a slow reader costs the core nothing
 // and the log itself is the only buffer.
 //
+// # Notifications
+//
+// Besides its conversations' events, the Manager keeps the session's
+// notification feed (notices.go): a pending notice per permission request
+// or question, its resolution once it no longer waits, and a notice per
+// turn that completes, each under an identity that never changes, in a
+// log bounded in bytes and age that a reader resumes from its cursor or
+// meets as a snapshot of what is pending (Notices).
+//
 // # Bounds
 //
 // An agent is untrusted input. Every item is bounded when it is made or

@@ -51,6 +51,7 @@ type Manager struct {
 	inv      notifier                 // fires when the inventory or a catalog changes
 	act      notifier                 // fires when the activity changes
 	activity Activity
+	notices  *noticeLog      // the notification feed (notices.go)
 	held     int             // bytes of the held messages of every conversation
 	ctx      context.Context // ends at Close; every turn derives from it
 	stop     context.CancelFunc
@@ -94,6 +95,7 @@ func New(cfg Config) (*Manager, error) {
 		m.names[d.ID] = d.Name
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
+	m.notices = newNoticeLog(m.token())
 	records, err := cfg.Store.LoadConversations()
 	if err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "the conversation inventory could not be read")
@@ -147,6 +149,7 @@ func (m *Manager) Close() {
 	}
 	m.inv.fire()
 	m.act.fire()
+	m.notices.changed.fire()
 	m.mu.Unlock()
 	for _, conn := range conns {
 		if err := conn.Close(); err != nil {

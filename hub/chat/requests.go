@@ -35,6 +35,7 @@ type request struct {
 	item    *Item
 	src     *source
 	agentID string // the connection's own id of the request
+	notice  string // the identity it was announced under; "" when it was not (notices.go)
 }
 
 // askKey names a request as its connection does.
@@ -77,9 +78,11 @@ func (m *Manager) ask(c *conversation, src *source, agentRequestID string, it *I
 		m.settle(c, earlier, "cancelled")
 	}
 	id := it.ID[strings.IndexByte(it.ID, ':')+1:]
-	c.pending[id] = &request{item: it, src: src, agentID: agentRequestID}
+	r := &request{item: it, src: src, agentID: agentRequestID}
+	c.pending[id] = r
 	c.asked[askKey{src, agentRequestID}] = id
 	m.upsert(c, it)
+	r.notice = m.announce(c, noticeKind(it.Kind), id)
 	m.activityChangedLocked()
 }
 
@@ -127,9 +130,10 @@ func (m *Manager) settledByAgent(c *conversation, src *source, agentRequestID st
 	}
 }
 
-// take removes the pending request id and returns it; nil when it is not
-// pending. m.mu held.
-func (c *conversation) take(id string) *request {
+// take removes the pending request id of c and returns it; nil when it
+// is not pending. Every way a request stops waiting goes through here, so
+// its notice is resolved here. m.mu held.
+func (m *Manager) take(c *conversation, id string) *request {
 	r := c.pending[id]
 	if r != nil {
 		delete(c.pending, id)
@@ -137,6 +141,7 @@ func (c *conversation) take(id string) *request {
 		if len(c.pending) == 0 {
 			c.refusedRequests = false
 		}
+		m.resolveNotice(r.notice)
 	}
 	return r
 }
@@ -144,7 +149,7 @@ func (c *conversation) take(id string) *request {
 // settle ends the pending request id in state (cancelled), telling
 // readers. m.mu held.
 func (m *Manager) settle(c *conversation, id, state string) {
-	r := c.take(id)
+	r := m.take(c, id)
 	if r == nil {
 		return
 	}

@@ -26,7 +26,7 @@ func (m *Manager) deliverLocked(c *conversation, hm *heldMessage) {
 	c.delivering = &hm.QueuedMessage
 	m.version++
 	ctx, cancel := context.WithCancel(m.ctx)
-	t := &turn{n: c.turnCount, cancel: cancel, epoch: m.epochOf(c.agentID)}
+	t := &turn{n: c.turnCount, id: m.token(), cancel: cancel, epoch: m.epochOf(c.agentID)}
 	c.turn = t
 	if c.title == "" {
 		c.title = deriveTitle(hm.Text)
@@ -111,6 +111,9 @@ func (m *Manager) finishTurn(c *conversation, t *turn, conn AgentConnection, res
 		m.upsert(c, it)
 	}
 	m.setStatus(c, status, message)
+	if status == StatusCompleted {
+		m.announce(c, hub.NotifyTurnCompleted, t.id)
+	}
 	m.touched(c)
 	m.activityChangedLocked()
 	m.deliverNextLocked(c)

@@ -21,6 +21,8 @@ type Broker struct {
 	log    *slog.Logger
 	limits Limits
 	topics []topic // the one table (newTopics); fixed after New
+	// presence is Config.Presence, or a no-op.
+	presence func(user, ws string, open bool)
 	// bg is the context of the broker's background work (upstream feeds,
 	// catch-ups, activity watches); Wait cancels it and waits for them.
 	bg     context.Context
@@ -54,6 +56,12 @@ type Config struct {
 	// Limits bound the streams and upstreams; a zero field takes its
 	// default.
 	Limits Limits
+	// Presence, when set, is told of every stream that opens (open true)
+	// and of its end (open false), with the stream's user and workspace:
+	// who is looking at which workspace, which push notifications heed.
+	// It is called with the broker's lock held, so it must return at once
+	// and never call the broker.
+	Presence func(user, ws string, open bool)
 }
 
 // New returns a broker over host, which it reaches for nothing else. A
@@ -66,7 +74,10 @@ func New(cfg Config, host Host) *Broker {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := &Broker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
-		marks: newActivityMarks()}
+		marks: newActivityMarks(), presence: cfg.Presence}
+	if b.presence == nil {
+		b.presence = func(string, string, bool) {}
+	}
 	b.topics = newTopics(b)
 	b.bg, b.stopBG = context.WithCancel(context.Background())
 	return b
@@ -112,6 +123,7 @@ func (b *Broker) Open(ctx context.Context, caller hub.DeviceSession, ws string, 
 		b.streams = map[string]*Stream{}
 	}
 	b.streams[s.id] = s
+	b.presence(s.user, s.ws, true)
 	for _, sub := range subs {
 		b.attachLocked(s, sub)
 	}
@@ -284,6 +296,7 @@ func (b *Broker) forget(s *Stream, subs map[hub.SubKey]*attachment) {
 func (b *Broker) forgetLocked(s *Stream, subs map[hub.SubKey]*attachment) {
 	if b.streams[s.id] == s {
 		delete(b.streams, s.id)
+		b.presence(s.user, s.ws, false)
 	}
 	for _, a := range subs {
 		b.releaseLocked(a)

@@ -26,7 +26,7 @@ func loggedEnv(t *testing.T) (*env, *bytes.Buffer) {
 	logs := new(bytes.Buffer)
 	h, err := service.New(service.Config{Password: cheap, Logger: slog.New(slog.NewTextHandler(logs, nil))},
 		service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools,
-			AgentLogins: fakes.NewAgentLogins(e.agent)})
+			AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher})
 	if err != nil {
 		t.Fatal(err)
 	}

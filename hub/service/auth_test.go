@@ -30,7 +30,7 @@ func newTestHub(t *testing.T, cfg service.Config) testHub {
 	}
 	th := testHub{store: fakes.NewStore(), clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))}
 	fsys := fakes.NewFS("/home/ann")
-	h, err := service.New(cfg, service.Ports{Store: th.store, Clock: th.clock, FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(th.clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+	h, err := service.New(cfg, service.Ports{Store: th.store, Clock: th.clock, FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(th.clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	if err != nil {
 		t.Fatal(err)
 	}

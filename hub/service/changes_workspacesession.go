@@ -31,6 +31,7 @@ func (c workspaceSessionStarted) publish(ctx context.Context, h *Hub, _ *publica
 		return
 	}
 	h.live.WorkspaceSessionStarted(ctx, c.id, c.rw.rs)
+	h.push.reconcile()
 }
 
 // workspaceSessionEnded: the session rw of workspace id ended, stopped or
@@ -67,6 +68,7 @@ func (c workspaceSessionEnded) publish(ctx context.Context, h *Hub, _ *publicati
 		return
 	}
 	h.live.WorkspaceSessionEnded(ctx, c.id)
+	h.push.reconcile()
 }
 
 // factsChanged: facts refreshed in the background differ from the ones

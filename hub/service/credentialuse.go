@@ -92,6 +92,11 @@ func (h *Hub) hold(ctx context.Context, req hub.CredentialApproval) (hub.UseOutc
 		return hub.UseRefused, ""
 	}
 	defer h.uses.remove(ap.ID)
+	// The owner may be away: the held use is a needsAnswer notification
+	// of the workspace, resolved however the wait ends.
+	h.push.announce(req.WorkspaceID, hub.Notification{ID: "credential-use:" + req.ID, SourceID: req.ID,
+		Kind: hub.NotifyCredentialApproval, CreatedAt: req.RequestedAt})
+	defer h.push.announceResolved(req.WorkspaceID, "credential-use:"+req.ID)
 	select {
 	case <-ap.decided:
 		if ap.allowed {

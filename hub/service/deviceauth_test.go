@@ -39,7 +39,7 @@ func TestAuthenticationReadsNoStore(t *testing.T) {
 	store := &countingStore{Store: fakes.NewStore()}
 	clock := fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	h, err := service.New(service.Config{Password: cheap, DeviceSessionLifetime: time.Hour},
-		service.Ports{Store: store, Clock: clock, FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+		service.Ports{Store: store, Clock: clock, FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	is.NoErr(err)
 	defer h.Close()
 	is.NoErr(h.AddUser(ctx, "ann", "correct horse battery"))
@@ -106,7 +106,7 @@ func TestAuthenticationSeesAnotherProcess(t *testing.T) {
 
 	other := th.store.Peer()
 	admin, err := service.New(service.Config{Password: cheap}, service.Ports{Store: other, Clock: th.clock, FS: fakes.NewFS("/"),
-		Git: fakes.NewGit(fakes.NewFS("/")), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(th.clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+		Git: fakes.NewGit(fakes.NewFS("/")), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(th.clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	is.NoErr(err) // a second Hub over the same records, as wharf user builds
 	defer admin.Close()
 	is.NoErr(admin.SetPassword(ctx, "ann", "a new long password")) // wharf user passwd ann

@@ -26,6 +26,7 @@ type env struct {
 	vault   *fakes.KeyVault
 	tools   *fakes.ToolProber
 	agent   *fakes.FakeAgent // "codex", whose logins the Hub manages
+	pusher  *fakes.Pusher
 	ann     hub.DeviceSession
 }
 
@@ -37,7 +38,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(),
 		clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend(), tools: fakes.NewToolProber(),
-		agent: fakes.NewFakeAgent("codex", "Codex")}
+		agent: fakes.NewFakeAgent("codex", "Codex"), pusher: fakes.NewPusher()}
 	e.vault = fakes.NewKeyVault(e.clock)
 	e.backend.Data = fsys // the workspaces' data directories live on the same disk
 	e.open()
@@ -48,7 +49,7 @@ func newEnv(t *testing.T) *env {
 // open builds a Hub over e's parts and recovers.
 func (e *env) open() {
 	e.t.Helper()
-	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent)})
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	apidoc "github.com/wharfhub/wharf/api"
+	"github.com/wharfhub/wharf/hub"
 )
 
 // contract is api/openapi.yaml, loaded once.
@@ -45,4 +46,50 @@ func WorktreesShown(h *Hub) int {
 	h.wt.mu.Lock()
 	defer h.wt.mu.Unlock()
 	return len(h.wt.trees)
+}
+
+// PushJournal returns the delivery journal as the engine holds it.
+func PushJournal(h *Hub) []hub.PushDelivery {
+	h.push.mu.Lock()
+	defer h.push.mu.Unlock()
+	out := make([]hub.PushDelivery, 0, len(h.push.deliveries))
+	for _, d := range h.push.deliveries {
+		out = append(out, d)
+	}
+	return out
+}
+
+// WaitPushJournal waits until ok holds of the journal, which is checked
+// again at every change of it, or until ctx ends.
+func WaitPushJournal(ctx context.Context, h *Hub, ok func([]hub.PushDelivery) bool) ([]hub.PushDelivery, error) {
+	for {
+		h.push.mu.Lock()
+		changed := h.push.journalChanged()
+		h.push.mu.Unlock()
+		if j := PushJournal(h); ok(j) {
+			return j, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return PushJournal(h), ctx.Err()
+		}
+	}
+}
+
+// PushStep runs one round of the push scheduler now, on the caller's
+// goroutine (the scheduler's own rounds may run too: a round is safe to
+// repeat).
+func PushStep(h *Hub) { h.push.step(h.push.ctx) }
+
+// PushObserved reports the workspaces whose notification feeds the Hub
+// observes.
+func PushObserved(h *Hub) []string {
+	h.push.mu.Lock()
+	defer h.push.mu.Unlock()
+	var out []string
+	for ws := range h.push.observers {
+		out = append(out, ws)
+	}
+	return out
 }

@@ -24,7 +24,7 @@ func fuzzHub(f *testing.F) (*service.Hub, *fakes.FS) {
 	fsys.MkdirAll("/home/ann/src/app")
 	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: fakes.NewStore(),
 		Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)), FS: fsys, Git: fakes.NewGit(fsys),
-		Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+		Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	if err != nil {
 		f.Fatal(err)
 	}

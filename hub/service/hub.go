@@ -32,6 +32,7 @@ import (
 	"github.com/wharfhub/wharf/hub/credential"
 	"github.com/wharfhub/wharf/hub/internal/keylock"
 	"github.com/wharfhub/wharf/hub/live"
+	"github.com/wharfhub/wharf/hub/notify"
 )
 
 // The contract revisions this core implements.
@@ -67,6 +68,10 @@ type Config struct {
 	// FactsTimeout bounds how long the state waits for one workspace's
 	// facts before showing it without them. Default 2 s.
 	FactsTimeout time.Duration
+	// PushHosts adds hosts (with their port, if any) that a push
+	// subscription's endpoint may name besides the real push services':
+	// a private push service, or a test's.
+	PushHosts []string
 }
 
 // Ports are the adapters a Hub needs. Every field is required.
@@ -83,6 +88,8 @@ type Ports struct {
 	// AgentLogins reaches the agents' own login interfaces on the Hub
 	// machine (the agent-accounts family).
 	AgentLogins hub.AgentLogins
+	// Pusher delivers Web Push notifications (the notifications family).
+	Pusher hub.Pusher
 }
 
 // Hub is the Hub service. Its methods are safe for concurrent use.
@@ -111,6 +118,7 @@ type Hub struct {
 	uses       useGate               // held uses and the use logs
 	clones     cloneJobs             // the clone jobs, running and retained
 	accounts   *agentaccount.Manager // the agents' login runtimes and attempts
+	push       *pushEngine           // the push notifications (notify.go)
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
@@ -154,7 +162,7 @@ type Hub struct {
 // New returns a Hub over the given ports. A missing port is an error. The
 // caller closes the Hub and then, separately, its ports.
 func New(cfg Config, p Ports) (*Hub, error) {
-	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil || p.Vault == nil || p.Tools == nil || p.AgentLogins == nil {
+	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil || p.Vault == nil || p.Tools == nil || p.AgentLogins == nil || p.Pusher == nil {
 		return nil, errors.New("service.New: every field of Ports is required")
 	}
 	cfg = withDefaults(cfg)
@@ -175,7 +183,8 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		loginGate:  newLoginGate(cfg.LoginLimits),
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
-	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits}, liveHost{h})
+	h.push = newPushEngine(h, p.Pusher, notify.Allowlist{Extra: cfg.PushHosts})
+	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits, Presence: h.push.presenceChanged}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error

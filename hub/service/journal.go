@@ -214,6 +214,9 @@ func (h *Hub) Recover(ctx context.Context) error {
 	if err := h.unlockAtStart(ctx); err != nil {
 		return fmt.Errorf("load credentials: %w", err)
 	}
+	if err := h.push.load(ctx); err != nil {
+		return fmt.Errorf("load notifications: %w", err)
+	}
 	return h.autostart(ctx)
 }
 

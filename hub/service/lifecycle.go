@@ -329,6 +329,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (hub.Workspac
 // on the same store starts them again. It does not close the ports.
 func (h *Hub) Close() error {
 	h.accounts.Close()
+	h.push.close()
 	h.closeClones()
 	h.live.Close()
 	h.mu.Lock()

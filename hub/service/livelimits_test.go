@@ -23,7 +23,7 @@ func TestLiveLimits(t *testing.T) {
 	h, err := service.New(service.Config{Password: cheap,
 		LiveLimits: live.Limits{PerDeviceSession: 2, PerUser: 3, Total: 4, UpstreamsPerWorkspace: 2}},
 		service.Ports{Store: fakes.NewStore(), Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-			FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+			FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	is.NoErr(err)
 	defer h.Close()
 	fsys.MkdirAll("/home/ann/app")

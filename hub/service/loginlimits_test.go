@@ -323,7 +323,7 @@ func TestDeviceTokenKey(t *testing.T) {
 
 	fsys := fakes.NewFS("/home/ann")
 	again, err := service.New(service.Config{Password: cheap}, service.Ports{Store: th.store, Clock: th.clock, FS: fsys,
-		Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(th.clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+		Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(th.clock), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	is.NoErr(err) // the Hub restarts over the same store
 	defer again.Close()
 	restarted := testHub{Hub: again, store: th.store, clock: th.clock}

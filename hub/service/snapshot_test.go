@@ -36,7 +36,7 @@ func TestStateNeverKeepsARegistryReadThatRacedAWrite(t *testing.T) {
 	fsys := fakes.NewFS(home)
 	store := &midRead{Store: fakes.NewStore()}
 	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: store, Clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins()})
+		FS: fsys, Git: fakes.NewGit(fsys), Backend: fakes.NewBackend(), Vault: fakes.NewKeyVault(hub.SystemClock{}), Tools: fakes.NewToolProber(), AgentLogins: fakes.NewAgentLogins(), Pusher: fakes.NewPusher()})
 	is.NoErr(err) // new hub
 	defer h.Close()
 	fsys.MkdirAll("/home/ann/src/app")

@@ -73,7 +73,11 @@ func (w *writes) SetPasswordHash(name, hash string) error {
 
 // DeleteUser removes a user and, with it, every device session it had.
 func (w *writes) DeleteUser(name string) error {
-	return w.did(w.tx.DeleteUser(name), userSignedOut{user: name})
+	if err := w.did(w.tx.DeleteUser(name), userSignedOut{user: name}); err != nil {
+		return err
+	}
+	w.record(pushUserLeft{user: name})
+	return nil
 }
 
 func (w *writes) CreateDeviceSession(s hub.DeviceSession) error {
@@ -95,7 +99,11 @@ func (w *writes) DeleteExpiredDeviceSessions(now time.Time) (int, error) {
 }
 
 func (w *writes) CreateWorkspace(ws hub.Workspace) error {
-	return w.did(w.tx.CreateWorkspace(ws), &workspaceSaved{w: ws, created: true})
+	if err := w.did(w.tx.CreateWorkspace(ws), &workspaceSaved{w: ws, created: true}); err != nil {
+		return err
+	}
+	w.record(pushWorkspaceJoined{})
+	return nil
 }
 
 func (w *writes) UpdateWorkspace(ws hub.Workspace) error {
@@ -109,7 +117,7 @@ func (w *writes) DeleteWorkspace(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.did(w.tx.DeleteWorkspace(id), &workspaceDeleted{w: old}); err != nil {
+	if err := w.did(w.tx.DeleteWorkspace(id), &workspaceDeleted{w: old}, pushWorkspaceLeft{ws: id}); err != nil {
 		return err
 	}
 	w.record(workspaceAssignmentsGone{id: id}) // the store deletes them with it
@@ -216,9 +224,11 @@ func (w *writes) DeleteWorktreeProvenance(checkoutID string, main hub.Workspace)
 
 // did records c when the write it follows succeeded, and returns the
 // write's error.
-func (w *writes) did(err error, c change) error {
+func (w *writes) did(err error, cs ...change) error {
 	if err == nil {
-		w.record(c)
+		for _, c := range cs {
+			w.record(c)
+		}
 	}
 	return err
 }

@@ -7,10 +7,12 @@
 // not allow, so they can be tested and fuzzed without a process.
 //
 // The package holds no domain types: the Hub maps these messages onto its
-// ports (package hub) and the child onto its own state. It reads one thing
-// of package hub, the table of the live topics, from which it derives the
-// feeds, so a topic is named once for the Hub, the child and this
-// protocol alike.
+// ports (package hub) and the child onto its own state. It reads two
+// things of package hub: the table of the live topics, from which it
+// derives the feeds, so a topic is named once for the Hub, the child and
+// this protocol alike; and the plain values of the notification feed
+// (hub.NotificationFrame), which its encoder and decoder carry as they
+// are.
 //
 // # Internal protocol, workspace revision 24
 //
@@ -44,6 +46,7 @@
 //	/_wharf/facts          {"workspaceApiRevision":24,"shells":[...]}   (Facts)
 //	/s/{ID}/api/session    {"workspaceId":ID,"workspaceApiRevision":24} (the workspace API)
 //	POST /_wharf/agent-login {"agent":ID}  → 204                        (AgentLogin)
+//	/_wharf/notifications[?cursor=C]  the notification feed              (notifications.go)
 //
 // The agent login says that the login of agent ID changed on the Hub
 // machine: the child forgets that the agent asked for a login, moves its

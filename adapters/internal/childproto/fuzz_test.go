@@ -3,6 +3,7 @@ package childproto_test
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
@@ -75,4 +76,47 @@ func readOne(t *testing.T, b []byte) childproto.Event {
 		t.Fatalf("frame %q does not read back: %v", b, err)
 	}
 	return ev
+}
+
+// FuzzNotificationStream feeds arbitrary bytes to the Hub's decoder of
+// the notification feed: it must never panic nor read past its bound, and
+// every frame it accepts must survive the child's encoder and decode again
+// to the same frame.
+func FuzzNotificationStream(f *testing.F) {
+	for _, seed := range []string{
+		"event: snapshot\ndata: {\"type\":\"snapshot\",\"cursor\":\"e:0\",\"reason\":\"initial\",\"pending\":[]}\n\nevent: ready\ndata: {\"type\":\"ready\",\"cursor\":\"e:0\"}\n\n",
+		"event: event\ndata: {\"type\":\"event\",\"cursor\":\"e:1\",\"event\":{\"type\":\"notification\",\"notification\":" +
+			"{\"id\":\"[\\\"a\\\",\\\"a:s\\\",\\\"turn-completed\\\",\\\"t\\\"]\",\"conversationId\":\"a:s\",\"sourceId\":\"t\",\"kind\":\"turn-completed\",\"createdAt\":5}}}\n\n",
+		"event: event\ndata: {\"type\":\"event\",\"cursor\":\"e:2\",\"event\":{\"type\":\"resolved\",\"id\":\"x\",\"conversationId\":\"a:s\"}}\n\n: keepalive\n\n",
+		"event: snapshot\ndata: {\"type\":\"snapshot\",\"cursor\":\"e:3\",\"reason\":\"gap\",\"pending\":[{\"id\":\"[\\\"a\\\",\\\"a:s\\\",\\\"question-pending\\\",\\\"q\\\"]\"," +
+			"\"conversationId\":\"a:s\",\"sourceId\":\"q\",\"kind\":\"question-pending\",\"createdAt\":9}]}\n\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	const bound = 1 << 12
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := childproto.NewEventReader(bytes.NewReader(body), bound)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			fr, err := childproto.DecodeNotificationFrame(ev)
+			if err != nil {
+				continue
+			}
+			enc, err := childproto.EncodeNotificationFrame(fr)
+			if err != nil {
+				t.Fatalf("frame %+v decoded but cannot be encoded: %v", fr, err)
+			}
+			b, err := childproto.AppendEvent(nil, enc)
+			if err != nil {
+				t.Fatalf("frame %+v encodes as an event that cannot be framed: %v", fr, err)
+			}
+			back, err := childproto.DecodeNotificationFrame(readOne(t, b))
+			if err != nil || !reflect.DeepEqual(back, fr) {
+				t.Fatalf("frame %+v decodes back as %+v (%v)", fr, back, err)
+			}
+		}
+	})
 }

@@ -1,0 +1,135 @@
+package service
+
+import (
+	"context"
+
+	"github.com/wharfhub/wharf/hub"
+)
+
+// The consequences of the notifications family's writes (writes.go): a
+// device saved or removed, a delivery journaled or dropped, a feed's
+// cursor stored, and what the registry's and the users' own writes mean
+// for them. Each brings the engine's copy of the store up to date; none
+// is shown in the Hub state. A device change reconciles the observers; a
+// delivery change wakes the scheduler.
+
+type pushDeviceSaved struct{ d hub.PushDevice }
+
+func (c pushDeviceSaved) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	h.push.devices[c.d.ID] = c.d
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (pushDeviceSaved) publish(_ context.Context, h *Hub, _ *publication) { h.push.changedDevices() }
+
+type pushDeviceRemoved struct{ id string }
+
+func (c pushDeviceRemoved) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	delete(h.push.devices, c.id)
+	for k := range h.push.deliveries {
+		if k.DeviceID == c.id {
+			delete(h.push.deliveries, k)
+		}
+	}
+	delete(h.push.tests, c.id)
+	h.push.noteJournalLocked()
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (pushDeviceRemoved) publish(_ context.Context, h *Hub, _ *publication) { h.push.changedDevices() }
+
+type pushDeliverySaved struct{ d hub.PushDelivery }
+
+func (c pushDeliverySaved) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	h.push.deliveries[c.d.Key] = c.d
+	h.push.noteJournalLocked()
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (pushDeliverySaved) publish(_ context.Context, h *Hub, _ *publication) { h.push.kick() }
+
+type pushDeliveryDeleted struct{ k hub.PushDeliveryKey }
+
+func (c pushDeliveryDeleted) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	delete(h.push.deliveries, c.k)
+	h.push.noteJournalLocked()
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (pushDeliveryDeleted) publish(context.Context, *Hub, *publication) {}
+
+type notificationCursorSaved struct{ ws, cursor string }
+
+func (c notificationCursorSaved) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	if c.cursor == "" {
+		delete(h.push.cursors, c.ws)
+	} else {
+		h.push.cursors[c.ws] = c.cursor
+	}
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (notificationCursorSaved) publish(context.Context, *Hub, *publication) {}
+
+// pushWorkspaceLeft: a workspace left the registry, and the store dropped
+// its deliveries and cursor with it.
+type pushWorkspaceLeft struct{ ws string }
+
+func (c pushWorkspaceLeft) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	for k := range h.push.deliveries {
+		if k.WorkspaceID == c.ws {
+			delete(h.push.deliveries, k)
+		}
+	}
+	delete(h.push.cursors, c.ws)
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (pushWorkspaceLeft) publish(ctx context.Context, h *Hub, _ *publication) {
+	h.push.changedRegistry()
+}
+
+// pushWorkspaceJoined: a workspace was registered; devices that cover
+// every workspace start covering it now.
+type pushWorkspaceJoined struct{}
+
+func (pushWorkspaceJoined) apply(*Hub) (took, shown bool) { return true, false }
+func (pushWorkspaceJoined) publish(ctx context.Context, h *Hub, _ *publication) {
+	h.push.changedRegistry()
+}
+
+// pushUserLeft: a user was removed, and the store dropped its devices
+// and their deliveries with it.
+type pushUserLeft struct{ user string }
+
+func (c pushUserLeft) apply(h *Hub) (took, shown bool) {
+	h.push.mu.Lock()
+	for id, d := range h.push.devices {
+		if d.User != c.user {
+			continue
+		}
+		delete(h.push.devices, id)
+		delete(h.push.tests, id)
+		for k := range h.push.deliveries {
+			if k.DeviceID == id {
+				delete(h.push.deliveries, k)
+			}
+		}
+	}
+	h.push.mu.Unlock()
+	return true, false
+}
+
+func (pushUserLeft) publish(_ context.Context, h *Hub, _ *publication) { h.push.changedDevices() }
