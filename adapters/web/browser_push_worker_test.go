@@ -89,11 +89,16 @@ type shown struct {
 	Title, Body, Tag, URL, Icon string
 }
 
-// notificationsWhen waits, for at most wait, until the notifications the
-// page's service worker shows satisfy cond (a JavaScript expression over
-// `ns`, an array of {title, body, tag, url, icon}), and returns them.
-func notificationsWhen(t *testing.T, p *browsertest.Page, cond string) []shown {
+// notificationsWhen waits, for at most timeout (wait when none is given),
+// until the notifications the page's service worker shows satisfy cond (a
+// JavaScript expression over `ns`, an array of {title, body, tag, url,
+// icon}), and returns them.
+func notificationsWhen(t *testing.T, p *browsertest.Page, cond string, timeout ...time.Duration) []shown {
 	t.Helper()
+	limit := wait
+	if len(timeout) > 0 {
+		limit = timeout[0]
+	}
 	ns, err := browsertest.Eval[[]shown](p, fmt.Sprintf(`(async () => {
   const reg = await navigator.serviceWorker.ready;
   const deadline = Date.now() + %d;
@@ -102,7 +107,7 @@ func notificationsWhen(t *testing.T, p *browsertest.Page, cond string) []shown {
     if ((%s) || Date.now() > deadline) return ns;
     await new Promise((r) => setTimeout(r, 50));
   }
-})()`, wait.Milliseconds(), cond))
+})()`, limit.Milliseconds(), cond))
 	must(t, err)
 	return ns
 }

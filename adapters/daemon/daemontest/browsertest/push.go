@@ -63,7 +63,25 @@ type Workers struct {
 	mu      sync.Mutex
 	scopes  map[serviceworker.RegistrationID]string // live registrations' scopes
 	active  map[serviceworker.RegistrationID]bool   // those with an activated version
+	log     []string                                // what DevTools reported, for a failing test to show
 	changed chan struct{}                           // closed and replaced at every report
+}
+
+// maxWorkerLog bounds what Workers keeps of DevTools' reports.
+const maxWorkerLog = 200
+
+// Log returns what DevTools reported of the workers: registrations,
+// versions and errors, in order (the first 200 reports).
+func (w *Workers) Log() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.log...)
+}
+
+func (w *Workers) note(format string, args ...any) {
+	if len(w.log) < maxWorkerLog {
+		w.log = append(w.log, fmt.Sprintf(format, args...))
+	}
 }
 
 // WatchWorkers starts following the tab's service workers.
@@ -85,6 +103,7 @@ func (w *Workers) event(ev any) {
 	switch e := ev.(type) {
 	case *serviceworker.EventWorkerRegistrationUpdated:
 		for _, r := range e.Registrations {
+			w.note("registration %s at %s deleted=%v", r.RegistrationID, r.ScopeURL, r.IsDeleted)
 			if r.IsDeleted {
 				delete(w.scopes, r.RegistrationID)
 			} else {
@@ -93,9 +112,14 @@ func (w *Workers) event(ev any) {
 		}
 	case *serviceworker.EventWorkerVersionUpdated:
 		for _, v := range e.Versions {
+			w.note("version %s of %s: %s, %s", v.VersionID, v.RegistrationID, v.Status, v.RunningStatus)
 			if v.Status == serviceworker.VersionStatusActivated {
 				w.active[v.RegistrationID] = true
 			}
+		}
+	case *serviceworker.EventWorkerErrorReported:
+		if m := e.ErrorMessage; m != nil {
+			w.note("error in %s at %s:%d: %s", m.RegistrationID, m.SourceURL, m.LineNumber, m.ErrorMessage)
 		}
 	default:
 		return

@@ -95,8 +95,8 @@ export function NotificationsSection() {
     <p class="muted">This device can tell you when an agent needs your answer or has finished, from the workspaces you
       choose, while you are not watching the dashboard.</p>
     ${can !== 'ok' ? html`<p class="note note-warn" data-note="device">${unsupported[can]}</p>` : null}
-    ${state && !state.configured ? html`<p class="note note-info" data-note="hub">This Hub has no push contact. The operator sets
-      one with <code>wharf serve --push-contact mailto:you@example.com</code> (or <code>WHARF_PUSH_CONTACT</code>).</p>` : null}
+    ${state && !state.configured ? html`<p class="note note-info" data-note="hub"><span>This Hub has no push contact. The operator
+      sets one with <code>wharf serve --push-contact mailto:you@example.com</code> (or <code>WHARF_PUSH_CONTACT</code>).</span></p>` : null}
     <${ErrorNote} error=${error} />
     ${!state && !error ? html`<${Spinner} label="Loading notifications" />` : null}
     ${state?.configured && can === 'ok' ? html`
