@@ -34,6 +34,7 @@ var assetTypes = map[string]string{
 	".mjs": "text/javascript; charset=utf-8",
 	".css": "text/css; charset=utf-8",
 	".svg": "image/svg+xml",
+	".png": "image/png",
 }
 
 // aliases resolve the bare specifiers that vendored modules import, so
@@ -65,8 +66,8 @@ func loadAssets(fsys fs.FS) (*assetSet, error) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		if _, ok := assetTypes[path.Ext(p)]; !ok {
-			return nil
+		if _, ok := assetTypes[path.Ext(p)]; !ok || p == workerSource {
+			return nil // not served, or served at a fixed URL (install.go)
 		}
 		b, err := fs.ReadFile(fsys, p)
 		src[p] = b

@@ -2,8 +2,6 @@ package web
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"html/template"
 )
 
@@ -25,6 +23,8 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <meta name="description" content="Wharf: your workspaces, from any browser.">
 <title>Wharf</title>
 <link rel="icon" href="{{.Icon}}" type="image/svg+xml">
+<link rel="apple-touch-icon" href="{{.TouchIcon}}">
+<link rel="manifest" href="{{.Manifest}}">
 <link rel="stylesheet" href="{{.CSS}}">
 <link rel="stylesheet" href="{{.ChatCSS}}">
 <link rel="stylesheet" href="{{.CredCSS}}">
@@ -44,15 +44,12 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 func renderShell(set *assetSet) *asset {
 	var buf bytes.Buffer
 	err := shellTemplate.Execute(&buf, struct {
-		Icon, CSS, ChatCSS, CredCSS, CloneCSS, AgentsCSS, Main string
-		Modules                                                []string
-	}{set.url("icon.svg"), set.url("app.css"), set.url("chat.css"), set.url("credentials.css"), set.url("clone.css"),
+		Icon, TouchIcon, Manifest, CSS, ChatCSS, CredCSS, CloneCSS, AgentsCSS, Main string
+		Modules                                                                     []string
+	}{set.url("icon.svg"), set.url("apple-touch-icon.png"), manifestPath, set.url("app.css"), set.url("chat.css"), set.url("credentials.css"), set.url("clone.css"),
 		set.url("agents.css"), set.url(entryModule), set.modules()})
 	if err != nil {
 		panic(err)
 	}
-	body := buf.Bytes()
-	sum := sha256.Sum256(body)
-	return &asset{name: "shell", contentType: "text/html; charset=utf-8", body: body,
-		gz: compress(body), etag: `"` + hex.EncodeToString(sum[:])[:12] + `"`}
+	return fixedAsset("shell", "text/html; charset=utf-8", buf.Bytes())
 }

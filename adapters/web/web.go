@@ -31,14 +31,18 @@ import (
 //go:embed static
 var static embed.FS
 
-// Security headers of every answer. The policy allows scripts, styles
-// and fetches from the Hub's own origin only: no inline script or style,
-// no eval, no framing by any origin, and Trusted Types so that no code
-// path can assign HTML strings to the DOM.
+// Security headers of every answer. The policy allows scripts, styles,
+// workers and fetches from the Hub's own origin only: no inline script
+// or style, no eval, no framing by any origin, and Trusted Types so that
+// no code path can assign HTML strings to the DOM. The one Trusted Types
+// policy allowed, workerPolicy, is notify/push.js's: it lets exactly the
+// service worker's URL through to navigator.serviceWorker.register (a
+// script-URL sink), and nothing else.
 const (
+	workerPolicy          = "wharf-worker"
 	contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-		"font-src 'self'; connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; " +
-		"frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
+		"font-src 'self'; connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'self'; " +
+		"frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types " + workerPolicy
 	permissionsPolicy = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 	cacheImmutable    = "public, max-age=31536000, immutable"
 	cacheRevalidate   = "no-cache"
@@ -47,8 +51,10 @@ const (
 // Handler serves the dashboard. It is safe for concurrent use; its
 // content is fixed at NewHandler.
 type Handler struct {
-	assets *assetSet
-	shell  *asset
+	assets   *assetSet
+	shell    *asset
+	manifest *asset // at manifestPath
+	worker   *asset // the service worker, at workerPath
 }
 
 // NewHandler links the assets and renders the shell. It panics when the
@@ -63,7 +69,11 @@ func NewHandler() *Handler {
 	if err != nil {
 		panic(err)
 	}
-	return &Handler{assets: set, shell: renderShell(set)}
+	worker, err := renderWorker(fsys, set)
+	if err != nil {
+		panic(err)
+	}
+	return &Handler{assets: set, shell: renderShell(set), manifest: renderManifest(set), worker: worker}
 }
 
 // clientRoute reports whether p, an escaped path, is a page of the
@@ -115,6 +125,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if a := h.assets.byURL[p]; a != nil {
 		serve(w, r, a, cacheImmutable, http.StatusOK)
+		return
+	}
+	switch p {
+	case workerPath:
+		serve(w, r, h.worker, cacheRevalidate, http.StatusOK)
+		return
+	case manifestPath:
+		serve(w, r, h.manifest, cacheRevalidate, http.StatusOK)
 		return
 	}
 	if strings.HasPrefix(p, "/assets/") {

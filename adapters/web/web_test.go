@@ -2,6 +2,9 @@ package web
 
 import (
 	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"image/png"
 	"io"
 	"io/fs"
 	"net/http"
@@ -213,7 +216,8 @@ func TestScriptsUseNoHTMLSinks(t *testing.T) {
 
 // The compressed first load stays small: the shell, the stylesheets, the
 // icon and every module it preloads. The conversation page's modules load
-// when a conversation is opened; even with them it stays in the budget.
+// when a conversation is opened; even with them, the web app manifest and
+// the service worker it stays in the budget.
 func TestFirstLoadSize(t *testing.T) {
 	is := is.New(t)
 	h := NewHandler()
@@ -229,11 +233,95 @@ func TestFirstLoadSize(t *testing.T) {
 	for _, u := range h.assets.modules() {
 		first += sizeOf(h.assets.byURL[u])
 	}
-	all := len(h.shell.gz)
+	// The PNG icons are left out: the system fetches them when the app is
+	// installed or a notification shown, never the page.
+	all := len(h.shell.gz) + sizeOf(h.manifest) + sizeOf(h.worker)
 	for _, a := range h.assets.byName {
-		all += sizeOf(a)
+		if !strings.HasSuffix(a.name, ".png") {
+			all += sizeOf(a)
+		}
 	}
 	t.Logf("first load: %d bytes gzipped; with the conversation page: %d", first, all)
 	is.True(first < 150<<10) // the issue's budget: 150 KB compressed
 	is.True(all < 150<<10)   // even with everything
+}
+
+// The service worker and the web app manifest keep their URLs (a
+// registered worker and an installed app are known by them), so they are
+// revalidated rather than cached for good; the manifest names icons that
+// exist, at the sizes it says, and the worker the hashed icon.
+func TestWorkerAndManifestKeepTheirURLs(t *testing.T) {
+	h := NewHandler()
+	for _, tc := range []struct {
+		path, contentType string
+	}{
+		{"/sw.js", "text/javascript; charset=utf-8"},
+		{"/manifest.webmanifest", "application/manifest+json"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			is := is.New(t)
+			r := get(h, "GET", tc.path)
+			is.Equal(r.StatusCode, 200)                                              // served
+			is.Equal(r.Header.Get("Content-Type"), tc.contentType)                   // as what it is
+			is.Equal(r.Header.Get("Cache-Control"), "no-cache")                      // revalidated
+			is.Equal(r.Header.Get("Content-Security-Policy"), contentSecurityPolicy) // the strict policy
+			is.Equal(r.Header.Get("Service-Worker-Allowed"), "")                     // at the root, the default scope is the whole dashboard
+			again := get(h, "GET", tc.path, "If-None-Match", r.Header.Get("ETag"))
+			is.Equal(again.StatusCode, 304) // revalidates with its ETag
+		})
+	}
+	is := is.New(t)
+	worker := body(get(h, "GET", "/sw.js"))
+	is.True(strings.Contains(worker, `const ICON = '`+h.assets.url("icon-192.png")+`';`)) // the hashed icon
+	is.True(!importRE.MatchString(worker))                                                // a classic script: no imports
+	is.Equal(get(h, "GET", "/assets/sw.js").StatusCode, 404)                              // not a hashed asset too
+
+	var m struct {
+		Name, Display, Scope string
+		StartURL             string `json:"start_url"`
+		ThemeColor           string `json:"theme_color"`
+		BackgroundColor      string `json:"background_color"`
+		Icons                []struct{ Src, Sizes, Type, Purpose string }
+	}
+	is.NoErr(json.Unmarshal([]byte(body(get(h, "GET", "/manifest.webmanifest"))), &m)) // JSON
+	is.Equal(m.Name, "Wharf")                                                          // named
+	is.Equal(m.StartURL, "/")                                                          // starts at the workspaces
+	is.Equal(m.Scope, "/")                                                             // the whole dashboard
+	is.Equal(m.Display, "standalone")                                                  // an app of its own
+	is.Equal(m.ThemeColor, "#f6f5f1")                                                  // app.css's background
+	is.Equal(m.BackgroundColor, "#f6f5f1")                                             // app.css's background
+	pngs := map[string]bool{}
+	for _, icon := range m.Icons {
+		r := get(h, "GET", icon.Src)
+		is.Equal(r.StatusCode, 200)                       // the icon exists
+		is.Equal(r.Header.Get("Content-Type"), icon.Type) // of the type it says
+		if icon.Type != "image/png" {
+			continue
+		}
+		cfg, err := png.DecodeConfig(r.Body)
+		is.NoErr(err)                                                     // a PNG
+		is.Equal(fmt.Sprintf("%dx%d", cfg.Width, cfg.Height), icon.Sizes) // of the size it says
+		pngs[icon.Sizes+" "+icon.Purpose] = true
+	}
+	is.Equal(pngs, map[string]bool{"192x192 any": true, "512x512 any": true, "512x512 maskable": true}) // what installing needs
+	shell := body(get(h, "GET", "/"))
+	is.True(strings.Contains(shell, `<link rel="manifest" href="/manifest.webmanifest">`))                            // linked from the shell
+	is.True(strings.Contains(shell, `<link rel="apple-touch-icon" href="`+h.assets.url("apple-touch-icon.png")+`">`)) // and the Home Screen icon
+	is.True(strings.Contains(contentSecurityPolicy, "worker-src 'self';"))                                            // workers from the origin only
+	is.True(strings.Contains(contentSecurityPolicy, "trusted-types wharf-worker"))                                    // one policy, push.js's
+}
+
+// A service worker that names its icon other than exactly once fails at
+// startup rather than in the browser.
+func TestWorkerNamesItsIconOnce(t *testing.T) {
+	is := is.New(t)
+	set, err := loadAssets(fstest.MapFS{"icon-192.png": {Data: []byte("png")}})
+	is.NoErr(err) // links
+	for _, src := range []string{`const a = 1;`, `const ICON = 'icon-192.png'; const B = 'icon-192.png';`} {
+		_, err := renderWorker(fstest.MapFS{"sw.js": {Data: []byte(src)}}, set)
+		is.True(err != nil) // refused
+	}
+	w, err := renderWorker(fstest.MapFS{"sw.js": {Data: []byte(`const ICON = 'icon-192.png';`)}}, set)
+	is.NoErr(err)                                                           // once is right
+	is.Equal(string(w.body), `const ICON = '`+set.url("icon-192.png")+`';`) // named by its hash
 }

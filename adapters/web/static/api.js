@@ -216,3 +216,18 @@ export const accounts = {
   logout: (agent, target, credential) => request('POST', acct('logout'), { agent, target, credential }),
   activate: (agent, credential) => request('POST', acct('activate'), { agent, credential }),
 };
+
+/**
+ * Push notifications (the notifications tag) for this browser's device.
+ * The subscription goes to the Hub on enrollment and never comes back:
+ * no answer carries its endpoint or keys.
+ */
+const notifyPath = (device) => `/api/hub/notifications?device=${enc(device)}`;
+
+export const notifications = {
+  get: (device) => request('GET', device ? notifyPath(device) : '/api/hub/notifications'),
+  /** enroll puts {id?, subscription, workspaceIds, allWorkspaces, needsAnswer, completed}. */
+  enroll: (req) => request('PUT', '/api/hub/notifications', req),
+  remove: (device) => request('DELETE', notifyPath(device)),
+  test: (device) => request('POST', `/api/hub/notifications/test?device=${enc(device)}`),
+};

@@ -17,6 +17,7 @@ import { AddPage } from './pages/add.js';
 import { WorkspacePage } from './pages/workspace.js';
 import { SettingsPage } from './pages/settings.js';
 import { Approvals } from './approvals.js';
+import { renew } from './notify/push.js';
 
 setExpiredHandler(() => {
   // On the login page a 401 is no news (and a late one must not stop the
@@ -171,7 +172,9 @@ export function App() {
   const { path, query } = useLocation();
   const isLogin = path === '/login';
   useEffect(() => {
-    if (!isLogin) start();
+    if (isLogin) return;
+    start();
+    renew(); // a push subscription the browser dropped since the last load
   }, [isLogin]);
   // Move focus to the new page's heading, so keyboard and screen-reader
   // users start at the top of what changed.

@@ -31,6 +31,7 @@ type Option func(*inProcessConfig)
 
 type inProcessConfig struct {
 	logins   hub.AgentLogins
+	pusher   hub.Pusher
 	sessions []string            // WithSessions' command; nil: the fake backend
 	agents   map[string][]string // WithSessions' agents
 }
@@ -40,6 +41,13 @@ type inProcessConfig struct {
 // of the real agents of this machine.
 func WithAgentLogins(l hub.AgentLogins) Option {
 	return func(c *inProcessConfig) { c.logins = l }
+}
+
+// WithPusher gives the Hub pusher as its Pusher (a test's recording
+// one, say) instead of the daemon's, whose push services are out of a
+// test's reach.
+func WithPusher(pusher hub.Pusher) Option {
+	return func(c *inProcessConfig) { c.pusher = pusher }
 }
 
 // WithSessions runs real workspace sessions instead of the fake
@@ -83,6 +91,9 @@ func StartInProcess(ctx context.Context, dir string, opts ...Option) (*InProcess
 		p.Backend = sessions
 		if cfg.logins != nil {
 			p.AgentLogins = cfg.logins
+		}
+		if cfg.pusher != nil {
+			p.Pusher = cfg.pusher
 		}
 	}})
 	if err != nil {

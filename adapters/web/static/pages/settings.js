@@ -1,5 +1,6 @@
-// Settings: this user's device sessions (revoke the others), the default
-// folder for new workspaces, the theme, and what Hub this is.
+// Settings: this user's device sessions (revoke the others), push
+// notifications on this device, the default folder for new workspaces,
+// the theme, and what Hub this is.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub } from '../api.js';
@@ -9,12 +10,14 @@ import { announce } from '../announce.js';
 import { Confirm, ErrorNote, Spinner, relTime, useAction, usePageTitle } from '../ui.js';
 import { setTheme, theme } from '../theme.js';
 import { userName } from '../signin.js';
+import { NotificationsSection } from '../notify/section.js';
 
 export function SettingsPage() {
   usePageTitle('Settings');
   return html`<main class="page page-settings" id="main">
     <div class="page-head"><h1 tabindex="-1">Settings</h1></div>
     <${Sessions} />
+    <${NotificationsSection} />
     <${Defaults} />
     <${Appearance} />
     <${About} />
