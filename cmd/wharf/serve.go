@@ -218,8 +218,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	var adapt func(*service.Ports)
-	if testFS != nil {
-		adapt = func(p *service.Ports) { p.FS = testFS(p.FS) }
+	if testFS != nil || testStore != nil {
+		adapt = func(p *service.Ports) {
+			if testFS != nil {
+				p.FS = testFS(p.FS)
+			}
+			if testStore != nil {
+				p.Store = testStore(p.Store)
+			}
+		}
 	}
 	d, err := daemon.Open(ctx, daemon.Config{
 		StateDir:       f.stateDir,
@@ -268,6 +275,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // testFS, set only by this package's tests, wraps the file system so a test
 // can crash the daemon in the middle of a folder change.
 var testFS func(hub.FS) hub.FS
+
+// testStore, set only by this package's tests, wraps the store so a test
+// learns what the daemon journaled (push_harness_test.go).
+var testStore func(hub.Store) hub.Store
 
 // firstUser creates a user when there is none, named after $USER (else
 // admin), and hands its password over once. On a terminal it is printed.

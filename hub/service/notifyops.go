@@ -298,8 +298,10 @@ func (h *Hub) RemoveNotifications(ctx context.Context, caller hub.DeviceSession,
 }
 
 // AcknowledgeNotification records that the caller's device showed the
-// push message with payload id: one sent to it in the journal's
-// retention, or its last test.
+// push message with payload id: one of its deliveries in the journal's
+// retention, whatever its state (a device may show a push before the
+// Hub has journaled the service's answer, or after a kill cut it), or
+// its last test.
 func (h *Hub) AcknowledgeNotification(ctx context.Context, caller hub.DeviceSession, device, id string) error {
 	if err := notify.CheckDeviceQuery(device, true); err != nil {
 		return err
@@ -309,8 +311,8 @@ func (h *Hub) AcknowledgeNotification(ctx context.Context, caller hub.DeviceSess
 	d, ok := e.devices[device]
 	known := ok && e.tests[device].id == id && id != ""
 	if ok && !known {
-		for k, x := range e.deliveries {
-			if k.DeviceID == device && x.State == hub.DeliverySent && notify.PayloadID(k) == id {
+		for k := range e.deliveries {
+			if k.DeviceID == device && notify.PayloadID(k) == id {
 				known = true
 				break
 			}
