@@ -77,3 +77,40 @@ func TestReadFrameHeadKeepsTheHeadOfALongFrame(t *testing.T) {
 	is.NoErr(err)
 	is.True(!f.closed) // a frame that does not end an envelope
 }
+
+func TestAFigureWithoutABoundReadsReported(t *testing.T) {
+	is := is.New(t)
+	for _, c := range []struct {
+		v    verdict
+		want string
+	}{
+		{verdict{Target: "≤ 1 s", OK: true}, "PASS"},
+		{verdict{Target: "≤ 1 s"}, "**FAIL**"},
+		{verdict{Target: reported, OK: true}, "reported"},
+	} {
+		is.Equal(c.v.word(), c.want) // the Verdict column
+	}
+}
+
+func TestW16SpreadsTheDevicesEvenlyOverTheWorkspaces(t *testing.T) {
+	is := is.New(t)
+	devices, firstCover := make([]int, w16Workspaces), map[int]bool{}
+	for i := range w16Devices {
+		covers := w16Covers(i)
+		is.Equal(len(covers), w16Cover) // each device covers w16Cover workspaces
+		seen := map[int]bool{}
+		for _, ws := range covers {
+			is.True(ws >= 0 && ws < w16Workspaces && !seen[ws]) // distinct workspaces that exist
+			seen[ws] = true
+			devices[ws]++
+			if i < w16Workspaces/w16Cover {
+				firstCover[ws] = true
+			}
+		}
+	}
+	for ws, n := range devices {
+		is.Equal(n, w16Devices*w16Cover/w16Workspaces) // every workspace covered by as many devices
+		is.True(firstCover[ws])                        // and by one of the first devices, enrolled one at a time
+	}
+	is.Equal(msNever(w16Never), "never (not within 30s of the last event)") // a message that never came
+}

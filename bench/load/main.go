@@ -108,7 +108,7 @@ func runMain(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, v := range rep.verdicts {
-		fmt.Fprintf(os.Stderr, "load: %-4s %s: %s (target %s)\n", strings.Trim(passFail(v.OK), "*"), v.Name, v.Figure, v.Target)
+		fmt.Fprintf(os.Stderr, "load: %-4s %s: %s (target %s)\n", strings.Trim(v.word(), "*"), v.Name, v.Figure, v.Target)
 	}
 	return nil
 }
@@ -140,6 +140,7 @@ var workloads = []workload{
 	{"w6", "live", runScenario(w6), func(c config) time.Duration { return 2 * (w6Spread + w6MaxHello + w6Settle + time.Minute) }},
 	{"w12", "live", runScenario(w12), func(c config) time.Duration { return 2 * (c.w12Idle + 90*time.Second) }},
 	{"w13", "live", runW13, func(c config) time.Duration { return 2*(w13Turns*(w13TurnWait+w13TurnGap)+time.Minute) + w13StallWait }},
+	{"w16", "push", runW16, func(c config) time.Duration { return w16Limit }},
 	{"d1", "d1", runD1, func(c config) time.Duration { return buildLimit + d1Limit }},
 	{"crash", "crash", runCrash, func(c config) time.Duration { return buildLimit + 3*time.Minute }},
 }
@@ -250,8 +251,10 @@ type wharf struct {
 }
 
 // openWharf builds a Wharf with daemon.Open in a fresh temp state dir and
-// logs the user in: adapt swaps ports, wrap wraps the handler served.
-func (e *env) openWharf(ctx context.Context, adapt func(*service.Ports), wrap func(http.Handler) http.Handler) (*wharf, error) {
+// logs the user in: adapt swaps ports, wrap wraps the handler served,
+// configure (W16's push settings) amends the daemon's Config last.
+func (e *env) openWharf(ctx context.Context, adapt func(*service.Ports), wrap func(http.Handler) http.Handler,
+	configure ...func(*daemon.Config)) (*wharf, error) {
 	dir, err := mkTemp(e, "wharf-bench-state-")
 	if err != nil {
 		return nil, err
@@ -260,9 +263,13 @@ func (e *env) openWharf(ctx context.Context, adapt func(*service.Ports), wrap fu
 	if e.bin != "" {
 		child = []string{e.bin}
 	}
-	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, SessionCommand: child, Adapt: adapt, MaxConns: benchMaxConns,
+	cfg := daemon.Config{StateDir: dir, SessionCommand: child, Adapt: adapt, MaxConns: benchMaxConns,
 		MaxConnsPerClient: benchMaxConns, Hub: service.Config{Version: "bench", LoginLimits: benchLoginLimits,
-			LiveLimits: live.Limits{PerDeviceSession: benchMaxConns, PerUser: benchMaxConns, Total: benchMaxConns}}})
+			LiveLimits: live.Limits{PerDeviceSession: benchMaxConns, PerUser: benchMaxConns, Total: benchMaxConns}}}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	d, err := daemon.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -241,6 +241,18 @@ type verdict struct {
 	OK                   bool
 }
 
+// reported is the Target of a figure an issue asks for without a bound:
+// its verdict reads "reported".
+const reported = "none: reported"
+
+// word is the Verdict column: PASS, **FAIL** or reported.
+func (v verdict) word() string {
+	if v.Target == reported {
+		return "reported"
+	}
+	return passFail(v.OK)
+}
+
 type report struct {
 	started             time.Time
 	args                []string
@@ -275,7 +287,7 @@ func (r *report) markdown() string {
 		"nearest rank.\n\n## Verdicts\n\n| Target | Measured | Target | Verdict |\n|---|---|---|---|\n",
 		strings.Join(ran, ", "), benchMaxConns, r.cfg.duration, r.cfg.warmup, r.cfg.rounds)
 	for _, v := range r.verdicts {
-		if p("| %s | %s | %s | %s |\n", v.Name, v.Figure, v.Target, passFail(v.OK)); !v.OK {
+		if p("| %s | %s | %s | %s |\n", v.Name, v.Figure, v.Target, v.word()); !v.OK {
 			missed = append(missed, v.Name)
 		}
 	}
