@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -13,16 +14,29 @@ import (
 // is shown in the Hub state. A device change reconciles the observers; a
 // delivery change wakes the scheduler.
 
-type pushDeviceSaved struct{ d hub.PushDevice }
+// pushDeviceSaved is a device enrolled or changed; covers says whether
+// what it covers may have changed (set by apply: a device's last send or
+// acknowledgement changes nothing the observers depend on).
+type pushDeviceSaved struct {
+	d      hub.PushDevice
+	covers bool
+}
 
-func (c pushDeviceSaved) apply(h *Hub) (took, shown bool) {
+func (c *pushDeviceSaved) apply(h *Hub) (took, shown bool) {
 	h.push.mu.Lock()
+	old, ok := h.push.devices[c.d.ID]
+	c.covers = !ok || old.DeviceSession != c.d.DeviceSession || old.AllWorkspaces != c.d.AllWorkspaces ||
+		old.NeedsAnswer != c.d.NeedsAnswer || old.Completed != c.d.Completed || !slices.Equal(old.WorkspaceIDs, c.d.WorkspaceIDs)
 	h.push.devices[c.d.ID] = c.d
 	h.push.mu.Unlock()
 	return true, false
 }
 
-func (pushDeviceSaved) publish(_ context.Context, h *Hub, _ *publication) { h.push.changedDevices() }
+func (c *pushDeviceSaved) publish(_ context.Context, h *Hub, _ *publication) {
+	if c.covers {
+		h.push.changedDevices()
+	}
+}
 
 type pushDeviceRemoved struct{ id string }
 
@@ -31,7 +45,7 @@ func (c pushDeviceRemoved) apply(h *Hub) (took, shown bool) {
 	delete(h.push.devices, c.id)
 	for k := range h.push.deliveries {
 		if k.DeviceID == c.id {
-			delete(h.push.deliveries, k)
+			h.push.dropDeliveryLocked(k)
 		}
 	}
 	delete(h.push.tests, c.id)
@@ -46,7 +60,7 @@ type pushDeliverySaved struct{ d hub.PushDelivery }
 
 func (c pushDeliverySaved) apply(h *Hub) (took, shown bool) {
 	h.push.mu.Lock()
-	h.push.deliveries[c.d.Key] = c.d
+	h.push.putDeliveryLocked(c.d)
 	h.push.noteJournalLocked()
 	h.push.mu.Unlock()
 	return true, false
@@ -58,7 +72,7 @@ type pushDeliveryDeleted struct{ k hub.PushDeliveryKey }
 
 func (c pushDeliveryDeleted) apply(h *Hub) (took, shown bool) {
 	h.push.mu.Lock()
-	delete(h.push.deliveries, c.k)
+	h.push.dropDeliveryLocked(c.k)
 	h.push.noteJournalLocked()
 	h.push.mu.Unlock()
 	return true, false
@@ -89,7 +103,7 @@ func (c pushWorkspaceLeft) apply(h *Hub) (took, shown bool) {
 	h.push.mu.Lock()
 	for k := range h.push.deliveries {
 		if k.WorkspaceID == c.ws {
-			delete(h.push.deliveries, k)
+			h.push.dropDeliveryLocked(k)
 		}
 	}
 	delete(h.push.cursors, c.ws)
@@ -124,7 +138,7 @@ func (c pushUserLeft) apply(h *Hub) (took, shown bool) {
 		delete(h.push.tests, id)
 		for k := range h.push.deliveries {
 			if k.DeviceID == id {
-				delete(h.push.deliveries, k)
+				h.push.dropDeliveryLocked(k)
 			}
 		}
 	}

@@ -38,6 +38,8 @@ type pushEngine struct {
 	mu         sync.Mutex
 	devices    map[string]hub.PushDevice
 	deliveries map[hub.PushDeliveryKey]hub.PushDelivery
+	unsent     map[hub.PushDeliveryKey]struct{} // the deliveries not settled, which the scheduler steps
+	pins       map[string]int                   // workspaces an enrollment in progress waits for (reconcile keeps them)
 	cursors    map[string]string
 	presence   *notify.Presences
 	observers  map[string]*observer // by workspace id
@@ -65,7 +67,8 @@ type testSend struct {
 
 func newPushEngine(h *Hub, pusher hub.Pusher, allow notify.Allowlist) *pushEngine {
 	e := &pushEngine{h: h, pusher: pusher, allow: allow, devices: map[string]hub.PushDevice{},
-		deliveries: map[hub.PushDeliveryKey]hub.PushDelivery{}, cursors: map[string]string{},
+		deliveries: map[hub.PushDeliveryKey]hub.PushDelivery{}, unsent: map[hub.PushDeliveryKey]struct{}{},
+		pins: map[string]int{}, cursors: map[string]string{},
 		presence: notify.NewPresences(h.clock.Now()), observers: map[string]*observer{},
 		sending: map[hub.PushDeliveryKey]bool{}, tests: map[string]testSend{}, wake: make(chan struct{}, 1)}
 	e.ctx, e.stop = context.WithCancel(context.Background())
@@ -97,7 +100,7 @@ func (e *pushEngine) load(ctx context.Context) error {
 		e.devices[d.ID] = d
 	}
 	for _, d := range journal {
-		e.deliveries[d.Key] = d
+		e.putDeliveryLocked(d)
 	}
 	e.cursors = cursors
 	e.mu.Unlock()
@@ -216,6 +219,11 @@ func (e *pushEngine) watched(ctx context.Context, registered []string, extra []s
 	for _, ws := range extra {
 		out[ws] = true
 	}
+	e.mu.Lock()
+	for ws := range e.pins {
+		out[ws] = true
+	}
+	e.mu.Unlock()
 	for _, d := range devices {
 		if (!d.NeedsAnswer && !d.Completed) || !e.sessionActive(ctx, d.DeviceSession) {
 			continue
@@ -294,5 +302,40 @@ func (e *pushEngine) noteJournalLocked() {
 	if e.changed != nil {
 		close(e.changed)
 		e.changed = nil
+	}
+}
+
+// putDeliveryLocked keeps d, and whether it is unsent. e.mu is held.
+func (e *pushEngine) putDeliveryLocked(d hub.PushDelivery) {
+	e.deliveries[d.Key] = d
+	if d.State.Settled() {
+		delete(e.unsent, d.Key)
+	} else {
+		e.unsent[d.Key] = struct{}{}
+	}
+}
+
+// dropDeliveryLocked forgets the delivery with key k. e.mu is held.
+func (e *pushEngine) dropDeliveryLocked(k hub.PushDeliveryKey) {
+	delete(e.deliveries, k)
+	delete(e.unsent, k)
+}
+
+// pin keeps the observers of wss while an enrollment waits for them and
+// saves its device; the returned func lets them go.
+func (e *pushEngine) pin(wss []string) (unpin func()) {
+	e.mu.Lock()
+	for _, ws := range wss {
+		e.pins[ws]++
+	}
+	e.mu.Unlock()
+	return func() {
+		e.mu.Lock()
+		for _, ws := range wss {
+			if e.pins[ws]--; e.pins[ws] <= 0 {
+				delete(e.pins, ws)
+			}
+		}
+		e.mu.Unlock()
 	}
 }

@@ -483,3 +483,33 @@ func TestAHeldCredentialUseIsANotificationThatOpensItsWorkspace(t *testing.T) {
 	is.True(<-done != nil)                                           // denied
 	e.journaled(ctx, "credential-use:"+ap.ID, hub.DeliveryDiscarded) // so nothing is sent
 }
+
+func TestTwoFirstEnrollmentsAtOnceBothAnswer(t *testing.T) {
+	// Each enrollment waits for the feeds of its own workspaces; one must
+	// not end the observer the other waits for (which made it wait out
+	// its 3 s and answer 503).
+	for round := range 10 {
+		is := is.New(t)
+		e := newPushEnv(t)
+		ctx := e.wait()
+		web := e.register(e.repo("/home/ann/web"))
+		e.start(web)
+		errs := make(chan error, 2)
+		for i, ws := range []string{e.app, web} {
+			go func() {
+				_, err := e.EnrollNotifications(e.ctx, e.sess, raw(t, map[string]any{
+					"subscription": subscription(t, endpoint+"-"+string(rune('a'+i))),
+					"workspaceIds": []string{ws}, "needsAnswer": true, "completed": true}))
+				errs <- err
+			}()
+		}
+		for range 2 {
+			select {
+			case err := <-errs:
+				is.NoErr(err) // both enrolled, in every round
+			case <-ctx.Done():
+				t.Fatalf("round %d: an enrollment did not answer", round)
+			}
+		}
+	}
+}

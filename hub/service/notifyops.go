@@ -90,6 +90,11 @@ func (h *Hub) EnrollNotifications(ctx context.Context, caller hub.DeviceSession,
 	}
 	for round := 1; ; round++ {
 		covered := notify.Covered(hub.PushDevice{WorkspaceIDs: in.WorkspaceIDs, AllWorkspaces: in.AllWorkspaces}, registered)
+		// The observers this enrollment waits for are kept until its
+		// device is saved (and covers them) or it fails, whatever other
+		// enrollments reconcile meanwhile.
+		unpin := e.pin(covered)
+		defer unpin()
 		if err := e.awaitFeeds(ctx, covered); err != nil {
 			return hub.NotificationState{}, err
 		}
@@ -119,10 +124,11 @@ func (h *Hub) EnrollNotifications(ctx context.Context, caller hub.DeviceSession,
 	}
 	var saved hub.PushDevice
 	err = h.commit(ctx, func(w *writes) error {
-		devices, err := w.PushDevices()
-		if err != nil {
-			return err
-		}
+		// The engine's copy of the devices is the store's while commitMu
+		// is held: no need to read every device in the transaction.
+		e.mu.Lock()
+		devices := e.sortedDevices()
+		e.mu.Unlock()
 		old, err := matchDevice(devices, in.ID, digest, caller.User)
 		if err != nil {
 			return err

@@ -34,9 +34,9 @@ func (e *pushEngine) schedule() {
 func (e *pushEngine) step(ctx context.Context) {
 	now := e.h.clock.Now()
 	e.mu.Lock()
-	keys := make([]hub.PushDeliveryKey, 0, len(e.deliveries))
-	for k, d := range e.deliveries {
-		if !d.State.Settled() && !e.sending[k] {
+	keys := make([]hub.PushDeliveryKey, 0, len(e.unsent))
+	for k := range e.unsent {
+		if !e.sending[k] {
 			keys = append(keys, k)
 		}
 	}
@@ -110,7 +110,13 @@ func (e *pushEngine) armLocked(t time.Time) {
 	if t.IsZero() || e.closed {
 		return
 	}
-	e.timer = e.h.clock.AfterFunc(t.Sub(e.h.clock.Now()), e.kick)
+	d := t.Sub(e.h.clock.Now())
+	if d <= 0 { // the clock moved past it while the round ran
+		e.timerAt = time.Time{}
+		e.kick()
+		return
+	}
+	e.timer = e.h.clock.AfterFunc(d, e.kick)
 }
 
 // release ends the sends of ds and wakes the scheduler.

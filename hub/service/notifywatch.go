@@ -162,8 +162,9 @@ func (e *pushEngine) ingest(ctx context.Context, ws string, f hub.NotificationFr
 	}
 	e.mu.Lock()
 	var puts []hub.PushDelivery
-	for _, d := range e.deliveries {
-		if d.Key.WorkspaceID == ws && !d.State.Settled() && gone != nil && gone(d) && !e.sending[d.Key] {
+	for k := range e.unsent {
+		d := e.deliveries[k]
+		if d.Key.WorkspaceID == ws && gone != nil && gone(d) && !e.sending[d.Key] {
 			d.State, d.SettledAt = hub.DeliveryDiscarded, now
 			puts = append(puts, d)
 		}
@@ -178,13 +179,18 @@ func (e *pushEngine) ingest(ctx context.Context, ws string, f hub.NotificationFr
 			fresh = append(fresh, notify.New(key, n, now))
 		}
 	}
-	journal := make([]hub.PushDelivery, 0, len(e.deliveries))
-	for _, d := range e.deliveries {
-		journal = append(journal, d)
+	var journal []hub.PushDelivery
+	if len(fresh) > 0 { // pruned as it grows
+		journal = make([]hub.PushDelivery, 0, len(e.deliveries))
+		for _, d := range e.deliveries {
+			journal = append(journal, d)
+		}
 	}
 	cursorChanged := f.Cursor != "" && e.cursors[ws] != f.Cursor
 	e.mu.Unlock()
-	slices.SortFunc(journal, func(a, b hub.PushDelivery) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	if len(journal)+len(fresh) > notify.MaxJournal { // the order only matters to evict
+		slices.SortFunc(journal, func(a, b hub.PushDelivery) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	}
 	drop, room := notify.Prune(journal, now, len(fresh))
 	if !room {
 		e.h.log.Warn("notifications: the delivery journal is full of unsent deliveries; new ones are dropped", "dropped", len(fresh))

@@ -7,7 +7,7 @@ import "github.com/wharfhub/wharf/hub"
 func (w *writes) PushDevices() ([]hub.PushDevice, error) { return w.tx.PushDevices() }
 
 func (w *writes) PutPushDevice(d hub.PushDevice) error {
-	return w.did(w.tx.PutPushDevice(d), pushDeviceSaved{d: d})
+	return w.did(w.tx.PutPushDevice(d), &pushDeviceSaved{d: d})
 }
 
 func (w *writes) DeletePushDevice(id string) (bool, error) {
