@@ -159,8 +159,8 @@ type pushState struct {
 	} `json:"device"`
 }
 
-// categories is a device fact's value.
-func categories(needsAnswer bool) string {
+// pushCategories is a device fact's value.
+func pushCategories(needsAnswer bool) string {
 	if needsAnswer {
 		return "completed needsAnswer"
 	}
@@ -223,7 +223,7 @@ func (f *pushFamily) setup(ctx context.Context, w *Writer) error {
 			return errors.New("an enrollment answered no device")
 		}
 		pw.subs[st.Device.ID] = f.svc.ID(sub)
-		w.Model["device "+st.Device.ID] = categories(needsAnswer)
+		w.Model["device "+st.Device.ID] = pushCategories(needsAnswer)
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func (f *pushFamily) observe(ctx context.Context, w *Writer, st HubState) (Model
 			return nil, err
 		}
 		if d := state.Device; d != nil && d.ID == id && d.Completed && slices.Equal(d.WorkspaceIDs, []string{pw.ws}) {
-			m["device "+id] = categories(d.NeedsAnswer)
+			m["device "+id] = pushCategories(d.NeedsAnswer)
 		}
 	}
 	return m, nil
