@@ -28,12 +28,14 @@ const crashLoadBound = 2 * time.Minute
 
 // TestCrashLoad runs the real `wharf serve` binary under the load of
 // every built-in family (folders, workspaces, display names, personal
-// state, credentials, clone jobs, worktrees) and kills it
+// state, credentials, clone jobs, worktrees, push deliveries) and kills it
 // with SIGKILL at random points at least 20 times: after every restart on
 // the same state directory, every acknowledged write must be there and no
-// recovery journal pending. What it asserts is about acknowledged data
-// only, so the random kill points never make it flaky; the seed is logged
-// to replay a run's choices.
+// recovery journal pending, and every push delivery a daemon journaled
+// reaches the push service, once but for a send a kill cut. What it
+// asserts is about acknowledged and journaled data only, so the random
+// kill points never make it flaky; the seed is logged to replay a run's
+// choices.
 func TestCrashLoad(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -63,9 +65,12 @@ func TestCrashLoad(t *testing.T) {
 	for _, fam := range cfg.Families {
 		ran[fam.Name] = true
 	}
-	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state", "worktrees"} {
+	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state", "worktrees", "push"} {
 		if ran[fam] || cfg.Families == nil {
 			is.True(fig.AckedByFamily()[fam] >= fig.Kills*cfg.Writers) // every writer of every family wrote before every kill
 		}
+	}
+	if ran["push"] || cfg.Families == nil {
+		is.True(fig.Notes["push: deliveries a daemon left journaled unsent that a later one sent"] > 0) // the push checks had something to check
 	}
 }

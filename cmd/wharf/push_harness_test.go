@@ -104,8 +104,8 @@ func (h *pushHub) login(ctx context.Context, t *testing.T) *daemontest.Client {
 }
 
 // restart starts the daemon again on its state, after a kill, and points
-// c at it.
-func (h *pushHub) restart(ctx context.Context, t *testing.T, cs ...*daemontest.Client) []*daemontest.Client {
+// the first user's main login at it.
+func (h *pushHub) restart(ctx context.Context, t *testing.T) {
 	t.Helper()
 	d, err := h.d.Restart(ctx)
 	if err != nil {
@@ -113,11 +113,6 @@ func (h *pushHub) restart(ctx context.Context, t *testing.T, cs ...*daemontest.C
 	}
 	h.d = d
 	h.ann = h.ann.At(d.URL())
-	out := make([]*daemontest.Client, len(cs))
-	for i, c := range cs {
-		out[i] = c.At(d.URL())
-	}
-	return out
 }
 
 // do sends a request as c and checks its status, and its body against

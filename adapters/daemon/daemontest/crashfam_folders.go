@@ -11,10 +11,10 @@ import (
 // DefaultFamilies returns the built-in crash-load families: plain
 // folders, workspaces (registrations and journaled folder renames),
 // display names, personal state, credentials (tokens and their
-// assignments), clone jobs and worktrees.
+// assignments), clone jobs, worktrees and push deliveries.
 func DefaultFamilies() []*Family {
 	return []*Family{FolderFamily(), WorkspaceFamily(), DisplayNameFamily(), PersonalStateFamily(), CredentialFamily(),
-		CloneFamily(), WorktreeFamily()}
+		CloneFamily(), WorktreeFamily(), PushFamily()}
 }
 
 // FolderFamily creates, renames and removes plain folders (no workspace

@@ -39,9 +39,10 @@ const journalDB = "wharf.db"
 type journalCensus map[int64]string
 
 // censusJournals reads the journals in stateDir's database, using tmp (a
-// directory of the caller's) for the copy. A state directory without a
-// database has none.
-func censusJournals(ctx context.Context, stateDir, tmp string) (journalCensus, error) {
+// directory of the caller's) for the copy, and hands the copy to also,
+// when set, before it is removed. A state directory without a database
+// has none.
+func censusJournals(ctx context.Context, stateDir, tmp string, also func(*sql.DB)) (journalCensus, error) {
 	src := filepath.Join(stateDir, journalDB)
 	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
 		return journalCensus{}, nil
@@ -76,7 +77,13 @@ func censusJournals(ctx context.Context, stateDir, tmp string) (journalCensus, e
 		}
 		c[id] = kind
 	}
-	return c, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if also != nil {
+		also(db)
+	}
+	return c, nil
 }
 
 // copyFile copies the file at src to a new file dst.
@@ -103,7 +110,7 @@ func copyFile(src, dst string) error {
 // with no write under way, every journal is reported. who names the
 // daemon ("the daemon killed by kill 3").
 func (r *crashRun) census(ctx context.Context, who string, graceful bool) {
-	c, err := censusJournals(ctx, r.d.StateDir(), r.cfg.Dir)
+	c, err := censusJournals(ctx, r.d.StateDir(), r.cfg.Dir, func(db *sql.DB) { r.stopped(ctx, who, db) })
 	if err != nil {
 		r.fig.problem("%s: %v", who, err)
 		return

@@ -32,7 +32,7 @@ func TestAJournalCensusReadsWhatAKilledDaemonLeft(t *testing.T) {
 	is.NoErr(err)         // the WAL holds them
 	is.True(len(wal) > 0) // not checkpointed
 
-	c, err := censusJournals(t.Context(), state, t.TempDir())
+	c, err := censusJournals(t.Context(), state, t.TempDir(), nil)
 	is.NoErr(err)                                                          // read
 	is.Equal(c, journalCensus{1: "worktree-create", 2: "worktree-delete"}) // both
 	after, err := os.ReadFile(path + "-wal")
@@ -51,7 +51,7 @@ func TestAJournalCensusReadsWhatAKilledDaemonLeft(t *testing.T) {
 	r.census(t.Context(), "the daemon stopped gracefully", true)
 	is.Equal(r.fig.Pending, 3) // after a graceful stop, every journal is pending
 
-	empty, err := censusJournals(t.Context(), t.TempDir(), t.TempDir())
+	empty, err := censusJournals(t.Context(), t.TempDir(), t.TempDir(), nil)
 	is.NoErr(err)           // a state directory without a database
 	is.Equal(len(empty), 0) // has no journal
 }

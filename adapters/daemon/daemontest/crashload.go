@@ -21,7 +21,8 @@ import (
 // either landed or did not, and that the restart left no journal pending
 // (neither in its log nor in the database the next kill leaves: see
 // crashjournals.go) and logged no error. It ends with a graceful stop, a
-// last restart (which must recover nothing) and a last check.
+// last restart (which must recover nothing), a last check and what the
+// families still wait for (Family.Settle).
 // The error reports a run that could not go on (a daemon that does not
 // start); what the checks find is in the figures.
 func CrashLoad(ctx context.Context, cfg CrashConfig) (Figures, error) {
@@ -69,8 +70,13 @@ func (r *crashRun) run(ctx context.Context) error {
 		}
 	}
 	r.fig.Writers = len(r.writers)
+	args, release, err := r.prepare(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if r.d, err = Start(ctx, Options{Binary: cfg.Binary, StateDir: filepath.Join(dir, "state"),
-		Home: filepath.Join(dir, "home"), Log: cfg.Log}); err != nil {
+		Home: filepath.Join(dir, "home"), Args: args, Log: cfg.Log}); err != nil {
 		return err
 	}
 	defer func() { r.d.Kill() }() // a no-op once the last daemon has stopped
@@ -143,6 +149,7 @@ func (r *crashRun) run(ctx context.Context) error {
 	if err := r.verify(ctx, "after the graceful stop"); err != nil {
 		return err
 	}
+	r.settle(ctx)
 	if err := r.d.Stop(ctx); err != nil {
 		r.fig.problem("last graceful stop: %v", err)
 	}

@@ -3,6 +3,7 @@ package daemontest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -84,6 +85,25 @@ type Family struct {
 	// in the model's terms. st is GET /api/hub/state, read once for all
 	// writers after a restart.
 	Observe func(ctx context.Context, w *Writer, st HubState) (Model, error)
+
+	// The hooks of a family whose writes have consequences in time,
+	// outside the Hub (crashhooks.go); nil: none.
+	//
+	// Prepare runs once, before the first daemon starts: it readies what
+	// the writes need beside the Hub (a fake push service) in dir, a
+	// directory of its own, and returns the `wharf serve` flags that point
+	// every daemon of the run at it, and release, which the run calls at
+	// its end.
+	Prepare func(ctx context.Context, dir string) (args []string, release func(), err error)
+	// Stopped reads what a daemon that ended (killed, or stopped
+	// gracefully) left in its database: db is a private copy, the one the
+	// journal census reads (crashjournals.go). Every error it returns,
+	// each of an errors.Join apart, is a problem.
+	Stopped func(ctx context.Context, w *Writer, db *sql.DB) error
+	// Settle runs once after the last restart, before the last stop: it
+	// waits, within its own bound, for what the writer's writes are still
+	// to cause and checks it. Every error is a problem, as for Stopped.
+	Settle func(ctx context.Context, w *Writer) error
 }
 
 // Writer is one goroutine's share of a family's load: its private

@@ -109,6 +109,7 @@ func TestNextChoicesAreValid(t *testing.T) {
 		"credentials":    {"create", "assign", "unassign", "delete"},
 		"clones":         {"clone", "cancel"},
 		"worktrees":      {"create", "open", "forget", "register", "preflight", "delete", "guarded-delete"},
+		"push":           {"turn", "watch"},
 	}
 	for _, fam := range DefaultFamilies() {
 		t.Run(fam.Name, func(t *testing.T) {
@@ -132,6 +133,8 @@ func TestNextChoicesAreValid(t *testing.T) {
 					addTree(w, w.Model, folder, treeState{branch: folder, ws: ws, owner: "wharf", availability: "present", files: "ok"})
 					is.NoErr(os.MkdirAll(filepath.Join(treesDir(w), folder), 0o755)) // its folder
 				}
+			case "push":
+				w.Model["conversation c1"] = ""
 			case "credentials":
 				w.Model["workspace x"] = ""
 				w.Model["credential c1"] = "id=1 host=git.example.com"

@@ -14,8 +14,10 @@
 //     Check fails naming the secret (by name, never by value) and the
 //     place it leaked to. CheckModes checks the state directory's modes.
 //
-// Nothing here imports the Hub's packages: the daemon is a black box
-// reached over loopback HTTP, its stderr and its state directory.
+// Nothing here imports the Hub's core: the daemon is a black box reached
+// over loopback HTTP, its stderr and its state directory. The push family
+// runs the fake push service (fakes/pushservice) beside it: the world
+// outside the Hub it pushes to.
 //
 // # Running a daemon
 //
@@ -52,7 +54,8 @@
 // and Observe (what the daemon holds of the writer's resources, as a Model
 // of facts). Add it to CrashConfig.Families; DefaultFamilies lists the
 // built-in ones (folders, workspaces, display names, personal state,
-// credentials, clone jobs, worktrees), whose files are the templates:
+// credentials, clone jobs, worktrees, push deliveries), whose files are
+// the templates:
 //
 //	cfg.Families = append(daemontest.DefaultFamilies(), myFamily)
 //
@@ -63,4 +66,11 @@
 // journals the daemon left in its database (crashjournals.go): one that
 // outlives the restart after it was never settled. A family counts the
 // outcomes its contract allows but a reader should see with Writer.Note.
+//
+// A family whose writes have consequences in time and outside the Hub
+// (the push family: messages the Hub journals, then sends at least 30 s
+// after it starts) also sets Prepare (what the daemons need beside them,
+// and their flags), Stopped (reads the database each daemon left, on the
+// census's copy) and Settle (waits, before the last stop, for what is
+// still due): crashhooks.go.
 package daemontest
