@@ -139,19 +139,24 @@ func streamConversation(ctx context.Context, s *childproto.StreamWriter, m *chat
 		if len(b.Frames) > 0 && s.Flush() != nil {
 			return
 		}
-		if b.Ended {
+		if b.Ended || !await(ctx, s, b.Wait, t) {
 			return
 		}
-		for waiting := true; waiting; {
-			select {
-			case <-ctx.Done():
-				return
-			case <-b.Wait:
-				waiting = false
-			case <-t.C:
-				if s.KeepAlive() != nil || s.Flush() != nil {
-					return
-				}
+	}
+}
+
+// await waits until wait is closed, writing a keepalive at every tick of
+// t; false once the request ended or a keepalive could not be written.
+func await(ctx context.Context, s *childproto.StreamWriter, wait <-chan struct{}, t *time.Ticker) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-wait:
+			return true
+		case <-t.C:
+			if s.KeepAlive() != nil || s.Flush() != nil {
+				return false
 			}
 		}
 	}

@@ -58,17 +58,8 @@ func streamNotices(ctx context.Context, s *childproto.StreamWriter, notices noti
 	t := time.NewTicker(keepAlive)
 	defer t.Stop()
 	for !b.Ended {
-		for waiting := true; waiting; {
-			select {
-			case <-ctx.Done():
-				return
-			case <-b.Wait:
-				waiting = false
-			case <-t.C:
-				if s.KeepAlive() != nil || s.Flush() != nil {
-					return
-				}
-			}
+		if !await(ctx, s, b.Wait, t) {
+			return
 		}
 		b = notices(cursor)
 		if len(b.Frames) > 0 && b.Frames[0].Type == hub.NoticeSnapshot {
