@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -122,7 +121,7 @@ func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceS
 				slog.String("kind", hub.KindOf(err).String()))
 		}
 		b.observe(ctx, ws, hub.Observation{})
-		if !b.sleep(ctx, delay) {
+		if !hub.Sleep(ctx, b.clock, delay) {
 			return
 		}
 		delay = min(2*delay, upstreamRetryMax)
@@ -145,20 +144,6 @@ func (b *Broker) readActivity(ctx context.Context, ws string, feed hub.Feed) err
 			return hub.Errorf(hub.Unavailable, "the session sent a malformed activity frame")
 		}
 		b.observe(ctx, ws, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
-	}
-}
-
-// sleep waits d on the broker's clock, reporting false when ctx ended
-// first.
-func (b *Broker) sleep(ctx context.Context, d time.Duration) bool {
-	fired := make(chan struct{})
-	t := b.clock.AfterFunc(d, func() { close(fired) })
-	select {
-	case <-fired:
-		return true
-	case <-ctx.Done():
-		t.Stop()
-		return false
 	}
 }
 

@@ -102,7 +102,7 @@ func (e *pushEngine) observe(ctx context.Context, o *observer) {
 			failures = 0
 			continue
 		}
-		if !sleepOn(ctx, e.h.clock, observerBackoff(failures)) {
+		if !hub.Sleep(ctx, e.h.clock, observerBackoff(failures)) {
 			return
 		}
 		failures++
@@ -215,17 +215,4 @@ func (e *pushEngine) ingest(ctx context.Context, ws string, f hub.NotificationFr
 		}
 		return nil
 	})
-}
-
-// sleepOn waits d on clock, or until ctx ends (false).
-func sleepOn(ctx context.Context, clock hub.Clock, d time.Duration) bool {
-	fired := make(chan struct{})
-	t := clock.AfterFunc(d, func() { close(fired) })
-	select {
-	case <-fired:
-		return true
-	case <-ctx.Done():
-		t.Stop()
-		return false
-	}
 }
