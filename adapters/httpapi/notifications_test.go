@@ -148,6 +148,7 @@ func TestBadNotificationRequestsAreRefusedAndChangeNothing(t *testing.T) {
 		{"a DELETE without a device", "DELETE", "", "", 400, badID},
 		{"a DELETE of an unknown device", "DELETE", "?device=nope", "", 404, "notification device not found"},
 		{"a test of an unknown device", "POST", "/test?device=nope", "", 404, "notification device not found"},
+		{"an acknowledgement over 4 KiB", "POST", "/acknowledgements", `{"device":"` + strings.Repeat("d", 5<<10) + `","id":""}`, 413, ""},
 		{"an acknowledgement of an unknown device", "POST", "/acknowledgements", `{"device":"nope","id":"` + strings.Repeat("0", 64) + `"}`, 404, "notification device not found"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
