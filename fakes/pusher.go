@@ -15,10 +15,6 @@ import (
 
 var _ hub.Pusher = (*Pusher)(nil)
 
-// MsgPushNotConfigured is the fake's refusal while unconfigured, the
-// real Pusher's words.
-const MsgPushNotConfigured = "push is not configured: set --push-contact (WHARF_PUSH_CONTACT) to a mailto: or https: address"
-
 // maxPushPayload is the largest payload the real Pusher sends.
 const maxPushPayload = 3993
 
@@ -119,7 +115,7 @@ func (p *Pusher) PublicKey() []byte {
 // Push checks, records and answers one push as scripted.
 func (p *Pusher) Push(ctx context.Context, sub hub.PushSubscription, msg hub.PushMessage) (hub.PushResult, error) {
 	if !p.Configured() {
-		return hub.PushResult{}, &hub.Error{Kind: hub.Unavailable, Message: MsgPushNotConfigured}
+		return hub.PushResult{}, &hub.Error{Kind: hub.Unavailable, Message: hub.MsgPushNotConfigured}
 	}
 	if err := checkPush(sub, msg); err != nil {
 		return hub.PushResult{}, err

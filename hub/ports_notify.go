@@ -35,6 +35,10 @@ type Pusher interface {
 	Push(ctx context.Context, sub PushSubscription, msg PushMessage) (PushResult, error)
 }
 
+// MsgPushNotConfigured is a Pusher's refusal while the operator set no
+// contact: it says what to set.
+const MsgPushNotConfigured = "push is not configured: set --push-contact (WHARF_PUSH_CONTACT) to a mailto: or https: address"
+
 // PushSubscription is a browser's push subscription.
 type PushSubscription struct {
 	// Endpoint is the https URL of the push service for this browser.

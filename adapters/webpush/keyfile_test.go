@@ -172,8 +172,8 @@ func TestAnUnconfiguredPusherRefusesToPushWithTheFlagToSet(t *testing.T) {
 	is.NoErr(err)
 	_, err = p.Push(t.Context(), hub.PushSubscription{}, hub.PushMessage{})
 	is.Equal(hub.KindOf(err), hub.Unavailable)             // unavailable
-	is.Equal(hub.MessageOf(err), webpush.MsgNotConfigured) // naming the flag
-	is.True(strings.Contains(webpush.MsgNotConfigured, "--push-contact (WHARF_PUSH_CONTACT)"))
+	is.Equal(hub.MessageOf(err), hub.MsgPushNotConfigured) // naming the flag
+	is.True(strings.Contains(hub.MsgPushNotConfigured, "--push-contact (WHARF_PUSH_CONTACT)"))
 }
 
 func TestFirstStartsAtOnceAgreeOnOneKey(t *testing.T) {

@@ -31,9 +31,6 @@ const (
 	maxTopic = 32
 )
 
-// MsgNotConfigured is Push's refusal while no contact is set.
-const MsgNotConfigured = "push is not configured: set --push-contact (WHARF_PUSH_CONTACT) to a mailto: or https: address"
-
 // Options configure a Pusher.
 type Options struct {
 	// KeyFile is where the VAPID key is kept (made on the first
@@ -127,7 +124,7 @@ func (p *Pusher) PublicKey() []byte {
 // sends nothing; an unconfigured Pusher is Unavailable.
 func (p *Pusher) Push(ctx context.Context, sub hub.PushSubscription, msg hub.PushMessage) (hub.PushResult, error) {
 	if p.vapid == nil {
-		return hub.PushResult{}, &hub.Error{Kind: hub.Unavailable, Message: MsgNotConfigured}
+		return hub.PushResult{}, &hub.Error{Kind: hub.Unavailable, Message: hub.MsgPushNotConfigured}
 	}
 	target, ua, err := checkSubscription(sub)
 	if err != nil {

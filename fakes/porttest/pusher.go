@@ -17,10 +17,6 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// MsgPushNotConfigured is every Pusher's refusal while the operator set
-// no contact.
-const MsgPushNotConfigured = "push is not configured: set --push-contact (WHARF_PUSH_CONTACT) to a mailto: or https: address"
-
 // MaxPushPayload is the largest payload one push carries.
 const MaxPushPayload = 3993
 
@@ -74,10 +70,10 @@ func Pusher(t *testing.T, newScene func(t *testing.T) PushScene) {
 		is.True(!p.Configured())     // not configured
 		is.Equal(p.PublicKey(), nil) // no public key
 		res, err := p.Push(t.Context(), sub, hub.PushMessage{Payload: []byte("hello")})
-		is.Equal(hub.KindOf(err), hub.Unavailable)         // refused as unavailable
-		is.Equal(hub.MessageOf(err), MsgPushNotConfigured) // saying how to configure it
-		is.Equal(res, hub.PushResult{})                    // with no outcome
-		is.Equal(len(s.Received(t, sub)), 0)               // nothing sent
+		is.Equal(hub.KindOf(err), hub.Unavailable)             // refused as unavailable
+		is.Equal(hub.MessageOf(err), hub.MsgPushNotConfigured) // saying how to configure it
+		is.Equal(res, hub.PushResult{})                        // with no outcome
+		is.Equal(len(s.Received(t, sub)), 0)                   // nothing sent
 	})
 
 	t.Run("AnAcceptedPushArrivesDecryptedWithItsHeaders", func(t *testing.T) {

@@ -32,7 +32,7 @@ const (
 // notConfigured is the 503 of an enrollment or a test on a Hub without a
 // push contact: it says what the operator sets.
 func notConfigured() error {
-	return hub.Errorf(hub.Unavailable, "push is not configured on this Hub: its operator sets a contact with `wharf serve --push-contact mailto:you@example.com` (or WHARF_PUSH_CONTACT)")
+	return &hub.Error{Kind: hub.Unavailable, Message: hub.MsgPushNotConfigured}
 }
 
 // Notifications returns push support and caller's device id ("" or not
