@@ -180,7 +180,9 @@ func parseSubscription(raw json.RawMessage, allow Allowlist) (hub.PushSubscripti
 // validEndpoint: https, a push service's host, nothing a browser's
 // subscription never has (userinfo, a port unless allowed, a fragment).
 func validEndpoint(endpoint string, allow Allowlist) bool {
-	if len(endpoint) > MaxEndpoint || !utf8.ValidString(endpoint) {
+	// "https://" as browsers write it: the contract's pattern, which
+	// url.Parse alone would not hold (it lowercases the scheme).
+	if len(endpoint) > MaxEndpoint || !utf8.ValidString(endpoint) || !strings.HasPrefix(endpoint, "https://") {
 		return false
 	}
 	u, err := url.Parse(endpoint)

@@ -51,6 +51,7 @@ func TestASubscriptionTheRulesRefuseIsAnInvalidBrowserPushSubscription(t *testin
 	rows := []refusal{
 		// The endpoint: https, no userinfo, port or fragment, at most 4096 bytes.
 		{name: "an http endpoint", path: "subscription.endpoint", value: "http://fcm.googleapis.com/fcm/send/x"},
+		{name: "an endpoint whose scheme is in capitals", path: "subscription.endpoint", value: "HTTPS://fcm.googleapis.com/fcm/send/x"},
 		{name: "a wss endpoint", path: "subscription.endpoint", value: "wss://fcm.googleapis.com/fcm/send/x"},
 		{name: "an endpoint with a user", path: "subscription.endpoint", value: "https://user@fcm.googleapis.com/fcm/send/x"},
 		{name: "an endpoint with a user and password", path: "subscription.endpoint", value: "https://u:p@fcm.googleapis.com/fcm/send/x"},
