@@ -28,21 +28,31 @@ import (
 )
 
 type serveFlags struct {
-	listen, stateDir, tlsCert, tlsKey, logLevel string
-	cloneCAFile                                 string
-	pushContact, pushCAFile                     string
-	pushHosts                                   []string
-	sessionLifetime                             time.Duration
-	allowInsecureHTTP                           bool
-	trustedProxies                              []netip.Prefix
-	publicHosts                                 []string
-	agents                                      map[string][]string
+	listen, stateDir, tlsCert, tlsKey, logLevel, logFormat string
+	cloneCAFile                                            string
+	pushContact, pushCAFile                                string
+	pushHosts                                              []string
+	sessionLifetime                                        time.Duration
+	allowInsecureHTTP, printConfig                         bool
+	trustedProxies                                         []netip.Prefix
+	publicHosts                                            []string
+	agents                                                 map[string][]string
+
+	fs   *flag.FlagSet     // the parsed flags, for --print-config
+	from map[string]origin // where each flag's value came from
 }
 
+// parseServe reads serve's flags, each also settable by its environment
+// variable (config.go), and checks them together.
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet("wharf serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: wharf serve [flags]\n\nEvery flag may also be set by its environment variable, "+
+			"WHARF_ and the name in capitals\n(--state-dir: WHARF_STATE_DIR); a flag given here wins.\n\n")
+		fs.PrintDefaults()
+	}
 	defState, _ := statedir.Default(getenv)
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:4700", "`address` to listen on; non-loopback needs TLS")
 	fs.StringVar(&f.stateDir, "state-dir", defState, "private state `directory` (mode 0700)")
@@ -50,55 +60,37 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key `file` (PEM)")
 	fs.DurationVar(&f.sessionLifetime, "session-lifetime", 30*24*time.Hour, "absolute lifetime of a device session")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text (logfmt) or json, one object per line")
 	fs.StringVar(&f.cloneCAFile, "clone-ca-file", "", "PEM `file` of the certificate authorities HTTPS clones trust "+
 		"instead of the system's (a Git host with a private CA)")
 	fs.BoolVar(&f.allowInsecureHTTP, "allow-insecure-http", false, "allow plain HTTP on a non-loopback address")
-	fs.StringVar(&f.pushContact, "push-contact", getenv("WHARF_PUSH_CONTACT"), "the operator's `address` push services "+
-		"may write to (mailto: or https:), which turns Web Push notifications on; default $WHARF_PUSH_CONTACT")
+	fs.StringVar(&f.pushContact, "push-contact", "", "the operator's `address` push services "+
+		"may write to (mailto: or https:), which turns Web Push notifications on")
 	fs.StringVar(&f.pushCAFile, "push-ca-file", "", "PEM `file` of the certificate authorities push services are "+
 		"trusted with instead of the system's (a private push service)")
-	fs.Func("push-host", "comma-separated `hosts` (host or host:port) a push subscription may name besides the real "+
-		"push services' (a private push service)", func(v string) error {
-		for _, h := range strings.Split(v, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				f.pushHosts = append(f.pushHosts, strings.ToLower(h))
-			}
-		}
-		return nil
-	})
-	fs.Func("trusted-proxies", "comma-separated `addresses` or CIDR prefixes of reverse proxies whose "+
-		"X-Forwarded-For names the client (default none: the header is ignored)", func(v string) error {
-		ps, err := parsePrefixes(v)
-		f.trustedProxies = append(f.trustedProxies, ps...)
-		return err
-	})
-	fs.Func("public-host", "comma-separated host `names` clients reach the Hub by, besides IP addresses, localhost "+
-		"and the TLS certificate's names (a name behind a reverse proxy); requests naming other hosts answer 421", func(v string) error {
-		for _, h := range strings.Split(v, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				f.publicHosts = append(f.publicHosts, h)
-			}
-		}
-		return nil
-	})
-	fs.Func("agent", "a coding agent's command, `ID=COMMAND`: a known agent's (claude, codex, gemini, opencode) "+
-		"or a new agent's; COMMAND is split at spaces, or is a JSON array of strings; repeatable", func(v string) error {
-		id, cmd, err := parseAgent(v)
-		if err != nil {
-			return err
-		}
-		if f.agents == nil {
-			f.agents = map[string][]string{}
-		}
-		f.agents[id] = cmd
-		return nil
-	})
-	if err := fs.Parse(args); err != nil {
+	fs.Var(listValue{&f.pushHosts, true}, "push-host", "comma-separated `hosts` (host or host:port) a push subscription "+
+		"may name besides the real push services' (a private push service)")
+	fs.Var(prefixValue{&f.trustedProxies}, "trusted-proxies", "comma-separated `addresses` or CIDR prefixes of reverse "+
+		"proxies whose X-Forwarded-For names the client (default none: the header is ignored)")
+	fs.Var(listValue{&f.publicHosts, false}, "public-host", "comma-separated host `names` clients reach the Hub by, "+
+		"besides IP addresses, localhost and the TLS certificate's names (a name behind a reverse proxy); requests "+
+		"naming other hosts answer 421")
+	fs.Var(agentValue{&f.agents}, "agent", "a coding agent's command, `ID=COMMAND`: a known agent's (claude, codex, "+
+		"gemini, opencode) or a new agent's; COMMAND is split at spaces, or is a JSON array of strings; repeatable "+
+		"(in $WHARF_AGENT, one per line)")
+	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective settings, each with where it came from, and exit")
+	from, err := parseWithEnv(fs, args, getenv, []string{"agent"}, nil)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			return f, err
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
 			return f, err
 		}
 		return f, usageError{err}
 	}
+	f.fs, f.from = fs, from
 	if fs.NArg() > 0 {
 		return f, usagef("serve: unexpected argument %q", fs.Arg(0))
 	}
@@ -187,12 +179,21 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+// newLogger makes the daemon's logger: slog's text (logfmt) or JSON
+// handler on w at level.
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("serve: --log-level %q: want debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("serve: --log-format %q: want text or json", format)
 }
 
 // serve runs the daemon until ctx is cancelled, then shuts down gracefully:
@@ -203,11 +204,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	warnToolchain(stderr)
-	log, err := newLogger(f.logLevel, stderr)
+	log, err := newLogger(f.logLevel, f.logFormat, stderr)
 	if err != nil {
 		return err
 	}
+	if f.printConfig {
+		return printConfig(stdout, f.fs, f.from)
+	}
+	warnToolchain(stderr)
 	var tlsConfig *tls.Config
 	if f.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)

@@ -40,8 +40,10 @@ func user(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		name, rest = rest[0], rest[1:]
 	}
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	// The state directory may come from $WHARF_STATE_DIR, as serve's does.
+	if _, err := parseWithEnv(fs, rest, getenv, nil, []string{"state-dir"}); err != nil {
+		var ue usageError
+		if errors.Is(err, flag.ErrHelp) || errors.As(err, &ue) {
 			return err
 		}
 		return usageError{err}
