@@ -147,47 +147,43 @@ func (m *Launchd) loaded(ctx context.Context) bool {
 	return err == nil
 }
 
-// Install implements Manager: bootstrap loads and starts the agent; a
-// replaced one is booted out first so launchd reads the new file.
+// Install implements Manager.
 func (m *Launchd) Install(ctx context.Context, unit []byte, force bool) (Outcome, error) {
-	old, err := readUnit(m.Path())
+	outcome, err := place(m.Path(), unit, force, func() error {
+		// launchd does not create the log file's folder.
+		logs, err := PlistLogFile(unit)
+		if err != nil {
+			return err
+		}
+		return os.MkdirAll(filepath.Dir(logs), 0o700)
+	})
 	if err != nil {
 		return 0, err
 	}
-	outcome := Created
-	switch {
-	case old != nil && bytes.Equal(old, unit):
-		outcome = Unchanged
-	case old != nil && !force:
-		return 0, &DifferentError{Path: m.Path()}
-	case old != nil:
-		outcome = Replaced
+	if err := m.start(ctx, outcome); err != nil {
+		return outcome, &NotStartedError{Path: m.Path(), Err: err}
 	}
-	if outcome != Unchanged {
-		// launchd does not create the log file's folder.
-		if logs, err := PlistLogFile(unit); err == nil {
-			if err := os.MkdirAll(filepath.Dir(logs), 0o700); err != nil {
-				return outcome, err
-			}
-		}
-		if err := writeFile(m.Path(), unit, 0o644); err != nil {
-			return 0, err
-		}
-	}
+	return outcome, nil
+}
+
+// start loads and starts the agent; a loaded one is left alone when its
+// file is unchanged, and booted out first when it was replaced, so
+// launchd reads the new file.
+func (m *Launchd) start(ctx context.Context, outcome Outcome) error {
 	if m.loaded(ctx) {
 		if outcome == Unchanged {
-			return outcome, nil
+			return nil
 		}
 		if _, err := m.Run(ctx, "launchctl", "bootout", m.service()); err != nil {
-			return outcome, err
+			return err
 		}
 	}
 	// A `launchctl disable` earlier would keep bootstrap from starting it.
 	if _, err := m.Run(ctx, "launchctl", "enable", m.service()); err != nil {
-		return outcome, err
+		return err
 	}
-	_, err = m.Run(ctx, "launchctl", "bootstrap", m.domain(), m.Path())
-	return outcome, err
+	_, err := m.Run(ctx, "launchctl", "bootstrap", m.domain(), m.Path())
+	return err
 }
 
 // Uninstall implements Manager.

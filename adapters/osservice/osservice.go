@@ -22,6 +22,7 @@
 package osservice
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -109,7 +110,8 @@ type Manager interface {
 	// Install writes unit (unless the same is there), then loads, enables
 	// and starts the service; a forced replacement restarts it. A
 	// different unit already installed is refused with a *DifferentError
-	// unless force is set.
+	// unless force is set. Once the file is in place, a failure of the
+	// manager's tools is a *NotStartedError.
 	Install(ctx context.Context, unit []byte, force bool) (Outcome, error)
 	// Uninstall stops and disables the service and removes its file. It
 	// reports whether there was a file; with none it does nothing.
@@ -139,6 +141,19 @@ func (e *DifferentError) Error() string {
 	return fmt.Sprintf("a different service is installed at %s", e.Path)
 }
 
+// NotStartedError says the unit file is in place but the service manager
+// did not load or start it (no user manager to reach, say).
+type NotStartedError struct {
+	Path string
+	Err  error
+}
+
+func (e *NotStartedError) Error() string {
+	return fmt.Sprintf("%s is in place, but the service manager did not start it: %v", e.Path, e.Err)
+}
+
+func (e *NotStartedError) Unwrap() error { return e.Err }
+
 // Status is what Manager.Status reports.
 type Status struct {
 	Path      string
@@ -151,6 +166,33 @@ type Status struct {
 	// (dead)", "running", "not loaded"); Enabled its boot state where the
 	// manager has one ("enabled", "disabled").
 	State, Enabled string
+}
+
+// place puts unit at path unless the same is there, refusing a different
+// one unless force is set; prepare, when not nil, runs before a write.
+func place(path string, unit []byte, force bool, prepare func() error) (Outcome, error) {
+	old, err := readUnit(path)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case old != nil && bytes.Equal(old, unit):
+		return Unchanged, nil
+	case old != nil && !force:
+		return 0, &DifferentError{Path: path}
+	}
+	if prepare != nil {
+		if err := prepare(); err != nil {
+			return 0, err
+		}
+	}
+	if err := writeFile(path, unit, 0o644); err != nil {
+		return 0, err
+	}
+	if old != nil {
+		return Replaced, nil
+	}
+	return Created, nil
 }
 
 // writeFile replaces path with data atomically (a temporary file in the

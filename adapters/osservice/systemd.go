@@ -256,36 +256,31 @@ func (m *Systemd) systemctl(ctx context.Context, args ...string) ([]byte, error)
 // Install implements Manager: daemon-reload, then enable --now, or enable
 // and restart when a running service's unit was replaced.
 func (m *Systemd) Install(ctx context.Context, unit []byte, force bool) (Outcome, error) {
-	old, err := readUnit(m.Path())
+	outcome, err := place(m.Path(), unit, force, nil)
 	if err != nil {
 		return 0, err
 	}
-	outcome := Created
-	switch {
-	case old != nil && bytes.Equal(old, unit):
-		outcome = Unchanged
-	case old != nil && !force:
-		return 0, &DifferentError{Path: m.Path()}
-	case old != nil:
-		outcome = Replaced
+	if err := m.start(ctx, outcome); err != nil {
+		return outcome, &NotStartedError{Path: m.Path(), Err: err}
 	}
-	if outcome != Unchanged {
-		if err := writeFile(m.Path(), unit, 0o644); err != nil {
-			return 0, err
-		}
-	}
+	return outcome, nil
+}
+
+// start loads the unit file and starts the service, restarting it on a
+// replaced unit.
+func (m *Systemd) start(ctx context.Context, outcome Outcome) error {
 	if _, err := m.systemctl(ctx, "daemon-reload"); err != nil {
-		return outcome, err
+		return err
 	}
 	if outcome == Replaced {
 		if _, err := m.systemctl(ctx, "enable", m.unit()); err != nil {
-			return outcome, err
+			return err
 		}
-		_, err = m.systemctl(ctx, "restart", m.unit())
-		return outcome, err
+		_, err := m.systemctl(ctx, "restart", m.unit())
+		return err
 	}
-	_, err = m.systemctl(ctx, "enable", "--now", m.unit())
-	return outcome, err
+	_, err := m.systemctl(ctx, "enable", "--now", m.unit())
+	return err
 }
 
 // Uninstall implements Manager. The file is removed even when systemctl

@@ -138,12 +138,16 @@ flags:
 	}
 	outcome, err := m.Install(ctx, unit, force)
 	var diff *osservice.DifferentError
+	var notStarted *osservice.NotStartedError
 	switch {
+	case errors.As(err, &notStarted):
+		return fmt.Errorf("service install: %w; where no user service manager runs (a shell without a login "+
+			"session), run `sudo loginctl enable-linger %s` and install again", err, getenv("USER"))
 	case errors.As(err, &diff):
 		return fmt.Errorf("service install: a different unit is installed at %s; see it with `wharf service status`, "+
 			"review the new one with --print, and replace it with --force", diff.Path)
 	case err != nil:
-		return fmt.Errorf("service install: %s: %w", m.Path(), err)
+		return fmt.Errorf("service install: %w", err)
 	}
 	switch outcome {
 	case osservice.Created:

@@ -166,6 +166,21 @@ func TestServiceInstallReplacesADifferentUnitOnlyWithForce(t *testing.T) {
 	is.Equal(s.takeCalls(t)[:3], []string{"systemctl --user daemon-reload", "systemctl --user enable wharf.service", "systemctl --user restart wharf.service"}) // and restarting the service
 }
 
+func TestServiceInstallWithoutAUserManagerSaysTheUnitIsInPlaceAndWhatToDo(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newServiceEnv(t, "no")
+	noBus := "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n"
+	is.NoErr(os.WriteFile(filepath.Join(strings.Split(s.env["PATH"], ":")[0], "systemctl"), []byte(noBus), 0o755)) // systemctl with no user manager
+	_, _, err := s.wharf(t, "service", "install")
+	is.True(err != nil)                                                       // install fails
+	is.True(strings.Contains(err.Error(), s.unit+" is in place"))             // saying the unit is written
+	is.True(strings.Contains(err.Error(), "Failed to connect to bus"))        // why systemd did not start it
+	is.True(strings.Contains(err.Error(), "sudo loginctl enable-linger ann")) // and what to do
+	_, err = os.Stat(s.unit)
+	is.NoErr(err) // the unit is there for the next try
+}
+
 func TestServiceInstallPrintWritesNothing(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
