@@ -2,6 +2,7 @@
 //
 //	wharf serve [flags]        run the Hub
 //	wharf user add NAME        add a user (also: passwd, remove, list)
+//	wharf service install      run wharf serve as the user's service (also: uninstall, status)
 //	wharf version              print the version
 package main
 
@@ -58,6 +59,8 @@ const usage = `usage:
   wharf user passwd NAME [--password-stdin] change a user's password (ends its sessions)
   wharf user remove NAME                    remove a user and its sessions
   wharf user list                           list users
+  wharf service install [serve flags]       run wharf serve at boot as your service (systemd, launchd)
+  wharf service uninstall|status            remove it, show it (wharf service -h)
   wharf version                             print the version
 `
 
@@ -73,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "user":
 		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "service":
+		return serviceCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "session":
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "git-credential":

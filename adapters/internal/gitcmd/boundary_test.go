@@ -33,6 +33,9 @@ const module = "github.com/wharfhub/wharf"
 // it (it names none); the agent-account drivers (adapters/agentaccount/…)
 // run each agent's own login program, found on the login runtime's PATH,
 // and never git.
+//
+// osservice runs the service manager's own tools (systemctl, loginctl,
+// launchctl) for `wharf service`, never git.
 var startsPrograms = []string{
 	module + "/adapters/internal/gitcmd",
 	module + "/adapters/local",
@@ -46,6 +49,7 @@ var startsPrograms = []string{
 	module + "/adapters/agentaccount/codex",
 	module + "/adapters/agentaccount/gemini",
 	module + "/adapters/agentaccount/opencode",
+	module + "/adapters/osservice",
 }
 
 // TestOnlyGitcmdRunsGit fails if a package of the wharf binary other than
