@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/wharfhub/wharf/adapters/osservice"
@@ -123,7 +124,9 @@ flags:
 	if err != nil {
 		return err
 	}
-	spec, err := serviceSpec(args, f.stateDir, getenv)
+	// A setting taken from this shell's environment would be missing in
+	// the service's: it goes into the unit as the flag it stands for.
+	spec, err := serviceSpec(append(slices.Clone(args), envSettings(f)...), f.stateDir, getenv)
 	if err != nil {
 		return err
 	}
@@ -204,6 +207,26 @@ func serviceSpec(serveArgs []string, stateDir string, getenv func(string) string
 		s.LogFile = filepath.Join(getenv("HOME"), "Library", "Logs", "wharf", "wharf.log")
 	}
 	return s, nil
+}
+
+// envSettings returns, as flags, the settings of f that came from
+// environment variables (config.go), one flag per value of a repeatable
+// one. --print-config is not a setting of the service.
+func envSettings(f serveFlags) []string {
+	var out []string
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if !strings.HasPrefix(string(f.from[fl.Name]), "env ") || fl.Name == "print-config" {
+			return
+		}
+		values := []string{fl.Value.String()}
+		if fl.Name == "agent" {
+			values = strings.Split(values[0], "\n")
+		}
+		for _, v := range values {
+			out = append(out, "--"+fl.Name+"="+v)
+		}
+	})
+	return out
 }
 
 // setsFlag reports whether args (accepted by parseServe) set the flag

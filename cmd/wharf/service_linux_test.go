@@ -144,6 +144,22 @@ func TestServiceInstallPinsTheDefaultStateDirectory(t *testing.T) {
 	is.True(!strings.Contains(stderr, "enable-linger"))                                  // a lingering user is not asked to linger
 }
 
+func TestServiceInstallCarriesSettingsFromTheEnvironmentIntoTheUnit(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newServiceEnv(t, "yes")
+	state := filepath.Join(t.TempDir(), "state")
+	s.env["WHARF_STATE_DIR"] = state
+	s.env["WHARF_LOG_FORMAT"] = "json"
+	s.env["WHARF_AGENT"] = "x=prog --acp\ny=[\"my agent\"]"
+	s.env["WHARF_LISTEN"] = "127.0.0.1:4999" // the flag below wins
+	_, _, err := s.wharf(t, "service", "install", "--listen", "127.0.0.1:4800")
+	is.NoErr(err) // install succeeds
+	is.Equal(s.unitCommand(t), []string{thisProgram(t), "serve", "--listen", "127.0.0.1:4800",
+		"--agent=x=prog --acp", `--agent=y=["my agent"]`, "--log-format=json", "--state-dir=" + state}) // each variable as its flag, the command line's flag kept
+	verifyUnit(t, s.unit)
+}
+
 func TestServiceInstallReplacesADifferentUnitOnlyWithForce(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
