@@ -59,5 +59,6 @@ func (h *Hub) AcknowledgeActivity(ctx context.Context, caller hub.DeviceSession,
 		return err
 	}
 	h.live.Acknowledge(ctx, caller.User, id)
+	h.idle.touch(id) // a person has the workspace's chat in view
 	return nil
 }
