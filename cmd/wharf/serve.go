@@ -33,6 +33,7 @@ type serveFlags struct {
 	pushContact, pushCAFile                     string
 	pushHosts                                   []string
 	sessionLifetime                             time.Duration
+	idleStop                                    time.Duration
 	allowInsecureHTTP                           bool
 	trustedProxies                              []netip.Prefix
 	publicHosts                                 []string
@@ -93,6 +94,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		f.agents[id] = cmd
 		return nil
 	})
+	fs.DurationVar(&f.idleStop, "idle-stop", 0, "stop a workspace session idle this `long`: no live stream on its "+
+		"workspace, no agent turn or background work, nothing awaiting an answer (0: never; else at least 1m)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, err
@@ -117,6 +120,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if f.sessionLifetime < time.Minute {
 		return f, usagef("serve: --session-lifetime must be at least 1m")
+	}
+	if f.idleStop != 0 && f.idleStop < service.MinIdleStop {
+		return f, usagef("serve: --idle-stop must be 0 (off) or at least 1m") // service.MinIdleStop
 	}
 	if f.stateDir == "" {
 		return f, usagef("serve: no state directory; pass --state-dir")
@@ -230,7 +236,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	d, err := daemon.Open(ctx, daemon.Config{
 		StateDir:       f.stateDir,
-		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, PushHosts: f.pushHosts},
+		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, PushHosts: f.pushHosts, IdleStop: f.idleStop},
 		Logger:         log,
 		TrustedProxies: f.trustedProxies,
 		TLS:            tlsConfig,
