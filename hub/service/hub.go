@@ -133,7 +133,9 @@ type Hub struct {
 	// marks lock and device authentication's reloadMu are taken before
 	// commitMu (both write through the commit path). Each workspace
 	// lock serializes that workspace's lifecycle: start, stop, forget,
-	// renames and display-name changes.
+	// renames, display-name changes and idle stops. The idle stopper's
+	// lock is innermost but for the clock's: the broker's hooks and the
+	// commit path's changes take it, and it holds nothing else.
 	folderMu  sync.Mutex // serializes folder mutations
 	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
 	wsLocks   keylock.Locks

@@ -29,8 +29,9 @@ import (
 //
 // The period starts over whenever the session becomes idle and whenever
 // a person acts on the workspace through the Hub: a request forwarded to
-// the session under /s/{id}/ (CheckRunning), an acknowledgement of its
-// activity, or a start of the workspace that finds it running. Push deliveries do not count: they are the Hub's, journaled
+// the session under /s/{id}/ (CheckRunning), a change of the person's
+// state in it or an acknowledgement of its activity, or a start of the
+// workspace that finds it running. Push deliveries do not count: they are the Hub's, journaled
 // and sent whether or not the session runs, and what they announce as
 // awaiting an answer is awaiting in the session's activity already.
 //

@@ -238,6 +238,10 @@ func TestWhatAPersonDoesThroughTheHubStartsThePeriodOver(t *testing.T) {
 		act  func(e *liveEnv) error
 	}{
 		{"a request forwarded to the session", func(e *liveEnv) error { return e.CheckRunning(e.ctx, e.app) }},
+		{"a change of the person's state in it", func(e *liveEnv) error {
+			_, err := e.PatchPersonalState(e.ctx, e.sess, e.app, hub.PersonalStatePatch{DocumentPath: hub.Optional[string]{Set: true, Value: ptr("README.md")}})
+			return err
+		}},
 		{"an acknowledgement of its activity", func(e *liveEnv) error { return e.AcknowledgeActivity(e.ctx, e.sess, e.app) }},
 		{"a start of the running workspace", func(e *liveEnv) error { _, err := e.StartWorkspace(e.ctx, e.app); return err }},
 	} {
