@@ -47,8 +47,9 @@ import (
 const MinIdleStop = time.Minute
 
 // idleStopper keeps what idle stop needs to know of every workspace. Its
-// methods are safe for concurrent use and return at once: the live
-// broker calls them with its locks held.
+// methods are safe for concurrent use; those that tell it of a change
+// (started to touch) return at once, for the live broker calls them with
+// its locks held and the commit path with commitMu held.
 type idleStopper struct {
 	h      *Hub
 	period time.Duration // 0: off
