@@ -44,6 +44,7 @@ func TestEveryServeFlagHasItsEnvironmentVariable(t *testing.T) {
 		{"WHARF_AGENT", "x=prog --acp\ny=[\"my agent\",\"--stdio\"]", func(is *is.I, f serveFlags) {
 			is.Equal(f.agents, map[string][]string{"x": {"prog", "--acp"}, "y": {"my agent", "--stdio"}})
 		}},
+		{"WHARF_IDLE_STOP", "2h", func(is *is.I, f serveFlags) { is.Equal(f.idleStop, 2*time.Hour) }},
 		{"WHARF_PRINT_CONFIG", "1", func(is *is.I, f serveFlags) { is.True(f.printConfig) }},
 	}
 	seen := map[string]bool{}

@@ -32,7 +32,7 @@ type serveFlags struct {
 	cloneCAFile                                            string
 	pushContact, pushCAFile                                string
 	pushHosts                                              []string
-	sessionLifetime                                        time.Duration
+	sessionLifetime, idleStop                              time.Duration
 	allowInsecureHTTP, printConfig                         bool
 	trustedProxies                                         []netip.Prefix
 	publicHosts                                            []string
@@ -78,6 +78,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.Var(agentValue{&f.agents}, "agent", "a coding agent's command, `ID=COMMAND`: a known agent's (claude, codex, "+
 		"gemini, opencode) or a new agent's; COMMAND is split at spaces, or is a JSON array of strings; repeatable "+
 		"(in $WHARF_AGENT, one per line)")
+	fs.DurationVar(&f.idleStop, "idle-stop", 0, "stop a workspace session idle this `long`: no live stream on its "+
+		"workspace, no agent turn or background work, nothing awaiting an answer (0: never; else at least 1m)")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective settings, each with where it came from, and exit")
 	from, err := parseWithEnv(fs, args, getenv, []string{"agent"}, nil)
 	if err != nil {
@@ -109,6 +111,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if f.sessionLifetime < time.Minute {
 		return f, usagef("serve: --session-lifetime must be at least 1m")
+	}
+	if f.idleStop != 0 && f.idleStop < service.MinIdleStop {
+		return f, usagef("serve: --idle-stop must be 0 (off) or at least 1m") // service.MinIdleStop
 	}
 	if f.stateDir == "" {
 		return f, usagef("serve: no state directory; pass --state-dir")
@@ -234,7 +239,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	d, err := daemon.Open(ctx, daemon.Config{
 		StateDir:       f.stateDir,
-		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, PushHosts: f.pushHosts},
+		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, PushHosts: f.pushHosts, IdleStop: f.idleStop},
 		Logger:         log,
 		TrustedProxies: f.trustedProxies,
 		TLS:            tlsConfig,

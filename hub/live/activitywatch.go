@@ -14,10 +14,11 @@ import (
 // when someone comes), keeps the marks behind `finished` and persists
 // them.
 
-// observe records what the Hub learned of ws's session and tells the
-// feeds what changed, then persists a finish mark that was set or
-// cleared. marksMu orders the writes as the observations were made.
-func (b *Broker) observe(ctx context.Context, ws string, o hub.Observation) {
+// observe records what the Hub learned of ws's session rs and tells the
+// feeds and the Observed hook what changed, then persists a finish mark
+// that was set or cleared. marksMu orders the writes and the hook's calls
+// as the observations were made.
+func (b *Broker) observe(ctx context.Context, ws string, rs hub.WorkspaceSession, o hub.Observation) {
 	b.marksMu.Lock()
 	defer b.marksMu.Unlock()
 	b.mu.Lock()
@@ -26,6 +27,7 @@ func (b *Broker) observe(ctx context.Context, ws string, o hub.Observation) {
 	after, has := b.marks.finishedAt[ws]
 	b.activity().changedLocked(ws)
 	b.mu.Unlock()
+	b.observed(ws, rs, o)
 	switch {
 	case has && (!had || after != before):
 		b.persistMarks(ctx, func(tx MarkWrites) error {
@@ -106,7 +108,7 @@ func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceS
 		cancel()
 		if err == nil {
 			delay, failing = upstreamRetryMin, false
-			err = b.readActivity(ctx, ws, feed)
+			err = b.readActivity(ctx, ws, rs, feed)
 			feed.Close()
 		} else if hub.KindOf(err) == hub.NotFound && ctx.Err() == nil {
 			return
@@ -120,7 +122,7 @@ func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceS
 			b.log.LogAttrs(ctx, slog.LevelWarn, "workspace activity feed failed; retrying",
 				slog.String("kind", hub.KindOf(err).String()))
 		}
-		b.observe(ctx, ws, hub.Observation{})
+		b.observe(ctx, ws, rs, hub.Observation{})
 		if !hub.Sleep(ctx, b.clock, delay) {
 			return
 		}
@@ -130,7 +132,7 @@ func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceS
 
 // readActivity relays one activity feed until it ends. Only the two
 // booleans are kept; anything else the session says is dropped.
-func (b *Broker) readActivity(ctx context.Context, ws string, feed hub.Feed) error {
+func (b *Broker) readActivity(ctx context.Context, ws string, rs hub.WorkspaceSession, feed hub.Feed) error {
 	for {
 		fr, err := feed.Next(ctx)
 		if err != nil {
@@ -143,7 +145,7 @@ func (b *Broker) readActivity(ctx context.Context, ws string, feed hub.Feed) err
 		if fr.Kind != hub.FrameData || json.Unmarshal(fr.Data, &a) != nil || a.Working == nil || a.Awaiting == nil {
 			return hub.Errorf(hub.Unavailable, "the session sent a malformed activity frame")
 		}
-		b.observe(ctx, ws, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
+		b.observe(ctx, ws, rs, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
 	}
 }
 

@@ -23,6 +23,8 @@ type Broker struct {
 	topics []topic // the one table (newTopics); fixed after New
 	// presence is Config.Presence, or a no-op.
 	presence func(user, ws string, open bool)
+	// observed is Config.Observed, or a no-op.
+	observed func(ws string, rs hub.WorkspaceSession, o hub.Observation)
 	// bg is the context of the broker's background work (upstream feeds,
 	// catch-ups, activity watches); Wait cancels it and waits for them.
 	bg     context.Context
@@ -62,6 +64,13 @@ type Config struct {
 	// It is called with the broker's lock held, so it must return at once
 	// and never call the broker.
 	Presence func(user, ws string, open bool)
+	// Observed, when set, is told of every observation the Hub makes of a
+	// running workspace session's activity (activitywatch.go): the
+	// workspace, the session observed and what was seen. Calls come in
+	// the order the observations were made, never with the broker's lock
+	// held (its marks lock is, which orders them), so it must return at
+	// once and never call the broker.
+	Observed func(ws string, rs hub.WorkspaceSession, o hub.Observation)
 }
 
 // New returns a broker over host, which it reaches for nothing else. A
@@ -74,9 +83,12 @@ func New(cfg Config, host Host) *Broker {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := &Broker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
-		marks: newActivityMarks(), presence: cfg.Presence}
+		marks: newActivityMarks(), presence: cfg.Presence, observed: cfg.Observed}
 	if b.presence == nil {
 		b.presence = func(string, string, bool) {}
+	}
+	if b.observed == nil {
+		b.observed = func(string, hub.WorkspaceSession, hub.Observation) {}
 	}
 	b.topics = newTopics(b)
 	b.bg, b.stopBG = context.WithCancel(context.Background())

@@ -29,7 +29,7 @@ func (b *Broker) WorkspaceRegistered(ws string) {
 func (b *Broker) WorkspaceSessionStarted(ctx context.Context, ws string, rs hub.WorkspaceSession) {
 	// Running, nothing heard yet: said before the watch starts, so a
 	// stream opened right after the start sees the session as running.
-	b.observe(ctx, ws, hub.Observation{Running: true})
+	b.observe(ctx, ws, rs, hub.Observation{Running: true})
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

@@ -20,6 +20,7 @@ func (c workspaceSessionStarted) apply(h *Hub) (took, shown bool) {
 	if c.rw.grant != nil {
 		h.grants.put(c.rw.grant)
 	}
+	h.idle.started(c.id, c.rw)
 	h.st.forgetWorkspaceSessionFacts(c.id)
 	return true, true
 }
@@ -53,6 +54,7 @@ func (c workspaceSessionEnded) apply(h *Hub) (took, shown bool) {
 	if c.rw.grant != nil {
 		h.grants.end(c.rw.grant) // its broker refuses from now on, whoever reports the end
 	}
+	h.idle.ended(c.id, c.rw)
 	if !ours {
 		return false, false
 	}

@@ -92,6 +92,10 @@ func (h *Hub) hold(ctx context.Context, req hub.CredentialApproval) (hub.UseOutc
 		return hub.UseRefused, ""
 	}
 	defer h.uses.remove(ap.ID)
+	// A held use keeps its session from being stopped as idle: the use
+	// would fail with it.
+	h.idle.holding(req.WorkspaceID, true)
+	defer h.idle.holding(req.WorkspaceID, false)
 	// The owner may be away: the held use is a needsAnswer notification
 	// of the workspace, resolved however the wait ends.
 	h.push.announce(req.WorkspaceID, hub.Notification{ID: "credential-use:" + req.ID, SourceID: req.ID,

@@ -28,14 +28,21 @@ type env struct {
 	agent   *fakes.FakeAgent // "codex", whose logins the Hub manages
 	pusher  *fakes.Pusher
 	ann     hub.DeviceSession
+	cfg     service.Config // the Hub's, but for its cheap password
 }
 
 const home = "/home/ann"
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, service.Config{})
+}
+
+// newEnvWith is newEnv whose Hubs take cfg.
+func newEnvWith(t *testing.T, cfg service.Config) *env {
+	t.Helper()
 	fsys := fakes.NewFS(home)
-	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(),
+	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(), cfg: cfg,
 		clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend(), tools: fakes.NewToolProber(),
 		agent: fakes.NewFakeAgent("codex", "Codex"), pusher: fakes.NewPusher()}
@@ -49,7 +56,9 @@ func newEnv(t *testing.T) *env {
 // open builds a Hub over e's parts and recovers.
 func (e *env) open() {
 	e.t.Helper()
-	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher})
+	cfg := e.cfg
+	cfg.Password = cheap
+	h, err := service.New(cfg, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher})
 	if err != nil {
 		e.t.Fatal(err)
 	}

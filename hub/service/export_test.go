@@ -93,3 +93,9 @@ func PushObserved(h *Hub) []string {
 	}
 	return out
 }
+
+// LockWorkspace takes workspace id's lifecycle lock, as a start or stop in
+// flight holds it, until unlock is called.
+func LockWorkspace(ctx context.Context, h *Hub, id string) (unlock func(), err error) {
+	return h.wsLocks.Lock(ctx, id)
+}

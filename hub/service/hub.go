@@ -21,6 +21,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -68,6 +69,10 @@ type Config struct {
 	// FactsTimeout bounds how long the state waits for one workspace's
 	// facts before showing it without them. Default 2 s.
 	FactsTimeout time.Duration
+	// IdleStop, when positive, stops a running workspace session that
+	// has been idle that long (idlestop.go says what idle is); at least
+	// MinIdleStop. Zero, the default, never stops one.
+	IdleStop time.Duration
 	// PushHosts adds hosts (with their port, if any) that a push
 	// subscription's endpoint may name besides the real push services':
 	// a private push service, or a test's.
@@ -119,6 +124,7 @@ type Hub struct {
 	clones     cloneJobs             // the clone jobs, running and retained
 	accounts   *agentaccount.Manager // the agents' login runtimes and attempts
 	push       *pushEngine           // the push notifications (notify.go)
+	idle       *idleStopper          // stops idle sessions (idlestop.go)
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
@@ -127,7 +133,9 @@ type Hub struct {
 	// marks lock and device authentication's reloadMu are taken before
 	// commitMu (both write through the commit path). Each workspace
 	// lock serializes that workspace's lifecycle: start, stop, forget,
-	// renames and display-name changes.
+	// renames, display-name changes and idle stops. The idle stopper's
+	// lock is innermost but for the clock's: the broker's hooks and the
+	// commit path's changes take it, and it holds nothing else.
 	folderMu  sync.Mutex // serializes folder mutations
 	onboardMu sync.Mutex // serializes registrations, so minted ids cannot race
 	wsLocks   keylock.Locks
@@ -165,6 +173,9 @@ func New(cfg Config, p Ports) (*Hub, error) {
 	if p.Store == nil || p.Clock == nil || p.FS == nil || p.Git == nil || p.Backend == nil || p.Vault == nil || p.Tools == nil || p.AgentLogins == nil || p.Pusher == nil {
 		return nil, errors.New("service.New: every field of Ports is required")
 	}
+	if cfg.IdleStop < 0 || cfg.IdleStop > 0 && cfg.IdleStop < MinIdleStop {
+		return nil, fmt.Errorf("service.New: IdleStop must be 0 (off) or at least %v", MinIdleStop)
+	}
 	cfg = withDefaults(cfg)
 	h := &Hub{
 		cfg:        cfg,
@@ -184,7 +195,13 @@ func New(cfg Config, p Ports) (*Hub, error) {
 	}
 	h.bg, h.stopBG = context.WithCancel(context.Background())
 	h.push = newPushEngine(h, p.Pusher, notify.Allowlist{Extra: cfg.PushHosts})
-	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits, Presence: h.push.presenceChanged}, liveHost{h})
+	h.idle = newIdleStopper(h, cfg.IdleStop)
+	h.live = live.New(live.Config{Clock: p.Clock, Logger: cfg.Logger, Limits: cfg.LiveLimits,
+		Presence: func(user, ws string, open bool) {
+			h.push.presenceChanged(user, ws, open)
+			h.idle.streamChanged(ws, open)
+		},
+		Observed: h.idle.observed}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error

@@ -95,6 +95,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		return err
 	}
 	if h.workspaceSession(id) != nil {
+		h.idle.touch(id) // someone wants it running: its idle period starts over
 		return nil
 	}
 	h.mu.Lock()
@@ -328,6 +329,7 @@ func (h *Hub) SetDisplayName(ctx context.Context, id, name string) (hub.Workspac
 // work. The stopped workspaces keep their AutoStart mark, so the next Hub
 // on the same store starts them again. It does not close the ports.
 func (h *Hub) Close() error {
+	h.idle.close()
 	h.accounts.Close()
 	h.push.close()
 	h.closeClones()
@@ -362,9 +364,12 @@ func (h *Hub) Close() error {
 }
 
 // CheckRunning returns nil when the workspace's session runs, NotFound for
-// an unknown workspace and Unavailable for a stopped one.
+// an unknown workspace and Unavailable for a stopped one. The transport
+// asks it before forwarding a request to the session, so a running
+// session's idle period starts over (idlestop.go).
 func (h *Hub) CheckRunning(ctx context.Context, id string) error {
 	if h.workspaceSession(id) != nil {
+		h.idle.touch(id)
 		return nil
 	}
 	if _, err := h.workspace(ctx, id); err != nil {

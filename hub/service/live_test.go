@@ -36,7 +36,13 @@ type liveEnv struct {
 
 func newLiveEnv(t *testing.T) *liveEnv {
 	t.Helper()
-	e := newEnv(t)
+	return newLiveEnvWith(t, service.Config{})
+}
+
+// newLiveEnvWith is newLiveEnv whose Hubs take cfg.
+func newLiveEnvWith(t *testing.T, cfg service.Config) *liveEnv {
+	t.Helper()
+	e := newEnvWith(t, cfg)
 	app := e.register(e.repo("/home/ann/app"))
 	sess, id := e.login()
 	return &liveEnv{env: e, app: app, sess: sess, id: id}

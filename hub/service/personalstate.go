@@ -48,6 +48,7 @@ func (h *Hub) PatchPersonalState(ctx context.Context, caller hub.DeviceSession, 
 	case err != nil:
 		return hub.PersonalState{}, hub.Wrap(hub.Internal, err, "failed to persist personal state")
 	}
+	h.idle.touch(id) // a person moved about the workspace
 	return st, nil
 }
 
@@ -59,5 +60,6 @@ func (h *Hub) AcknowledgeActivity(ctx context.Context, caller hub.DeviceSession,
 		return err
 	}
 	h.live.Acknowledge(ctx, caller.User, id)
+	h.idle.touch(id) // a person has the workspace's chat in view
 	return nil
 }
