@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // ParsePublicURL reads a public URL (Config.PublicURL): http or https,
@@ -18,7 +19,7 @@ func ParsePublicURL(s string) (*url.URL, error) {
 	if err := checkPublicURL(u); err != nil {
 		return nil, err
 	}
-	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+	return &url.URL{Scheme: u.Scheme, Host: strings.ToLower(u.Host)}, nil
 }
 
 func checkPublicURL(u *url.URL) error {
