@@ -33,7 +33,9 @@ func (a *api) cookieName(r *http.Request) string { return portCookieName(r, "hub
 
 // deviceCookieName returns the device cookie name for a request, by the
 // session cookie's rule: wharf_device or wharf_device_<port>.
-func (a *api) deviceCookieName(r *http.Request) string { return portCookieName(r, "device", a.isHTTPS(r)) }
+func (a *api) deviceCookieName(r *http.Request) string {
+	return portCookieName(r, "device", a.isHTTPS(r))
+}
 
 // portCookieName returns <prefix>_<kind>, with _<port> unless the
 // request's Host names the scheme's default port.
