@@ -313,7 +313,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	fmt.Fprintln(stdout, url)
-	log.Info("serving", "url", url, "state", d.Root(), "version", version())
+	log.Info("serving", "url", url, "listen", ln.Addr().String(), "state", d.Root(), "version", version())
 	return d.Serve(ctx, ln, nil)
 }
 
