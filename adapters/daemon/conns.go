@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
+	"time"
 )
 
 // Connection bounds. Each connection costs a descriptor and a goroutine
@@ -25,17 +27,20 @@ const (
 type connLimiter struct {
 	max, perClient int
 	exempt         func(netip.Addr) bool // peers not capped per address (trusted proxies)
+	log            *slog.Logger
+	now            func() time.Time
 
 	mu      sync.Mutex
 	total   int
 	byPeer  map[netip.Prefix]int
 	states  map[net.Conn]http.ConnState
 	closing bool
+	refusal refusalLog
 }
 
-func newConnLimiter(max, perClient int, exempt func(netip.Addr) bool) *connLimiter {
-	return &connLimiter{max: max, perClient: perClient, exempt: exempt,
-		byPeer: map[netip.Prefix]int{}, states: map[net.Conn]http.ConnState{}}
+func newConnLimiter(max, perClient int, exempt func(netip.Addr) bool, log *slog.Logger, now func() time.Time) *connLimiter {
+	return &connLimiter{max: max, perClient: perClient, exempt: exempt, log: log, now: now,
+		byPeer: map[netip.Prefix]int{}, states: map[net.Conn]http.ConnState{}, refusal: newRefusalLog()}
 }
 
 // clientKey is the address block a connection is counted under.
@@ -65,28 +70,34 @@ func (ln limitedListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ln.l.admit(c) {
+		ok, report := ln.l.admit(c)
+		if ok {
 			return &limitedConn{Conn: c, l: ln.l}, nil
 		}
 		c.Close()
+		report()
 	}
 }
 
-func (l *connLimiter) admit(c net.Conn) bool {
-	key, ok := clientKey(c.RemoteAddr())
+// admit counts c in if it is under the caps. A refused connection comes
+// with report, to call once c is closed and outside the lock: it logs
+// the refusal when it begins an episode (refusals.go).
+func (l *connLimiter) admit(c net.Conn) (ok bool, report func()) {
+	key, hasKey := clientKey(c.RemoteAddr())
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := l.now()
 	if l.total >= l.max {
-		return false
+		return false, l.refusal.begin(totalKey, now, func() { l.logTotalRefusal() })
 	}
-	if ok && !l.exempt(key.Addr()) {
+	if hasKey && !l.exempt(key.Addr()) {
 		if l.byPeer[key] >= l.perClient {
-			return false
+			return false, l.refusal.begin(key, now, func() { l.logClientRefusal(key) })
 		}
 		l.byPeer[key]++
 	}
 	l.total++
-	return true
+	return true, nil
 }
 
 // limitedConn gives its place back once, when closed.
@@ -102,10 +113,12 @@ func (c *limitedConn) Close() error {
 		l := c.l
 		l.mu.Lock()
 		l.total--
+		l.refusal.end(totalKey)
 		if ok && !l.exempt(key.Addr()) {
 			if l.byPeer[key]--; l.byPeer[key] <= 0 {
 				delete(l.byPeer, key)
 			}
+			l.refusal.end(key)
 		}
 		l.mu.Unlock()
 	})

@@ -19,10 +19,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"slices"
 	"time"
@@ -64,8 +66,18 @@ type Config struct {
 	// examples/embed do).
 	SessionCommand []string
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
-	// the client (httpapi.Options.TrustedProxies).
+	// the client (httpapi.Options.TrustedProxies): the login limits count
+	// the forwarded client, and a proxy's connections are capped only in
+	// total, its clients' requests per forwarded client (requests.go).
 	TrustedProxies []netip.Prefix
+	// PublicURL, when set, is the address people type to reach the Hub
+	// through a reverse proxy, https://hub.example.ts.net (ParsePublicURL
+	// checks one): its host is allowed, and a request naming it gets its
+	// scheme's cookies, HSTS and same-origin rule
+	// (httpapi.Options.PublicURL). The proxy's own address belongs in
+	// TrustedProxies; wharf serve --public-url puts loopback there when it
+	// listens on loopback, where only local processes can connect.
+	PublicURL *url.URL
 	// TLS, when set, is the configuration of the listener Serve is given
 	// (Serve wraps it); nil serves plain HTTP.
 	TLS *tls.Config
@@ -143,11 +155,17 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("daemon: no state directory")
 	}
+	if cfg.PublicURL != nil {
+		if err := checkPublicURL(cfg.PublicURL); err != nil {
+			return nil, fmt.Errorf("daemon: public URL %w", err)
+		}
+	}
 	d := &Daemon{cfg: cfg, log: slog.New(slog.DiscardHandler)}
 	if cfg.Logger != nil {
 		// Repeated warnings that clients can cause are throttled, so
 		// nobody floods the operator's log (logthrottle.go).
-		d.log = slog.New(newThrottle(cfg.Logger.Handler(), time.Now))
+		// Failures that are a client's leaving are no warnings (cancel.go).
+		d.log = slog.New(demoteCancelled{newThrottle(cfg.Logger.Handler(), time.Now)})
 	}
 	defer func() {
 		if err != nil {
@@ -218,6 +236,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	// gets the GET and HEAD requests outside /api/ and /s/.
 	d.handler = httpapi.NewHandler(httpapi.ServicesOf(d.hub), httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
 		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...),
+		PublicURL:    cfg.PublicURL,
 		Pages:        web.NewHandler()})
 	return d, nil
 }
@@ -275,7 +294,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 	}
 	conns := newConnLimiter(max, perClient, func(a netip.Addr) bool {
 		return slices.ContainsFunc(d.cfg.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(a) })
-	})
+	}, d.log, time.Now)
 	ln = limitedListener{Listener: ln, l: conns}
 	if d.cfg.TLS != nil {
 		ln = tls.NewListener(ln, d.cfg.TLS)
@@ -290,7 +309,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ConnState:         conns.track,
-		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(serverLog{d.log}, "", 0),
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

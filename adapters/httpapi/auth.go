@@ -24,21 +24,28 @@ func isHTTPS(r *http.Request) bool {
 // the scheme's default port, wharf_hub_<port> at any other port of the
 // request's Host. Cookies are not isolated by port, so two Hubs on one
 // host would otherwise overwrite each other's sessions.
-func CookieName(r *http.Request) string { return portCookieName(r, "hub") }
+// (A Hub with a public URL names its cookies by api.cookieName, which
+// also knows the public URL's scheme.)
+func CookieName(r *http.Request) string { return portCookieName(r, "hub", isHTTPS(r)) }
+
+// cookieName is CookieName with the public URL's scheme.
+func (a *api) cookieName(r *http.Request) string { return portCookieName(r, "hub", a.isHTTPS(r)) }
 
 // deviceCookieName returns the device cookie name for a request, by the
 // session cookie's rule: wharf_device or wharf_device_<port>.
-func deviceCookieName(r *http.Request) string { return portCookieName(r, "device") }
+func (a *api) deviceCookieName(r *http.Request) string {
+	return portCookieName(r, "device", a.isHTTPS(r))
+}
 
 // portCookieName returns <prefix>_<kind>, with _<port> unless the
 // request's Host names the scheme's default port.
-func portCookieName(r *http.Request, kind string) string {
+func portCookieName(r *http.Request, kind string, https bool) string {
 	name := CookiePrefix + "_" + kind
 	_, port, err := net.SplitHostPort(r.Host)
 	if err != nil || port == "" {
 		return name
 	}
-	if (port == "443" && isHTTPS(r)) || (port == "80" && !isHTTPS(r)) {
+	if (port == "443" && https) || (port == "80" && !https) {
 		return name
 	}
 	return name + "_" + port
@@ -57,16 +64,16 @@ func cookieValue(r *http.Request, name string) string {
 // deviceSessionCookie returns the value of this port's session cookie, or "".
 // A cookie under another port's name, or a bare name at a non-default port,
 // is ignored.
-func deviceSessionCookie(r *http.Request) string { return cookieValue(r, CookieName(r)) }
+func (a *api) deviceSessionCookie(r *http.Request) string { return cookieValue(r, a.cookieName(r)) }
 
-func setDeviceSessionCookie(w http.ResponseWriter, r *http.Request, id string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: id, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
+func (a *api) setDeviceSessionCookie(w http.ResponseWriter, r *http.Request, id string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: a.cookieName(r), Value: id, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: a.isHTTPS(r)})
 }
 
-func clearDeviceSessionCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName(r), Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
+func (a *api) clearDeviceSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: a.cookieName(r), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: a.isHTTPS(r)})
 }
 
 // The device cookie holds the device token a successful login issues
@@ -78,11 +85,11 @@ func clearDeviceSessionCookie(w http.ResponseWriter, r *http.Request) {
 const deviceCookiePath = "/login"
 
 // deviceCookie returns the value of this port's device cookie, or "".
-func deviceCookie(r *http.Request) string { return cookieValue(r, deviceCookieName(r)) }
+func (a *api) deviceCookie(r *http.Request) string { return cookieValue(r, a.deviceCookieName(r)) }
 
-func setDeviceCookie(w http.ResponseWriter, r *http.Request, token string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{Name: deviceCookieName(r), Value: token, Path: deviceCookiePath, MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r)})
+func (a *api) setDeviceCookie(w http.ResponseWriter, r *http.Request, token string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: a.deviceCookieName(r), Value: token, Path: deviceCookiePath, MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: a.isHTTPS(r)})
 }
 
 // bearerToken returns the credential of an "Authorization: Bearer" header
@@ -102,7 +109,7 @@ func (a *api) authenticate(r *http.Request) (s hub.DeviceSession, viaCookie bool
 		s, err = a.auth.Authenticate(r.Context(), token)
 		return s, false, err
 	}
-	if id := deviceSessionCookie(r); id != "" {
+	if id := a.deviceSessionCookie(r); id != "" {
 		s, err = a.auth.Authenticate(r.Context(), id)
 		return s, true, err
 	}

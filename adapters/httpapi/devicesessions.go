@@ -43,7 +43,7 @@ type deviceSessionList struct {
 // sets the session cookie and a fresh device cookie. A 429 says how long
 // to wait in Retry-After when the core knows.
 func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) error {
-	if !sameOrigin(r) {
+	if !a.sameOrigin(r) {
 		return hub.Errorf(hub.Forbidden, "cross-origin login rejected")
 	}
 	addr := a.clientAddr(r)
@@ -56,14 +56,14 @@ func (a *api) handleLogin(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return err
 	}
 	res, err := a.auth.Login(r.Context(), hub.LoginRequest{Name: req.Name, Password: req.Password,
-		DeviceLabel: req.DeviceLabel, UserAgent: r.UserAgent(), ClientAddr: addr, DeviceToken: deviceCookie(r)})
+		DeviceLabel: req.DeviceLabel, UserAgent: r.UserAgent(), ClientAddr: addr, DeviceToken: a.deviceCookie(r)})
 	if err != nil {
 		setRetryAfter(w, err)
 		return err
 	}
-	setDeviceSessionCookie(w, r, res.SessionID, int(a.auth.DeviceSessionLifetime().Seconds()))
+	a.setDeviceSessionCookie(w, r, res.SessionID, int(a.auth.DeviceSessionLifetime().Seconds()))
 	if res.DeviceToken != "" {
-		setDeviceCookie(w, r, res.DeviceToken, int(a.auth.DeviceTokenLifetime().Seconds()))
+		a.setDeviceCookie(w, r, res.DeviceToken, int(a.auth.DeviceTokenLifetime().Seconds()))
 	}
 	writeJSON(w, http.StatusOK, loginResponse{SessionID: res.SessionID, User: res.Session.User})
 	return nil
@@ -113,7 +113,7 @@ func (a *api) handleRevokeDeviceSession(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	if current && c.viaCookie {
-		clearDeviceSessionCookie(w, r)
+		a.clearDeviceSessionCookie(w, r)
 	}
 	writeJSON(w, http.StatusOK, revocationResult{Revoked: true, Current: &current})
 	return nil

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -29,8 +30,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := httpjson.StatusOf(err)
 	body := errorBody{Error: hub.MessageOf(err)}
 	if body.Error == "" || status == http.StatusInternalServerError {
-		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
-			slog.String("method", r.Method), slog.String("route", r.Pattern), slog.String("error", err.Error()))
+		a.logFailure(r, "request failed", err)
 	}
 	if body.Error == "" {
 		body.Error = http.StatusText(status)
@@ -47,6 +47,29 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Field = e.Details.Field
 	}
 	writeJSON(w, status, body)
+}
+
+// logFailure logs err, the cause of a failed request, at ERROR under the
+// request's operation and route pattern (never its URL, whose query may
+// hold what a client should not see logged). A failure the client caused
+// by leaving (its request's context ended, or the core saw the
+// cancellation and wrapped it) is no fault of the Hub's: it is logged at
+// DEBUG, so an operator's ERROR lines stay the ones to act on.
+func (a *api) logFailure(r *http.Request, msg string, err error) {
+	level := slog.LevelError
+	if clientGone(r, err) {
+		level = slog.LevelDebug
+	}
+	a.log.LogAttrs(r.Context(), level, msg, slog.String("op", a.opOf(r)), slog.String("method", r.Method),
+		slog.String("route", r.Pattern), slog.String("error", err.Error()))
+}
+
+// clientGone reports whether err is, or came of, r's client leaving: a
+// cancellation, or any failure once the request's context has ended. (A
+// request's context ends when its client disconnects or the server shuts
+// down; a deadline of the Hub's own is not a cancellation.)
+func clientGone(r *http.Request, err error) bool {
+	return errors.Is(err, context.Canceled) || r.Context().Err() != nil
 }
 
 // writeJSON answers v as JSON. Every JSON answer of the API is no-store:

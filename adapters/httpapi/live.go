@@ -34,7 +34,7 @@ const (
 // happens before the first byte; after it, failures end the stream, which
 // the client answers by reconnecting with its cursors.
 func (a *api) handleLive(w http.ResponseWriter, r *http.Request, c caller) error {
-	if c.viaCookie && !sameOrigin(r) {
+	if c.viaCookie && !a.sameOrigin(r) {
 		return hub.Errorf(hub.Forbidden, "cross-origin request rejected")
 	}
 	q := r.URL.Query()

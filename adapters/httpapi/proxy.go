@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -51,9 +53,36 @@ func (a *api) newProxy() *httputil.ReverseProxy {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if clientGone(r, err) {
+				a.logFailure(r, "workspace session request abandoned by its client", err)
+				return // nobody is left to answer
+			}
 			a.writeError(w, r, hub.Wrap(hub.Unavailable, err, "workspace session unreachable"))
 		},
+		// Without it the proxy writes to the standard logger, outside the
+		// operator's format and level.
+		ErrorLog: log.New(proxyLog{a.log}, "", 0),
 	}
+}
+
+// proxyLog puts the lines the reverse proxy logs itself (a response
+// body that failed mid-copy) into the Hub's log under the proxy's route.
+// Those lines carry no request; one that says the copy was cancelled is
+// the client's leaving and goes to DEBUG, any other to WARN.
+type proxyLog struct{ log *slog.Logger }
+
+// proxyPattern is the pattern of the proxy's route in routes().
+const proxyPattern = "/s/{workspaceId}/"
+
+func (p proxyLog) Write(b []byte) (int, error) {
+	msg := strings.TrimSpace(string(b))
+	level := slog.LevelWarn
+	if strings.Contains(msg, context.Canceled.Error()) {
+		level = slog.LevelDebug
+	}
+	p.log.LogAttrs(context.Background(), level, "workspace session response failed", slog.String("op", "-"),
+		slog.String("route", proxyPattern), slog.String("error", msg))
+	return len(b), nil
 }
 
 // handleProxy forwards a request to the workspace's child; a stopped

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"path"
 	"sort"
 	"strings"
@@ -33,6 +34,12 @@ type Options struct {
 	// public names behind a proxy, the names of its TLS certificate. Any
 	// other name answers 421 (see host.go). Default none.
 	AllowedHosts []string
+	// PublicURL, when set, is the address people reach the Hub by through
+	// a reverse proxy (scheme and host, no path): its host is allowed,
+	// and a request naming it is known to have come over its scheme, which
+	// the cookies, HSTS and the same-origin check follow (publicurl.go).
+	// Default none.
+	PublicURL *url.URL
 	// Pages, when set, serves the GET and HEAD requests for paths outside
 	// the API (/api/... and /s/...): the browser dashboard's pages and
 	// assets (adapters/web), including GET /login, whose POST is the
@@ -149,7 +156,7 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/chat/conversations/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/chat/conversations/{conversationId}/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/activity", "", public, handleRetired},
-		{anyMethod, "/s/{workspaceId}/", "", authenticated, a.handleProxy},
+		{anyMethod, proxyPattern, "", authenticated, a.handleProxy},
 	}
 }
 
@@ -187,6 +194,8 @@ type api struct {
 	exact         map[string]http.Handler // the routes without wildcards, by path
 	proxies       []netip.Prefix
 	hosts         map[string]struct{} // Options.AllowedHosts, normalized
+	public        publicURL           // Options.PublicURL
+	ops           map[string]string   // operation ids by method and pattern, for the logs
 	pages         http.Handler        // Options.Pages
 }
 
@@ -195,13 +204,19 @@ type api struct {
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
 	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
-		hosts: normalizeHosts(opts.AllowedHosts), pages: opts.Pages}
+		hosts: normalizeHosts(opts.AllowedHosts), public: newPublicURL(opts.PublicURL), ops: map[string]string{}, pages: opts.Pages}
+	if opts.PublicURL != nil {
+		for name := range normalizeHosts([]string{opts.PublicURL.Host}) {
+			a.hosts[name] = struct{}{}
+		}
+	}
 	a.proxy = a.newProxy()
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	byPattern := map[string]map[string]route{}
 	for _, rt := range a.routes() {
+		a.ops[rt.method+" "+rt.pattern] = rt.op
 		if byPattern[rt.pattern] == nil {
 			byPattern[rt.pattern] = map[string]route{}
 		}
@@ -249,7 +264,7 @@ func (a *api) dispatch(methods map[string]route) http.Handler {
 				a.writeError(w, r, err)
 				return
 			}
-			if c.viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+			if c.viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && !a.sameOrigin(r) {
 				writeStatus(w, http.StatusForbidden, "cross-origin request rejected")
 				return
 			}
@@ -275,20 +290,20 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(p)
 			}
 			a.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
-				slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("panic", p))
+				slog.String("op", a.opOf(r)), slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("panic", p))
 			if sw.status == 0 {
 				writeStatus(sw, http.StatusInternalServerError, "internal error")
 			}
 		}
 		if debug {
 			a.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
-				slog.String("method", r.Method), slog.String("route", r.Pattern),
+				slog.String("op", a.opOf(r)), slog.String("method", r.Method), slog.String("route", r.Pattern),
 				slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
 		}
 	}()
 	h := sw.Header()
 	h["X-Content-Type-Options"] = headerNosniff
-	if r.TLS != nil {
+	if r.TLS != nil || (a.public.https && a.public.names(r.Host)) {
 		h["Strict-Transport-Security"] = headerHSTS
 	}
 	if !a.hostAllowed(r.Host) {
@@ -312,6 +327,20 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mux.ServeHTTP(sw, r)
+}
+
+// opOf names the operation of a routed request for the logs: its
+// operationId, or "-" for a route outside the contract (the workspace
+// proxy, the retired stream routes) or no route at all.
+func (a *api) opOf(r *http.Request) string {
+	op, ok := a.ops[r.Method+" "+r.Pattern]
+	if !ok {
+		op = a.ops[anyMethod+" "+r.Pattern]
+	}
+	if op == "" {
+		return "-"
+	}
+	return op
 }
 
 // statusWriter records the status of a response for the request log.

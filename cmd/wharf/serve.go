@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,7 @@ type serveFlags struct {
 	trustedProxies                                         []netip.Prefix
 	publicHosts                                            []string
 	agents                                                 map[string][]string
+	publicURL                                              *url.URL
 
 	fs   *flag.FlagSet     // the parsed flags, for --print-config
 	from map[string]origin // where each flag's value came from
@@ -81,6 +83,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&f.idleStop, "idle-stop", 0, "stop a workspace session idle this `long`: no live stream on its "+
 		"workspace, no agent turn or background work, nothing awaiting an answer (0: never; else at least 1m)")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective settings, each with where it came from, and exit")
+	fs.Var(urlValue{&f.publicURL}, "public-url", "the `URL` people type to reach the Hub through a reverse proxy (https://hub.example.ts.net): "+
+		"allows its host, gives its requests its scheme (Secure cookies, HSTS, the origin check) and, when listening on "+
+		"loopback, trusts the local proxy's X-Forwarded-For, so clients keep their own request caps and login limits")
 	from, err := parseWithEnv(fs, args, getenv, []string{"agent"}, nil)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,8 +131,40 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return f, usagef("serve: refusing to listen on %s without TLS: pass --tls-cert and --tls-key, "+
 			"or bind a loopback address behind your own HTTPS proxy (--allow-insecure-http overrides)", f.listen)
 	}
+	if f.publicURL != nil && len(f.trustedProxies) == 0 {
+		switch {
+		case isLoopback(host):
+			// Only local processes can connect, and the proxy is one.
+			f.trustedProxies = loopbackPrefixes
+			f.from["trusted-proxies"] = "implied by --public-url on a loopback --listen"
+		case f.tlsCert == "":
+			return f, usagef("serve: --public-url with --listen %s, which is not loopback: name the reverse proxy's "+
+				"addresses with --trusted-proxies (or listen on 127.0.0.1 with the proxy on this machine)", f.listen)
+		}
+		// With its own TLS on a public address the Hub is reached
+		// directly: no proxy to trust.
+	}
 	return f, nil
 }
+
+// urlValue is --public-url.
+type urlValue struct{ u **url.URL }
+
+func (v urlValue) String() string {
+	if v.u == nil || *v.u == nil {
+		return ""
+	}
+	return (*v.u).String()
+}
+
+func (v urlValue) Set(s string) (err error) {
+	*v.u, err = daemon.ParsePublicURL(s)
+	return err
+}
+
+// loopbackPrefixes are the peers --public-url trusts on a loopback
+// listener.
+var loopbackPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 // parseAgent reads an --agent value: ID=COMMAND, the command a JSON array
 // of strings or words split at spaces. The id holds no ':' (it names
@@ -242,6 +279,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Hub:            service.Config{Version: version(), DeviceSessionLifetime: f.sessionLifetime, PushHosts: f.pushHosts, IdleStop: f.idleStop},
 		Logger:         log,
 		TrustedProxies: f.trustedProxies,
+		PublicURL:      f.publicURL,
 		TLS:            tlsConfig,
 		PublicHosts:    append(f.publicHosts, listenHost(f.listen)),
 		AgentCommands:  f.agents,
@@ -271,13 +309,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		host = a.IP.String()
 	}
 	url := scheme + "://" + net.JoinHostPort(host, port) + "/"
+	if f.publicURL != nil {
+		url = f.publicURL.String() + "/" // what people type, not the proxy's upstream
+	}
 
 	if err := firstUser(ctx, d.Hub(), getenv, url, d.Root(), stderr); err != nil {
 		ln.Close()
 		return err
 	}
 	fmt.Fprintln(stdout, url)
-	log.Info("serving", "url", url, "state", d.Root(), "version", version())
+	log.Info("serving", "url", url, "listen", ln.Addr().String(), "state", d.Root(), "version", version())
 	return d.Serve(ctx, ln, nil)
 }
 
