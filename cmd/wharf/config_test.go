@@ -45,6 +45,9 @@ func TestEveryServeFlagHasItsEnvironmentVariable(t *testing.T) {
 			is.Equal(f.agents, map[string][]string{"x": {"prog", "--acp"}, "y": {"my agent", "--stdio"}})
 		}},
 		{"WHARF_IDLE_STOP", "2h", func(is *is.I, f serveFlags) { is.Equal(f.idleStop, 2*time.Hour) }},
+		{"WHARF_PUBLIC_URL", "https://Hub.Example.ts.net", func(is *is.I, f serveFlags) {
+			is.Equal(f.publicURL.String(), "https://hub.example.ts.net")
+		}},
 		{"WHARF_PRINT_CONFIG", "1", func(is *is.I, f serveFlags) { is.True(f.printConfig) }},
 	}
 	seen := map[string]bool{}
