@@ -40,6 +40,10 @@ type Options struct {
 	// the cookies, HSTS and the same-origin check follow (publicurl.go).
 	// Default none.
 	PublicURL *url.URL
+	// MaxRequestsPerForwardedClient bounds the requests one client behind
+	// a trusted proxy has in flight at once; beyond it the Hub answers 429
+	// (inflight.go). Default DefaultMaxRequestsPerForwardedClient.
+	MaxRequestsPerForwardedClient int
 	// Pages, when set, serves the GET and HEAD requests for paths outside
 	// the API (/api/... and /s/...): the browser dashboard's pages and
 	// assets (adapters/web), including GET /login, whose POST is the
@@ -195,6 +199,7 @@ type api struct {
 	proxies       []netip.Prefix
 	hosts         map[string]struct{} // Options.AllowedHosts, normalized
 	public        publicURL           // Options.PublicURL
+	forwarded     *forwardedLimiter   // requests in flight per client behind a trusted proxy
 	ops           map[string]string   // operation ids by method and pattern, for the logs
 	pages         http.Handler        // Options.Pages
 }
@@ -204,7 +209,8 @@ type api struct {
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
 	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
-		hosts: normalizeHosts(opts.AllowedHosts), public: newPublicURL(opts.PublicURL), ops: map[string]string{}, pages: opts.Pages}
+		hosts: normalizeHosts(opts.AllowedHosts), public: newPublicURL(opts.PublicURL), ops: map[string]string{}, pages: opts.Pages,
+		forwarded: newForwardedLimiter(opts.MaxRequestsPerForwardedClient)}
 	if opts.PublicURL != nil {
 		for name := range normalizeHosts([]string{opts.PublicURL.Host}) {
 			a.hosts[name] = struct{}{}
@@ -310,6 +316,11 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(sw, http.StatusMisdirectedRequest, "misdirected request: this Hub does not answer for that host name")
 		return
 	}
+	release, ok := a.admitForwarded(sw, r)
+	if !ok {
+		return
+	}
+	defer release()
 	if p := r.URL.Path; p == "" || p[0] != '/' || (p != "/" && (path.Clean(p) != p)) {
 		writeStatus(sw, http.StatusNotFound, "not found")
 		return
