@@ -87,10 +87,10 @@ func (o *observer) Route(method, pattern string) httpapi.RequestRecorder {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.routes = append(o.routes, method+" "+pattern)
-	return recorder{o, method, pattern}
+	return recorder{o, method, pattern}.record
 }
 
-func (r recorder) Record(status int, took time.Duration) {
+func (r recorder) record(status int, took time.Duration) {
 	r.o.mu.Lock()
 	defer r.o.mu.Unlock()
 	r.o.recorded = append(r.o.recorded, observedRequest{r.method, r.pattern, status})
