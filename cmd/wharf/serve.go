@@ -37,6 +37,7 @@ type serveFlags struct {
 	trustedProxies                              []netip.Prefix
 	publicHosts                                 []string
 	agents                                      map[string][]string
+	metricsListen                               string
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
@@ -93,6 +94,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		f.agents[id] = cmd
 		return nil
 	})
+	fs.StringVar(&f.metricsListen, "metrics-listen", "", "`address` to serve Prometheus metrics (/metrics) and the probes "+
+		"(/healthz, /readyz) on; off by default; non-loopback needs TLS (served with --tls-cert)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, err
@@ -128,6 +131,18 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if f.tlsCert == "" && !f.allowInsecureHTTP && !isLoopback(host) {
 		return f, usagef("serve: refusing to listen on %s without TLS: pass --tls-cert and --tls-key, "+
 			"or bind a loopback address behind your own HTTPS proxy (--allow-insecure-http overrides)", f.listen)
+	}
+	if f.metricsListen != "" {
+		mhost, _, err := net.SplitHostPort(f.metricsListen)
+		if err != nil {
+			return f, usagef("serve: --metrics-listen %q: %v", f.metricsListen, err)
+		}
+		// Metrics need no session: off loopback, only over TLS (and no
+		// --allow-insecure-http for them; nothing is gained by it).
+		if f.tlsCert == "" && !isLoopback(mhost) {
+			return f, usagef("serve: refusing metrics on %s without TLS: bind a loopback address (127.0.0.1:9464), "+
+				"or pass --tls-cert and --tls-key to serve them over HTTPS", f.metricsListen)
+		}
 	}
 	return f, nil
 }
@@ -240,6 +255,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PushContact:    f.pushContact,
 		PushCAFile:     f.pushCAFile,
 		Adapt:          adapt,
+		Metrics:        f.metricsListen != "",
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -263,10 +279,36 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	url := scheme + "://" + net.JoinHostPort(host, port) + "/"
 
+	var mln net.Listener
+	if f.metricsListen != "" {
+		if mln, err = net.Listen("tcp", f.metricsListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: --metrics-listen: %v", err)
+		}
+	}
 	if err := firstUser(ctx, d.Hub(), getenv, url, d.Root(), stderr); err != nil {
 		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		return err
 	}
+	// The metrics listener outlives the API's graceful shutdown, so its
+	// /readyz answers 503 while the requests in flight end.
+	metricsDone := make(chan struct{})
+	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+	if mln != nil {
+		log.Info("serving metrics", "url", scheme+"://"+mln.Addr().String()+"/metrics")
+		go func() {
+			defer close(metricsDone)
+			if err := d.ServeMetrics(mctx, mln); err != nil {
+				log.Error("metrics are no longer served", "err", err)
+			}
+		}()
+	} else {
+		close(metricsDone)
+	}
+	defer func() { stopMetrics(); <-metricsDone }()
 	fmt.Fprintln(stdout, url)
 	log.Info("serving", "url", url, "state", d.Root(), "version", version())
 	return d.Serve(ctx, ln, nil)
