@@ -36,6 +36,7 @@ import (
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/adapters/keyvault"
 	"github.com/wharfhub/wharf/adapters/local"
+	"github.com/wharfhub/wharf/adapters/metrics"
 	"github.com/wharfhub/wharf/adapters/osfs"
 	"github.com/wharfhub/wharf/adapters/sqlite"
 	"github.com/wharfhub/wharf/adapters/statedir"
@@ -121,6 +122,10 @@ type Config struct {
 	// picks DefaultReadTimeout. A handler that takes a larger body moves
 	// its own deadline (http.ResponseController.SetReadDeadline).
 	ReadTimeout time.Duration
+	// Metrics turns the Prometheus metrics on (metrics.go): requests by
+	// route, the store's transactions and the Hub's snapshot, served by
+	// ServeMetrics. Off, nothing is counted but the Hub's own counters.
+	Metrics bool
 }
 
 // Bounds of every request the server reads. The live stream's long
@@ -145,6 +150,7 @@ type Daemon struct {
 	git     *gitexec.Runner
 	hub     *service.Hub
 	handler http.Handler
+	metrics *metrics.Metrics // nil unless Config.Metrics
 }
 
 // Open builds the Hub over the real adapters in cfg.StateDir, recovers
@@ -217,6 +223,11 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}
+	if cfg.Metrics {
+		// Around whatever store Adapt left: the one the Hub uses.
+		d.metrics = metrics.New()
+		ports.Store = d.metrics.Store(ports.Store)
+	}
 	hcfg := cfg.Hub
 	if hcfg.Logger == nil {
 		hcfg.Logger = d.log
@@ -234,10 +245,15 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	}
 	// The browser dashboard is a client of the API like any other; it
 	// gets the GET and HEAD requests outside /api/ and /s/.
-	d.handler = httpapi.NewHandler(httpapi.ServicesOf(d.hub), httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
+	opts := httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
 		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...),
 		PublicURL:    cfg.PublicURL,
-		Pages:        web.NewHandler()})
+		Pages:        web.NewHandler()}
+	if d.metrics != nil {
+		d.metrics.Observe(d.hub)
+		opts.Requests = d.metrics
+	}
+	d.handler = httpapi.NewHandler(httpapi.ServicesOf(d.hub), opts)
 	return d, nil
 }
 
@@ -319,6 +335,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 	case <-ctx.Done():
 	}
 	d.log.Info("shutting down")
+	d.hub.Drain() // /readyz answers 503 from now on, on every listener
 	endStreams()
 	conns.closeQuiet()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -50,6 +50,10 @@ type Options struct {
 	// API's. It gets them after the Host check and with nosniff (and HSTS)
 	// set, and sets its own other headers.
 	Pages http.Handler
+	// Requests, when set, records every request by route, status and
+	// duration (health.go): the request metrics. Default none, which
+	// costs nothing.
+	Requests RequestObserver
 }
 
 // anyMethod routes every method of a pattern to one handler.
@@ -161,6 +165,10 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/chat/conversations/{conversationId}/events", "", public, handleRetired},
 		{"GET", "/s/{workspaceId}/api/activity", "", public, handleRetired},
 		{anyMethod, proxyPattern, "", authenticated, a.handleProxy},
+
+		// Wharf's diagnostics, documented as extensions (health.go).
+		{"GET", healthPath, "wharfHealth", public, a.handleHealth},
+		{"GET", readyPath, "wharfReady", public, a.handleReady},
 	}
 }
 
@@ -192,6 +200,7 @@ type api struct {
 	worktrees     WorktreeService
 	accounts      AgentAccountService
 	notifications NotificationService
+	health        HealthService
 	proxy         *httputil.ReverseProxy
 	log           *slog.Logger
 	mux           *http.ServeMux
@@ -202,13 +211,18 @@ type api struct {
 	forwarded     *forwardedLimiter   // requests in flight per client behind a trusted proxy
 	ops           map[string]string   // operation ids by method and pattern, for the logs
 	pages         http.Handler        // Options.Pages
+	// The recorders of the requests no route takes (health.go); nil
+	// without Options.Requests.
+	timed                          bool // Options.Requests is set
+	pagesRec, misdirected, nowhere RequestRecorder
+	probes                         map[string]http.Handler // the probes, served before the Host check
 }
 
 // NewHandler returns the HTTP handler of the Hub API over s, every
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, health: s.Health, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), public: newPublicURL(opts.PublicURL), ops: map[string]string{}, pages: opts.Pages,
 		forwarded: newForwardedLimiter(opts.MaxRequestsPerForwardedClient)}
 	if opts.PublicURL != nil {
@@ -228,11 +242,20 @@ func NewHandler(s Services, opts Options) http.Handler {
 		}
 		byPattern[rt.pattern][rt.method] = rt
 	}
+	if o := opts.Requests; o != nil {
+		a.timed = true
+		a.pagesRec, a.misdirected, a.nowhere = o.Route(methodOther, patternPages), o.Route(methodOther, patternMisdirected),
+			o.Route(methodOther, patternUnmatched)
+	}
+	a.probes = map[string]http.Handler{}
 	for pattern, methods := range byPattern {
-		h := a.dispatch(methods)
+		h := a.dispatch(methods, newRecorders(opts.Requests, pattern, methods))
 		a.mux.Handle(pattern, h)
 		if !strings.ContainsAny(pattern, "{") && !strings.HasSuffix(pattern, "/") {
 			a.exact[pattern] = h
+		}
+		if pattern == healthPath || pattern == readyPath {
+			a.probes[pattern] = h
 		}
 	}
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -245,7 +268,7 @@ func NewHandler(s Services, opts Options) http.Handler {
 // patterns, because ServeMux would also serve HEAD on GET routes and answer
 // other methods in plain text; the spec wants 405 as JSON, HEAD only where
 // documented.
-func (a *api) dispatch(methods map[string]route) http.Handler {
+func (a *api) dispatch(methods map[string]route, recs *recorders) http.Handler {
 	allowed := make([]string, 0, len(methods))
 	for m := range methods {
 		allowed = append(allowed, m)
@@ -256,6 +279,12 @@ func (a *api) dispatch(methods map[string]route) http.Handler {
 		rt, ok := methods[r.Method]
 		if !ok {
 			rt, ok = methods[anyMethod]
+		}
+		if sw, isSW := w.(*statusWriter); isSW && recs != nil {
+			sw.rec = recs.other
+			if ok {
+				sw.rec = recs.of(r.Method)
+			}
 		}
 		if !ok {
 			w.Header().Set("Allow", allow)
@@ -286,10 +315,10 @@ func (a *api) dispatch(methods map[string]route) http.Handler {
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	debug := a.log.Enabled(r.Context(), slog.LevelDebug)
 	var start time.Time
-	if debug {
+	if debug || a.timed {
 		start = time.Now()
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{ResponseWriter: w, rec: a.nowhere}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -301,6 +330,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeStatus(sw, http.StatusInternalServerError, "internal error")
 			}
 		}
+		sw.record(start)
 		if debug {
 			a.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
 				slog.String("op", a.opOf(r)), slog.String("method", r.Method), slog.String("route", r.Pattern),
@@ -312,7 +342,15 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil || (a.public.https && a.public.names(r.Host)) {
 		h["Strict-Transport-Security"] = headerHSTS
 	}
+	if h, ok := a.probes[r.URL.Path]; ok {
+		// Before the Host check: a probe's answer holds nothing a page
+		// on another name could use (health.go).
+		r.Pattern = r.URL.Path
+		h.ServeHTTP(sw, r)
+		return
+	}
 	if !a.hostAllowed(r.Host) {
+		sw.rec = a.misdirected
 		writeStatus(sw, http.StatusMisdirectedRequest, "misdirected request: this Hub does not answer for that host name")
 		return
 	}
@@ -327,6 +365,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if a.pages != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 		!strings.HasPrefix(r.URL.Path, "/api/") && !strings.HasPrefix(r.URL.Path, "/s/") {
+		sw.rec = a.pagesRec
 		a.pages.ServeHTTP(sw, r)
 		return
 	}
@@ -358,6 +397,7 @@ func (a *api) opOf(r *http.Request) string {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	rec    RequestRecorder // the route's, once known (health.go); nil: none
 }
 
 func (s *statusWriter) WriteHeader(code int) {

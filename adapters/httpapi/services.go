@@ -25,6 +25,7 @@ type Services struct {
 	Worktrees     WorktreeService
 	AgentAccounts AgentAccountService
 	Notifications NotificationService
+	Health        HealthService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -96,13 +97,15 @@ func ServicesOf(h interface {
 	WorktreeService
 	AgentAccountService
 	NotificationService
+	HealthService
 }) Services {
-	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h, AgentAccounts: h, Notifications: h}
+	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h, AgentAccounts: h, Notifications: h,
+		Health: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil || s.Notifications == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil || s.Notifications == nil || s.Health == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }

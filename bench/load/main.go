@@ -143,6 +143,8 @@ var workloads = []workload{
 	{"w16", "push", runW16, func(c config) time.Duration { return w16Limit }},
 	{"d1", "d1", runD1, func(c config) time.Duration { return buildLimit + d1Limit }},
 	{"crash", "crash", runCrash, func(c config) time.Duration { return buildLimit + 3*time.Minute }},
+	{"m1", "metrics", runM1, func(c config) time.Duration { return roundsLimit(c, 2) + time.Minute }},
+	{"m2", "metrics", runM2, func(c config) time.Duration { return m2Limit }},
 }
 
 func roundsLimit(c config, n int) time.Duration {

@@ -48,6 +48,7 @@ func TestEveryServeFlagHasItsEnvironmentVariable(t *testing.T) {
 		{"WHARF_PUBLIC_URL", "https://Hub.Example.ts.net", func(is *is.I, f serveFlags) {
 			is.Equal(f.publicURL.String(), "https://hub.example.ts.net")
 		}},
+		{"WHARF_METRICS_LISTEN", "127.0.0.1:9464", func(is *is.I, f serveFlags) { is.Equal(f.metricsListen, "127.0.0.1:9464") }},
 		{"WHARF_PRINT_CONFIG", "1", func(is *is.I, f serveFlags) { is.True(f.printConfig) }},
 	}
 	seen := map[string]bool{}

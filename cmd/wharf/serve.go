@@ -39,6 +39,7 @@ type serveFlags struct {
 	publicHosts                                            []string
 	agents                                                 map[string][]string
 	publicURL                                              *url.URL
+	metricsListen                                          string
 
 	fs   *flag.FlagSet     // the parsed flags, for --print-config
 	from map[string]origin // where each flag's value came from
@@ -86,6 +87,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.Var(urlValue{&f.publicURL}, "public-url", "the `URL` people type to reach the Hub through a reverse proxy (https://hub.example.ts.net): "+
 		"allows its host, gives its requests its scheme (Secure cookies, HSTS, the origin check) and, when listening on "+
 		"loopback, trusts the local proxy's X-Forwarded-For, so clients keep their own request caps and login limits")
+	fs.StringVar(&f.metricsListen, "metrics-listen", "", "`address` to serve Prometheus metrics (/metrics) and the probes "+
+		"(/healthz, /readyz) on; off by default; non-loopback needs TLS (served with --tls-cert)")
 	from, err := parseWithEnv(fs, args, getenv, []string{"agent"}, nil)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -143,6 +146,18 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		}
 		// With its own TLS on a public address the Hub is reached
 		// directly: no proxy to trust.
+	}
+	if f.metricsListen != "" {
+		mhost, _, err := net.SplitHostPort(f.metricsListen)
+		if err != nil {
+			return f, usagef("serve: --metrics-listen %q: %v", f.metricsListen, err)
+		}
+		// Metrics need no session: off loopback, only over TLS (and no
+		// --allow-insecure-http for them; nothing is gained by it).
+		if f.tlsCert == "" && !isLoopback(mhost) {
+			return f, usagef("serve: refusing metrics on %s without TLS: bind a loopback address (127.0.0.1:9464), "+
+				"or pass --tls-cert and --tls-key to serve them over HTTPS", f.metricsListen)
+		}
 	}
 	return f, nil
 }
@@ -287,6 +302,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PushContact:    f.pushContact,
 		PushCAFile:     f.pushCAFile,
 		Adapt:          adapt,
+		Metrics:        f.metricsListen != "",
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -313,10 +329,36 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		url = f.publicURL.String() + "/" // what people type, not the proxy's upstream
 	}
 
+	var mln net.Listener
+	if f.metricsListen != "" {
+		if mln, err = net.Listen("tcp", f.metricsListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: --metrics-listen: %v", err)
+		}
+	}
 	if err := firstUser(ctx, d.Hub(), getenv, url, d.Root(), stderr); err != nil {
 		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		return err
 	}
+	// The metrics listener outlives the API's graceful shutdown, so its
+	// /readyz answers 503 while the requests in flight end.
+	metricsDone := make(chan struct{})
+	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+	if mln != nil {
+		log.Info("serving metrics", "url", scheme+"://"+mln.Addr().String()+"/metrics")
+		go func() {
+			defer close(metricsDone)
+			if err := d.ServeMetrics(mctx, mln); err != nil {
+				log.Error("metrics are no longer served", "err", err)
+			}
+		}()
+	} else {
+		close(metricsDone)
+	}
+	defer func() { stopMetrics(); <-metricsDone }()
 	fmt.Fprintln(stdout, url)
 	log.Info("serving", "url", url, "listen", ln.Addr().String(), "state", d.Root(), "version", version())
 	return d.Serve(ctx, ln, nil)

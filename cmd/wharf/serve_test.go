@@ -168,6 +168,10 @@ func TestServeRefusals(t *testing.T) {
 		{"missing clone CA file", []string{"--clone-ca-file", "/nonexistent/ca.pem"}, "--clone-ca-file: open /nonexistent/ca.pem"},
 		{"clone CA file without a certificate", []string{"--clone-ca-file", os.DevNull}, "--clone-ca-file: /dev/null holds no PEM certificate"},
 		{"bad trusted proxy", []string{"--trusted-proxies", "10.0.0.0/8,proxy.local"}, `"proxy.local" is neither an IP address nor a CIDR prefix`},
+		{"metrics on a non-loopback address without TLS", []string{"--metrics-listen", "0.0.0.0:0"}, "refusing metrics on 0.0.0.0:0 without TLS"},
+		{"metrics on all interfaces without TLS", []string{"--metrics-listen", ":0"}, "refusing metrics on :0 without TLS"},
+		{"metrics off loopback even with insecure HTTP allowed", []string{"--allow-insecure-http", "--metrics-listen", "[::]:0"}, "refusing metrics"},
+		{"metrics without port", []string{"--metrics-listen", "localhost"}, `--metrics-listen "localhost"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

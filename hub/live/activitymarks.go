@@ -20,6 +20,7 @@ type activityMarks struct {
 	worked     map[string]bool              // observed working since it was last quiet
 	finishedAt map[string]uint64            // by workspace
 	viewedAt   map[string]map[string]uint64 // by user, then workspace
+	finishes   uint64                       // finishes observed, for Stats
 }
 
 func newActivityMarks() *activityMarks {
@@ -44,6 +45,7 @@ func (m *activityMarks) observe(ws string, o hub.Observation) {
 		delete(m.worked, ws)
 		m.stamp++
 		m.finishedAt[ws] = m.stamp
+		m.finishes++
 	}
 }
 

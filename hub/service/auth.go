@@ -144,6 +144,7 @@ const maxAddressKeyLen = 64
 // again.
 func (h *Hub) CheckLoginRate(clientAddr string) error {
 	if ok, wait := h.loginGate.addr.Check(addressKey(clientAddr), h.clock.Now()); !ok {
+		h.counters.loginRefusals.Add(1)
 		return tooManyAttempts(wait)
 	}
 	return nil
@@ -182,7 +183,7 @@ func (h *Hub) Login(ctx context.Context, req hub.LoginRequest) (hub.LoginResult,
 	pair := req.Name + "\x00" + addr
 	now := h.clock.Now()
 	if ok, wait := g.addr.Reserve(addr, now); !ok {
-		return hub.LoginResult{}, tooManyAttempts(wait)
+		return hub.LoginResult{}, h.refuseLogin(wait)
 	}
 	device, known := h.knownDevice(ctx, req.DeviceToken, req.Name, now)
 	if known {
@@ -191,12 +192,12 @@ func (h *Hub) Login(ctx context.Context, req hub.LoginRequest) (hub.LoginResult,
 	if !known {
 		if ok, wait := g.pair.Reserve(pair, now); !ok {
 			g.addr.Release(addr)
-			return hub.LoginResult{}, tooManyAttempts(wait)
+			return hub.LoginResult{}, h.refuseLogin(wait)
 		}
 		if ok, wait := g.name.Reserve(req.Name, now); !ok {
 			g.addr.Release(addr)
 			g.pair.Release(pair)
-			return hub.LoginResult{}, tooManyAttempts(wait)
+			return hub.LoginResult{}, h.refuseLogin(wait)
 		}
 	}
 	ok, err := h.checkPassword(ctx, req.Name, req.Password)
@@ -221,7 +222,7 @@ func (h *Hub) Login(ctx context.Context, req hub.LoginRequest) (hub.LoginResult,
 			g.pair.Fail(pair, now)
 			g.name.Fail(req.Name, now)
 		}
-		return hub.LoginResult{}, errInvalidCredentials
+		return hub.LoginResult{}, h.failLogin()
 	}
 	g.addr.Release(addr)
 	if known {
@@ -244,12 +245,26 @@ func (h *Hub) Login(ctx context.Context, req hub.LoginRequest) (hub.LoginResult,
 		return tx.CreateDeviceSession(s)
 	})
 	if hub.KindOf(err) == hub.NotFound { // the user was removed meanwhile
-		return hub.LoginResult{}, errInvalidCredentials
+		return hub.LoginResult{}, h.failLogin()
 	}
 	if err != nil {
 		return hub.LoginResult{}, err
 	}
+	h.counters.logins.Add(1)
 	return hub.LoginResult{SessionID: id, Session: s, DeviceToken: h.issueDeviceToken(ctx, req.Name, now)}, nil
+}
+
+// refuseLogin counts a login the limits refused and returns its refusal.
+func (h *Hub) refuseLogin(wait time.Duration) error {
+	h.counters.loginRefusals.Add(1)
+	return tooManyAttempts(wait)
+}
+
+// failLogin counts a login refused for its name or password and returns
+// its refusal.
+func (h *Hub) failLogin() error {
+	h.counters.loginFailures.Add(1)
+	return errInvalidCredentials
 }
 
 // checkPassword verifies password for name under the bound on concurrent

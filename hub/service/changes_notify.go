@@ -60,6 +60,15 @@ type pushDeliverySaved struct{ d hub.PushDelivery }
 
 func (c pushDeliverySaved) apply(h *Hub) (took, shown bool) {
 	h.push.mu.Lock()
+	if old, ok := h.push.deliveries[c.d.Key]; !ok || !old.State.Settled() {
+		// Settled now, and not before: counted once, as it commits.
+		switch c.d.State {
+		case hub.DeliverySent:
+			h.counters.pushSent.Add(1)
+		case hub.DeliveryDiscarded:
+			h.counters.pushDiscarded.Add(1)
+		}
+	}
 	h.push.putDeliveryLocked(c.d)
 	h.push.noteJournalLocked()
 	h.push.mu.Unlock()

@@ -107,6 +107,7 @@ func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req 
 	h.clones.by[j.id] = j
 	h.clones.mu.Unlock()
 	h.armClone(j)
+	h.counters.cloneJobsStarted.Add(1)
 	h.watchers.Add(1)
 	go h.runClone(j)
 	return j.id, nil

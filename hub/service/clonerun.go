@@ -55,6 +55,7 @@ func (h *Hub) runClone(j *cloneJob) {
 			res, _ = j.job.Result()
 		}
 	}
+	h.counters.cloneFinished(res.Status)
 	j.append(hub.CloneEvent{Result: &res, At: h.clock.Now()})
 	if j.timer != nil {
 		j.timer.Stop()

@@ -32,7 +32,11 @@ func (h *Hub) UnlockCredential(ctx context.Context, who hub.Requester, id, passp
 		if err != nil {
 			return err
 		}
-		return vaultError(h.unlockKey(id, c.Type, sealed, []byte(passphrase)), "the key could not be unlocked")
+		if err := h.unlockKey(id, c.Type, sealed, []byte(passphrase)); err != nil {
+			return vaultError(err, "the key could not be unlocked")
+		}
+		h.counters.credentialUnlocks.Add(1)
+		return nil
 	})
 }
 

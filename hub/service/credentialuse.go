@@ -69,10 +69,12 @@ func (g *grant) authorize(ctx context.Context, a hub.CredentialAssignment, purpo
 	}
 	h.uses.log(a.CredentialID, rec)
 	g.used(ctx, a.CredentialID, purpose, host)
-	switch rec.Outcome {
-	case hub.UseAllowedByPolicy, hub.UseAllowedEarlier, hub.UseAllowed:
+	allowed := rec.Outcome == hub.UseAllowedByPolicy || rec.Outcome == hub.UseAllowedEarlier || rec.Outcome == hub.UseAllowed
+	h.counters.credentialUsed(purpose, allowed)
+	switch {
+	case allowed:
 		return nil
-	case hub.UseRefused:
+	case rec.Outcome == hub.UseRefused:
 		return hub.Errorf(hub.Unavailable, "too many credential uses are waiting for approval")
 	}
 	return hub.Errorf(hub.Forbidden, "the credential's use was not approved")

@@ -109,6 +109,8 @@ type Hub struct {
 	dummyHash string        // verified for unknown names, at the cost of a real hash
 	loginGate loginGate     // the login limits and the device token key
 	verified  atomic.Uint64 // password verifications performed
+	counters  counters      // what Stats reports (stats.go)
+	ready     readiness     // what Ready keeps (ready.go)
 
 	git     hub.GitRunner
 	backend hub.Backend

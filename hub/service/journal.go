@@ -209,6 +209,8 @@ func (h *Hub) Recover(ctx context.Context) error {
 		}
 		if unresolved != "" {
 			h.strand(j.ID, j.Kind, fmt.Errorf("%s", unresolved))
+		} else {
+			h.counters.journalsRecovered.Add(1)
 		}
 	}
 	if err := h.unlockAtStart(ctx); err != nil {
@@ -217,7 +219,11 @@ func (h *Hub) Recover(ctx context.Context) error {
 	if err := h.push.load(ctx); err != nil {
 		return fmt.Errorf("load notifications: %w", err)
 	}
-	return h.autostart(ctx)
+	if err := h.autostart(ctx); err != nil {
+		return err
+	}
+	h.ready.recovered.Store(true)
+	return nil
 }
 
 // recoverJournal settles one journal. It returns why the journal could not

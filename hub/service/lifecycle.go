@@ -130,6 +130,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		}
 		return hub.Wrap(hub.Internal, err, "workspace state could not be persisted")
 	}
+	h.counters.sessionStarts.Add(1)
 	h.watchers.Add(1)
 	go h.watch(id, ls)
 	return nil
@@ -146,8 +147,10 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 	ctx := context.Background()
 	h.settle(ctx, workspaceSessionEnded{id: id, rw: ls})
 	if !crashed {
+		h.counters.sessionStops.Add(1)
 		return
 	}
+	h.counters.sessionCrashes.Add(1)
 	h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session ended on its own", slog.String("workspace", id))
 	unlock, err := h.wsLocks.Lock(ctx, id)
 	if err != nil {

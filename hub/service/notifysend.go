@@ -153,6 +153,9 @@ func (e *pushEngine) send(d hub.PushDelivery) {
 	}
 	now = e.h.clock.Now()
 	next, gone := notify.Sent(d, notify.Answer{Result: res, Err: err}, now)
+	if err != nil || res.Outcome != hub.PushAccepted {
+		e.h.counters.pushFailed.Add(1)
+	}
 	if err != nil {
 		e.h.log.Warn("notifications: a push could not be sent; it will be retried", "workspace", d.Key.WorkspaceID, "err", err)
 	}
