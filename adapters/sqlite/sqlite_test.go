@@ -77,5 +77,5 @@ func TestOpenSettings(t *testing.T) {
 	is.NoErr(err)
 	_, err = sqlite.Open(path)
 	is.True(err != nil)                                     // a newer schema is refused
-	is.True(strings.Contains(err.Error(), "upgrade wharf")) // with advice
+	is.True(strings.Contains(err.Error(), "use a newer wharf")) // with advice
 }
