@@ -2,6 +2,8 @@
 //
 //	wharf serve [flags]        run the Hub
 //	wharf user add NAME        add a user (also: passwd, remove, list)
+//	wharf backup FILE          write a backup of the state directory
+//	wharf restore FILE         restore one into a new state directory
 //	wharf version              print the version
 package main
 
@@ -58,6 +60,8 @@ const usage = `usage:
   wharf user passwd NAME [--password-stdin] change a user's password (ends its sessions)
   wharf user remove NAME                    remove a user and its sessions
   wharf user list                           list users
+  wharf backup FILE [--state-dir DIR]       write a backup archive (0600) of the state, while serving or not
+  wharf restore FILE [--state-dir DIR]      restore a backup into a new or empty state directory
   wharf version                             print the version
 `
 
@@ -73,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "user":
 		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "backup", "restore":
+		return backupCmd(ctx, args[0], args[1:], getenv, stderr)
 	case "session":
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "git-credential":
