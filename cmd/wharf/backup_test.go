@@ -262,12 +262,12 @@ func tarOf(t *testing.T, files ...[2]string) string {
 	return file
 }
 
-// wharf runs the command line args and returns its error and what it wrote
-// on stderr.
-func wharf(t *testing.T, args ...string) (error, string) {
+// wharf runs the command line args and returns what it wrote on stderr
+// and its error.
+func wharf(t *testing.T, args ...string) (string, error) {
 	stderr := newOutput()
 	err := run(testContext(t), args, envOf(nil), strings.NewReader(""), io.Discard, stderr)
-	return err, stderr.String()
+	return stderr.String(), err
 }
 
 // TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData runs wharf backup and
@@ -280,7 +280,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		dir, _ := stateWithTokens(t)
 		file := filepath.Join(t.TempDir(), "b.tar")
 		is.NoErr(os.WriteFile(file, []byte("an older backup"), 0o600))
-		err, _ := wharf(t, "backup", file, "--state-dir", dir)
+		_, err := wharf(t, "backup", file, "--state-dir", dir)
 		is.True(err != nil && strings.Contains(err.Error(), "already exists")) // refused
 		data, err := os.ReadFile(file)
 		is.NoErr(err)                             // the file is still there
@@ -292,7 +292,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		dir, ids := stateWithTokens(t)
 		corruptIndex(t, filepath.Join(dir, "wharf.db"), "sqlite_autoindex_credentials_1", ids[1])
 		file := filepath.Join(t.TempDir(), "b.tar")
-		err, _ := wharf(t, "backup", file, "--state-dir", dir)
+		_, err := wharf(t, "backup", file, "--state-dir", dir)
 		is.True(err != nil && strings.Contains(err.Error(), "integrity check")) // refused, saying why
 		_, err = os.Stat(file)
 		is.True(errors.Is(err, os.ErrNotExist)) // no archive
@@ -310,7 +310,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		file := tarOf(t, [2]string{"manifest.json", fmt.Sprintf(`{"format":1,"schema":%d,"files":["wharf.db"]}`, sqlite.LatestSchema())},
 			[2]string{"wharf.db", string(db)})
 		restored := filepath.Join(t.TempDir(), "restored")
-		err, _ = wharf(t, "restore", file, "--state-dir", restored)
+		_, err = wharf(t, "restore", file, "--state-dir", restored)
 		is.True(err != nil && strings.Contains(err.Error(), "integrity check")) // refused, saying why
 		_, err = os.Stat(filepath.Join(restored, "wharf.db"))
 		is.True(errors.Is(err, os.ErrNotExist)) // no database took its place
@@ -320,7 +320,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		is := is.New(t)
 		dir, _ := stateWithTokens(t)
 		file := filepath.Join(t.TempDir(), "b.tar")
-		err, _ := wharf(t, "backup", file, "--state-dir", dir)
+		_, err := wharf(t, "backup", file, "--state-dir", dir)
 		is.NoErr(err) // a real backup
 		data, err := os.ReadFile(file)
 		is.NoErr(err) // read it
@@ -345,7 +345,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		is.NoErr(os.WriteFile(evil, b.Bytes(), 0o600))
 		parent := t.TempDir()
 		restored := filepath.Join(parent, "restored")
-		err, _ = wharf(t, "restore", evil, "--state-dir", restored)
+		_, err = wharf(t, "restore", evil, "--state-dir", restored)
 		is.True(err != nil && strings.Contains(err.Error(), "no part of a Wharf backup")) // refused
 		_, err = os.Stat(filepath.Join(parent, "escaped"))
 		is.True(errors.Is(err, os.ErrNotExist)) // nothing landed outside
@@ -357,12 +357,12 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		is := is.New(t)
 		src, _ := stateWithTokens(t)
 		file := filepath.Join(t.TempDir(), "b.tar")
-		err, _ := wharf(t, "backup", file, "--state-dir", src)
+		_, err := wharf(t, "backup", file, "--state-dir", src)
 		is.NoErr(err) // a real backup
 		dir, _ := stateWithTokens(t)
 		before, err := os.ReadFile(filepath.Join(dir, "wharf.db"))
 		is.NoErr(err) // the directory's database
-		err, _ = wharf(t, "restore", file, "--state-dir", dir)
+		_, err = wharf(t, "restore", file, "--state-dir", dir)
 		is.True(err != nil && strings.Contains(err.Error(), "not empty")) // refused
 		after, err := os.ReadFile(filepath.Join(dir, "wharf.db"))
 		is.NoErr(err)           // still there
@@ -371,14 +371,14 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		d, err := daemon.Open(testContext(t), daemon.Config{StateDir: dir})
 		is.NoErr(err) // a daemon serving it
 		defer d.Close()
-		err, _ = wharf(t, "restore", file, "--state-dir", dir)
+		_, err = wharf(t, "restore", file, "--state-dir", dir)
 		is.True(err != nil && strings.Contains(err.Error(), "another wharf")) // refused, naming the holder
 	})
 	t.Run("a command line without FILE", func(t *testing.T) {
 		t.Parallel()
 		is := is.New(t)
 		for _, cmd := range []string{"backup", "restore"} {
-			err, _ := wharf(t, cmd, "--state-dir", t.TempDir())
+			_, err := wharf(t, cmd, "--state-dir", t.TempDir())
 			var ue usageError
 			is.True(errors.As(err, &ue)) // a usage error: exit 2
 		}
