@@ -16,12 +16,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -43,8 +39,15 @@ type Store struct {
 }
 
 // Open opens (creating if needed, with mode 0600) the database at path and
-// applies pending migrations. A database written by a newer Wharf is refused.
+// applies pending migrations.
+//
+// A database whose schema is newer is refused (*NewerSchemaError) before
+// anything is written to it or beside it, so the newer Wharf it came from
+// finds it as it left it.
 func Open(path string) (*Store, error) {
+	if err := checkNotNewer(path); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -144,32 +147,20 @@ func (s *Store) run(ctx context.Context, db *sql.DB, cache *stmtCache, fn func(h
 }
 
 // migrate applies every embedded migration numbered above the database's
-// user_version, each in its own transaction.
+// user_version, each in its own transaction. checkNotNewer refused a newer
+// database before it was opened; the check here covers one that a newer
+// Wharf migrated in between.
 func (s *Store) migrate(ctx context.Context) error {
-	entries, err := fs.ReadDir(migrations, "migrations")
+	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
-	type mig struct {
-		n    int
-		name string
-	}
-	var ms []mig
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		n, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return fmt.Errorf("migration %s: name must start with its number", e.Name())
-		}
-		ms = append(ms, mig{n, e.Name()})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].n < ms[j].n })
-	var have int
-	if err := s.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+	have, err := schemaVersion(ctx, s.write)
+	if err != nil {
+		return err
 	}
 	if latest := ms[len(ms)-1].n; have > latest {
-		return fmt.Errorf("database schema version %d is newer than this wharf understands (%d); upgrade wharf", have, latest)
+		return &NewerSchemaError{Database: have, Wharf: latest}
 	}
 	for _, m := range ms {
 		if m.n <= have {

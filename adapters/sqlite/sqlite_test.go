@@ -76,6 +76,6 @@ func TestOpenSettings(t *testing.T) {
 	_, err = db.Exec("PRAGMA user_version = 9999")
 	is.NoErr(err)
 	_, err = sqlite.Open(path)
-	is.True(err != nil)                                     // a newer schema is refused
-	is.True(strings.Contains(err.Error(), "upgrade wharf")) // with advice
+	is.True(err != nil)                                         // a newer schema is refused
+	is.True(strings.Contains(err.Error(), "use a newer wharf")) // with advice
 }

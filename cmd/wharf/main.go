@@ -3,6 +3,8 @@
 //	wharf serve [flags]        run the Hub
 //	wharf user add NAME        add a user (also: passwd, remove, list)
 //	wharf service install      run wharf serve as the user's service (also: uninstall, status)
+//	wharf backup FILE          write a backup of the state directory
+//	wharf restore FILE         restore one into a new state directory
 //	wharf version              print the version
 package main
 
@@ -61,6 +63,8 @@ const usage = `usage:
   wharf user list                           list users
   wharf service install [serve flags]       run wharf serve at boot as your service (systemd, launchd)
   wharf service uninstall|status            remove it, show it (wharf service -h)
+  wharf backup FILE [--state-dir DIR]       write a backup archive (0600) of the state, while serving or not
+  wharf restore FILE [--state-dir DIR]      restore a backup into a new or empty state directory
   wharf version                             print the version
 `
 
@@ -78,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "service":
 		return serviceCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "backup", "restore":
+		return backupCmd(ctx, args[0], args[1:], getenv, stderr)
 	case "session":
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "git-credential":
