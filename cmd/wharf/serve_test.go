@@ -165,6 +165,15 @@ func TestServeRefusals(t *testing.T) {
 		{"missing clone CA file", []string{"--clone-ca-file", "/nonexistent/ca.pem"}, "--clone-ca-file: open /nonexistent/ca.pem"},
 		{"clone CA file without a certificate", []string{"--clone-ca-file", os.DevNull}, "--clone-ca-file: /dev/null holds no PEM certificate"},
 		{"bad trusted proxy", []string{"--trusted-proxies", "10.0.0.0/8,proxy.local"}, `"proxy.local" is neither an IP address nor a CIDR prefix`},
+		{"ACME and a certificate file", []string{"--acme-domain", "hub.example.com", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, "--acme-domain and --tls-cert exclude each other"},
+		{"ACME domain of one label", []string{"--acme-domain", "hub"}, `--acme-domain: "hub" has a single label`},
+		{"ACME domain with a port", []string{"--acme-domain", "hub.example.com:443"}, "--acme-domain: "},
+		{"ACME wildcard", []string{"--acme-domain", "*.example.com"}, "--acme-domain: "},
+		{"ACME directory over HTTP", []string{"--acme-domain", "hub.example.com", "--acme-directory", "http://ca.example/dir"}, "want an https:// URL"},
+		{"ACME email with a name", []string{"--acme-domain", "hub.example.com", "--acme-email", "Ann <ann@example.com>"}, "want a bare address"},
+		{"relative ACME CA file", []string{"--acme-domain", "hub.example.com", "--acme-ca-file", "ca.pem"}, `--acme-ca-file: "ca.pem" is not an absolute path`},
+		{"ACME email without a domain", []string{"--acme-email", "ann@example.com"}, "--acme-email needs --acme-domain"},
+		{"ACME directory without a domain", []string{"--acme-directory", "https://ca.example/dir"}, "--acme-directory needs --acme-domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
