@@ -24,17 +24,30 @@ const acmeDomain = "wharf.test"
 
 // TestACMEServesTheCAsCertificateAcrossRestarts runs `wharf
 // serve --acme-domain` against Pebble, which checks the name over
-// TLS-ALPN-01 on the Hub's own listener: a client naming the domain gets
-// a certificate Pebble's root vouches for and logs in over it; another
-// name gets none; the cache in <state>/acme is private and holds the keys
-// nowhere else (not in the logs, answers or other files); a restart
-// serves the cached certificate without a new order.
+// TLS-ALPN-01 on the Hub's own listener (and, as the issue has it, with
+// PEBBLE_VA_ALWAYS_VALID=1): a client naming the domain gets a
+// certificate Pebble's root vouches for and logs in over it, in HTTP/2;
+// another name gets none; the cache in <state>/acme is private and holds
+// the keys nowhere else (not in the logs, answers or other files); a
+// restart serves the cached certificate without a new order.
 func TestACMEServesTheCAsCertificateAcrossRestarts(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		alwaysValid bool
+	}{
+		{"the CA checks TLS-ALPN-01", false},
+		{"PEBBLE_VA_ALWAYS_VALID=1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { acmeAcrossRestarts(t, tc.alwaysValid) })
+	}
+}
+
+func acmeAcrossRestarts(t *testing.T, alwaysValid bool) {
 	is := is.New(t)
 	ctx := testContext(t)
 	began := time.Now()
-	ca := startPebble(t, acmeDomain)
-	dir := stateDir(t)
+	ca := startPebble(t, acmeDomain, alwaysValid)
+	dir := shortStateDir(t)
 	env := map[string]string{"USER": "ann"}
 	args := []string{"--acme-domain", acmeDomain, "--acme-email", "ops@example.com", "--acme-directory", ca.directory,
 		"--acme-ca-file", ca.caFile}
@@ -57,6 +70,7 @@ func TestACMEServesTheCAsCertificateAcrossRestarts(t *testing.T) {
 	_, password, _ := firstPassword(d.stderr.String())
 	resp, s := login(ctx, t, c, d.url, "ann", password)
 	is.Equal(resp.StatusCode, http.StatusOK) // the login works over it
+	is.Equal(resp.Proto, "HTTP/2.0")         // in HTTP/2
 	ck := deviceSessionCookie(resp, "wharf_hub_"+d.port)
 	is.True(ck != nil && ck.Secure)                                    // its cookie is Secure
 	is.Equal(authStatus(ctx, t, c, d.url, s.SessionID), http.StatusOK) // the Host check lets the domain in
@@ -133,6 +147,17 @@ func TestACMEFailureKeepsServingAndIsLoggedOnce(t *testing.T) {
 	sec.Check(t)
 }
 
+// shortStateDir is a state directory whose path leaves room for the
+// sessions' socket names, whatever the test's name.
+func shortStateDir(t *testing.T) string {
+	tmp, err := os.MkdirTemp("", "wharf-acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	return filepath.Join(tmp, "state")
+}
+
 // handshake connects to the Hub on 127.0.0.1:port naming serverName
 // (none when empty) and returns the certificate it presents, verified
 // against roots unless roots is nil.
@@ -147,9 +172,10 @@ func handshake(ctx context.Context, port, serverName string, roots *x509.CertPoo
 }
 
 // domainClient is an HTTP client that reaches acmeDomain at 127.0.0.1,
-// trusting roots alone, whose answers sec records.
+// trusting roots alone, speaking HTTP/2 when offered, whose answers sec
+// records.
 func domainClient(t *testing.T, sec *daemontest.Secrets, port string, roots *x509.CertPool) *http.Client {
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots},
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, "127.0.0.1:"+port)

@@ -23,11 +23,12 @@ import (
 )
 
 // pebble is Let's Encrypt's test ACME server, run in-process from its
-// packages on an httptest TLS server. Its validation authority really
-// checks TLS-ALPN-01: it asks a DNS stub where the name is (127.0.0.1)
-// and connects to port443, which stands for the public port 443 and is
-// forwarded to the Hub once the test knows the Hub's port, as a router's
-// port forward or a firewall's redirect would.
+// packages on an httptest TLS server. Its validation authority checks
+// TLS-ALPN-01 for real unless told to call every challenge valid
+// (PEBBLE_VA_ALWAYS_VALID): it asks a DNS stub where the name is
+// (127.0.0.1) and connects to port443, which stands for the public port
+// 443 and is forwarded to the Hub once the test knows the Hub's port, as
+// a router's port forward or a firewall's redirect would.
 type pebble struct {
 	directory string         // the ACME directory URL
 	caFile    string         // PEM of the directory's own HTTPS certificate
@@ -39,14 +40,15 @@ type pebble struct {
 // newOrderPath is Pebble's newOrder endpoint (its wfe.newOrderPath).
 const newOrderPath = "/order-plz"
 
-// startPebble starts Pebble resolving domain to 127.0.0.1. It sets
-// Pebble's environment (no random validation sleeps, no rejected nonces),
-// so its test cannot run in parallel.
-func startPebble(t *testing.T, domain string) *pebble {
+// startPebble starts Pebble resolving domain to 127.0.0.1, checking
+// challenges unless alwaysValid. It sets Pebble's environment (no random
+// validation sleeps, no rejected nonces), so its test cannot run in
+// parallel.
+func startPebble(t *testing.T, domain string, alwaysValid bool) *pebble {
 	t.Helper()
 	t.Setenv("PEBBLE_VA_NOSLEEP", "1")
 	t.Setenv("PEBBLE_WFE_NONCEREJECT", "0")
-	t.Setenv("PEBBLE_VA_ALWAYS_VALID", "") // the challenge is checked for real
+	t.Setenv("PEBBLE_VA_ALWAYS_VALID", map[bool]string{true: "1", false: "0"}[alwaysValid])
 	logger := log.New(io.Discard, "", 0)
 	if testing.Verbose() {
 		logger = log.New(os.Stderr, "pebble: ", log.Lmicroseconds)
