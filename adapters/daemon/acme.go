@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/crypto/acme"
 	"golang.org/x/crypto/acme/autocert"
@@ -32,7 +33,9 @@ import (
 //
 // A certificate that cannot be obtained does not stop the daemon: the
 // failure is logged once per episode (until a certificate is served
-// again), and every handshake naming the domain fails meanwhile. Serve
+// again), and every handshake naming the domain fails meanwhile. A
+// renewal that keeps failing is logged the same way, well before the
+// old certificate expires. Serve
 // asks for the certificate as soon as it listens, so a misconfiguration
 // shows in the log at start, not at the first phone's visit.
 
@@ -83,6 +86,7 @@ type acmeCerts struct {
 	dir    string // the CA's directory URL
 	m      *autocert.Manager
 	log    *slog.Logger
+	now    func() time.Time
 
 	mu      sync.Mutex
 	failing bool // the last attempt for the domain failed and was logged
@@ -107,7 +111,7 @@ func newACME(cfg ACME, cacheDir string, log *slog.Logger) (*acmeCerts, error) {
 	if dir == "" {
 		dir = LetsEncrypt
 	}
-	a := &acmeCerts{domain: domain, dir: dir, log: log}
+	a := &acmeCerts{domain: domain, dir: dir, log: log, now: time.Now}
 	a.m = &autocert.Manager{
 		// Passing a domain is how the operator accepts the CA's terms.
 		Prompt:     autocert.AcceptTOS,
@@ -137,9 +141,27 @@ func (a *acmeCerts) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate
 	cert, err := a.m.GetCertificate(hello)
 	challenge := len(hello.SupportedProtos) == 1 && hello.SupportedProtos[0] == acme.ALPNProto
 	if name, nerr := NormalizeDomain(hello.ServerName); !challenge && nerr == nil && name == a.domain {
-		a.report(err)
+		a.report(a.problem(cert, err))
 	}
 	return cert, err
+}
+
+// problem is what is wrong with the domain's certificate: err, when
+// there is none; else an error when its renewal is overdue. autocert
+// renews a certificate the lesser of 30 days and a third of its lifetime
+// before it expires, retrying every half hour or so, and keeps serving
+// the old one meanwhile, silently: once a third of that window has
+// passed, the renewals are failing and the operator has until NotAfter.
+func (a *acmeCerts) problem(cert *tls.Certificate, err error) error {
+	if err != nil || cert == nil || cert.Leaf == nil {
+		return err
+	}
+	leaf := cert.Leaf
+	window := min(30*24*time.Hour, leaf.NotAfter.Sub(leaf.NotBefore)/3)
+	if a.now().After(leaf.NotAfter.Add(-window * 2 / 3)) {
+		return fmt.Errorf("the certificate was not renewed and expires at %s", leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // report logs the first failure of an episode and the end of one (or the
@@ -151,8 +173,9 @@ func (a *acmeCerts) report(err error) {
 	switch {
 	case err != nil && !a.failing:
 		a.failing = true
-		a.log.Error("ACME: no certificate for the domain; TLS handshakes naming it fail until one is obtained "+
-			"(the CA must reach this Hub on port 443 at that name; retried at the next handshake, at most once a minute)",
+		a.log.Error("ACME: cannot obtain or renew the domain's certificate; without one, TLS handshakes naming the "+
+			"domain fail (the CA must reach this Hub on port 443 at that name; retried at the next handshake, "+
+			"at most once a minute, and renewals every half hour)",
 			"domain", a.domain, "directory", a.dir, "err", err)
 	case err == nil && (a.failing || !a.served):
 		a.failing, a.served = false, true

@@ -3,12 +3,15 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 )
@@ -25,12 +28,12 @@ func TestACMEFailuresAreLoggedOncePerEpisode(t *testing.T) {
 		err  error
 		want string // the line logged, "" for none
 	}{
-		{refused, "level=ERROR msg=\"ACME: no certificate"},
+		{refused, "level=ERROR msg=\"ACME: cannot obtain or renew"},
 		{refused, ""},
 		{errors.New("acme/autocert: missing certificate"), ""},
 		{nil, "level=INFO msg=\"ACME: serving a certificate"},
 		{nil, ""},
-		{refused, "level=ERROR msg=\"ACME: no certificate"},
+		{refused, "level=ERROR msg=\"ACME: cannot obtain or renew"},
 		{nil, "level=INFO msg=\"ACME: serving a certificate"},
 	} {
 		out.Reset()
@@ -132,4 +135,38 @@ func TestACMEDomainsAreNormalized(t *testing.T) {
 			is.Equal(got, tc.want) // normalized
 		})
 	}
+}
+
+// A certificate whose renewal is overdue (a third of autocert's renewal
+// window gone by without one) is a problem to report, well before it
+// expires; a fresh one, or one inside the window's start, is not.
+func TestACMEOverdueRenewalIsAProblem(t *testing.T) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name     string
+		lifetime time.Duration
+		at       time.Duration // after NotBefore
+		overdue  bool
+	}{
+		{"90 days, fresh", 90 * day, day, false},
+		{"90 days, renewal just due", 90 * day, 61 * day, false},
+		{"90 days, renewals failing for 10 days", 90*day + time.Hour, 70*day + 2*time.Hour, true},
+		{"6 days, fresh", 6 * day, day, false},
+		{"6 days, renewals failing since a day", 6 * day, 5 * day, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			a := &acmeCerts{now: func() time.Time { return start.Add(tc.at) }}
+			cert := &tls.Certificate{Leaf: &x509.Certificate{NotBefore: start, NotAfter: start.Add(tc.lifetime)}}
+			err := a.problem(cert, nil)
+			is.Equal(err != nil, tc.overdue) // overdue or not
+			if tc.overdue {
+				is.True(strings.Contains(err.Error(), "not renewed and expires at "+start.Add(tc.lifetime).Format(time.RFC3339))) // saying when it expires
+			}
+		})
+	}
+	is := is.New(t)
+	refused := errors.New("connection refused")
+	is.Equal((&acmeCerts{now: time.Now}).problem(nil, refused), refused) // no certificate: the error itself
 }

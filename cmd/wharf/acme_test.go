@@ -98,8 +98,8 @@ func acmeAcrossRestarts(t *testing.T, alwaysValid bool) {
 	is.NoErr(d2.stop())                                                                                       // and the daemon stops cleanly
 
 	logs := d.stderr.String() + d2.stderr.String()
-	is.Equal(strings.Count(logs, "ACME: serving a certificate"), 2) // each run says it serves one
-	is.True(!strings.Contains(logs, "ACME: no certificate"))        // and never that it has none
+	is.Equal(strings.Count(logs, "ACME: serving a certificate"), 2)  // each run says it serves one
+	is.True(!strings.Contains(logs, "ACME: cannot obtain or renew")) // and never that it has none
 	io.WriteString(sec.Log("wharf serve"), logs)
 	for _, f := range []struct{ name, rel string }{{"ACME account key", "acme/acme_account+key"}, {"certificate key", "acme/" + acmeDomain}} {
 		n, err := sec.RegisterKeyFile(f.name, dir, f.rel)
@@ -132,8 +132,8 @@ func TestACMEFailureKeepsServingAndIsLoggedOnce(t *testing.T) {
 	is.NoErr(d.stop()) // the daemon kept running and stops cleanly
 
 	logs := d.stderr.String()
-	is.Equal(strings.Count(logs, "ACME: no certificate"), 1) // the failure is logged once
-	i := slices.IndexFunc(strings.Split(logs, "\n"), func(l string) bool { return strings.Contains(l, "ACME: no certificate") })
+	is.Equal(strings.Count(logs, "ACME: cannot obtain or renew"), 1) // the failure is logged once
+	i := slices.IndexFunc(strings.Split(logs, "\n"), func(l string) bool { return strings.Contains(l, "ACME: cannot obtain or renew") })
 	line := strings.Split(logs, "\n")[i]
 	t.Log(line)
 	is.True(strings.Contains(line, "level=ERROR"))        // as an error
