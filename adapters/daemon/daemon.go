@@ -80,12 +80,16 @@ type Config struct {
 	// listens on loopback, where only local processes can connect.
 	PublicURL *url.URL
 	// TLS, when set, is the configuration of the listener Serve is given
-	// (Serve wraps it); nil serves plain HTTP.
+	// (Serve wraps it); nil serves plain HTTP, unless ACME is set.
 	TLS *tls.Config
+	// ACME, when its Domain is set, has Serve present a certificate for
+	// that name obtained and renewed from an ACME certificate authority,
+	// cached in the state directory's acme/ (acme.go). It excludes TLS.
+	ACME ACME
 	// PublicHosts are the host names clients reach the Hub by, besides
 	// IP addresses and localhost (a name behind a reverse proxy, the
-	// listen address's name). The DNS names of the TLS certificate are
-	// added. A request naming any other host answers 421, which keeps
+	// listen address's name). The DNS names of the TLS certificate and
+	// the ACME domain are added. A request naming any other host answers 421, which keeps
 	// pages on other names that resolve to the Hub (DNS rebinding) out.
 	PublicHosts []string
 	// AgentCommands sets the command of a coding agent by id, in every
@@ -151,6 +155,8 @@ type Daemon struct {
 	hub     *service.Hub
 	handler http.Handler
 	metrics *metrics.Metrics // nil unless Config.Metrics
+	tls     *tls.Config      // the listener's: Config.TLS, or the ACME one
+	acme    *acmeCerts       // nil without Config.ACME
 }
 
 // Open builds the Hub over the real adapters in cfg.StateDir, recovers
@@ -178,6 +184,9 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 			d.Close()
 		}
 	}()
+	if cfg.ACME.Domain != "" && cfg.TLS != nil {
+		return nil, errors.New("daemon: TLS and ACME exclude each other")
+	}
 	if d.dir, err = statedir.Open(cfg.StateDir); err != nil {
 		return nil, err
 	}
@@ -185,6 +194,15 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 		if err := d.dir.Lock(); err != nil {
 			return nil, err
 		}
+	}
+	d.tls = cfg.TLS
+	allowed := append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...)
+	if cfg.ACME.Domain != "" && !cfg.Admin {
+		if d.acme, err = newACME(cfg.ACME, d.dir.Path(acmeDirName), d.log); err != nil {
+			return nil, err
+		}
+		d.tls = d.acme.tlsConfig()
+		allowed = append(allowed, d.acme.domain)
 	}
 	if d.store, err = sqlite.Open(d.dir.Path("wharf.db")); err != nil {
 		return nil, err
@@ -208,9 +226,9 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	// The agents' login runtimes get the environment a session's agents
 	// get, so a login lands where those agents look for it.
 	logins := agentaccount.New(agentaccount.Options{Env: credenv.AgentEnv(os.Environ()), Custom: cfg.AgentCommands, Logger: d.log})
-	pushClient, err := pushClient(cfg.PushCAFile)
+	pushClient, err := caClient(cfg.PushCAFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("push CA file: %w", err)
 	}
 	// The VAPID key lives beside the database, like the vault's key: push
 	// services know the Hub by it, so it never changes once made.
@@ -246,7 +264,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	// The browser dashboard is a client of the API like any other; it
 	// gets the GET and HEAD requests outside /api/ and /s/.
 	opts := httpapi.Options{Logger: d.log, TrustedProxies: cfg.TrustedProxies,
-		AllowedHosts: append(slices.Clone(cfg.PublicHosts), certificateNames(cfg.TLS)...),
+		AllowedHosts: allowed,
 		PublicURL:    cfg.PublicURL,
 		Pages:        web.NewHandler()}
 	if d.metrics != nil {
@@ -288,8 +306,10 @@ func (d *Daemon) Root() string { return d.dir.Root() }
 // mux to Serve.
 func (d *Daemon) Handler() http.Handler { return d.handler }
 
-// Serve serves h (nil: Handler) on ln, wrapped in TLS when Config.TLS is
-// set, until ctx ends or serving fails. On ctx's end it shuts down
+// Serve serves h (nil: Handler) on ln, wrapped in TLS when Config.TLS or
+// Config.ACME is set, until ctx ends or serving fails. With ACME it asks
+// for the certificate at once (from the cache, else the CA, which
+// connects to ln to check the name). On ctx's end it shuts down
 // gracefully: it stops accepting, ends the live streams (which would
 // otherwise hold the shutdown forever) and waits a bounded time for
 // requests in flight. It returns nil after a shutdown asked for by ctx.
@@ -312,8 +332,8 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 		return slices.ContainsFunc(d.cfg.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(a) })
 	}, d.log, time.Now)
 	ln = limitedListener{Listener: ln, l: conns}
-	if d.cfg.TLS != nil {
-		ln = tls.NewListener(ln, d.cfg.TLS)
+	if d.tls != nil {
+		ln = tls.NewListener(ln, d.tls)
 	}
 	baseCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
@@ -329,6 +349,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	warm := make(chan struct{})
+	if d.acme != nil {
+		go func() { defer close(warm); d.acme.warmUp() }()
+	} else {
+		close(warm)
+	}
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
@@ -344,6 +370,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, h http.Handler) err
 		srv.Close()
 	}
 	<-served
+	// An order in flight ends within the shutdown's bound, or is left to
+	// finish on its own: autocert's requests take no context of ours.
+	select {
+	case <-warm:
+	case <-shutCtx.Done():
+	}
 	return nil
 }
 
@@ -367,19 +399,20 @@ func (d *Daemon) Close() error {
 	return err
 }
 
-// pushClient is the client Web Push sends with: the system's certificate
-// authorities, or only those of caFile (a private push service).
-func pushClient(caFile string) (*http.Client, error) {
+// caClient is an HTTP client trusting the system's certificate
+// authorities, or only those of caFile when set: what Web Push sends
+// with and what asks an ACME CA for certificates.
+func caClient(caFile string) (*http.Client, error) {
 	if caFile == "" {
 		return &http.Client{}, nil
 	}
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, fmt.Errorf("push CA file: %w", err)
+		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("push CA file %s holds no PEM certificate", caFile)
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}

@@ -2,10 +2,13 @@ package daemon_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +88,33 @@ func TestServeShutsDownWithCtx(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
 	}
+}
+
+// A certificate file and ACME exclude each other; an administration
+// (wharf user) beside an ACME daemon touches no certificate cache.
+func TestOpenWithACME(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	dir := privateDir(t)
+	acme := daemon.ACME{Domain: "hub.example.com"}
+	_, err := daemon.Open(ctx, daemon.Config{StateDir: dir, TLS: &tls.Config{}, ACME: acme})
+	is.True(err != nil && strings.Contains(err.Error(), "TLS and ACME exclude each other")) // refused
+
+	d, err := daemon.Open(ctx, daemon.Config{StateDir: dir, Admin: true, ACME: acme})
+	is.NoErr(err) // an administration opens
+	is.NoErr(d.Close())
+	_, err = os.Stat(filepath.Join(dir, "acme"))
+	is.True(errors.Is(err, os.ErrNotExist)) // without making the cache
+
+	d, err = daemon.Open(ctx, daemon.Config{StateDir: dir, ACME: daemon.ACME{Domain: "hub"}})
+	is.True(err != nil && strings.Contains(err.Error(), "single label")) // a name no certificate can have is refused
+	if d != nil {
+		d.Close()
+	}
+	d, err = daemon.Open(ctx, daemon.Config{StateDir: dir, ACME: acme})
+	is.NoErr(err) // a daemon opens
+	defer d.Close()
+	fi, err := os.Stat(filepath.Join(dir, "acme"))
+	is.NoErr(err)                                  // with its cache
+	is.Equal(fi.Mode().Perm(), os.FileMode(0o700)) // private
 }

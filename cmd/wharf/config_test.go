@@ -60,6 +60,21 @@ func TestEveryServeFlagHasItsEnvironmentVariable(t *testing.T) {
 		is.Equal([]string{f.tlsCert, f.tlsKey}, []string{cert, key}) // read from the variables
 	})
 	seen["WHARF_TLS_CERT"], seen["WHARF_TLS_KEY"] = true, true
+	t.Run("WHARF_ACME_DOMAIN and its companions", func(t *testing.T) {
+		is := is.New(t)
+		env := map[string]string{"HOME": t.TempDir(), "WHARF_ACME_DOMAIN": "Hub.Example.org", "WHARF_ACME_EMAIL": "ops@example.org",
+			"WHARF_ACME_DIRECTORY": "https://ca.example.org/dir", "WHARF_ACME_CA_FILE": ca}
+		f, err := parseServe(nil, envOf(env), io.Discard)
+		is.NoErr(err) // the four are a valid setting (the companions alone are not: they need the domain)
+		is.Equal([]string{f.acmeDomain, f.acmeEmail, f.acmeDirectory, f.acmeCAFile},
+			[]string{"hub.example.org", "ops@example.org", "https://ca.example.org/dir", ca}) // read from the variables
+		for _, name := range []string{"acme-domain", "acme-email", "acme-directory", "acme-ca-file"} {
+			is.Equal(string(f.from[name]), "env "+envName(name)) // each from its variable
+		}
+	})
+	for _, v := range []string{"WHARF_ACME_DOMAIN", "WHARF_ACME_EMAIL", "WHARF_ACME_DIRECTORY", "WHARF_ACME_CA_FILE"} {
+		seen[v] = true
+	}
 	for _, c := range cases {
 		seen[c.env] = true
 		t.Run(c.env, func(t *testing.T) {

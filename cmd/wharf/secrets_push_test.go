@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -56,7 +51,7 @@ func exercisePush(ctx context.Context, t *testing.T, sec *daemontest.Secrets, c 
 	public, err := base64.RawURLEncoding.DecodeString(st.PublicKey)
 	is.NoErr(err) // the VAPID key
 	svc.SetVAPIDPublicKey(public)
-	registerVAPIDKey(t, sec, filepath.Join(stateDir, "push.key"))
+	registerVAPIDKey(t, sec, stateDir)
 
 	sub := svc.NewSubscription()
 	p256dh, auth := base64.RawURLEncoding.EncodeToString(sub.P256DH), base64.RawURLEncoding.EncodeToString(sub.Auth)
@@ -96,34 +91,10 @@ func exercisePush(ctx context.Context, t *testing.T, sec *daemontest.Secrets, c 
 // registerVAPIDKey registers the Hub's VAPID private key in the forms it
 // could leak in: its PEM body's lines (allowed in push.key alone), and
 // its scalar in base64url and hex (allowed nowhere).
-func registerVAPIDKey(t *testing.T, sec *daemontest.Secrets, file string) {
+func registerVAPIDKey(t *testing.T, sec *daemontest.Secrets, stateDir string) {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("the VAPID key file: %v", err)
+	n, err := sec.RegisterKeyFile("VAPID private key", stateDir, "push.key")
+	if err != nil || n != 1 {
+		t.Fatalf("the VAPID key file: %d keys, %v", n, err)
 	}
-	block, _ := pem.Decode(data)
-	if block == nil {
-		t.Fatal("the VAPID key file holds no PEM block")
-	}
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if strings.HasPrefix(line, "-----") || len(line) < 16 {
-			continue
-		}
-		sec.Register("VAPID private key (PEM line "+string(rune('0'+i))+")", line, daemontest.InFile("push.key"))
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec, ok := k.(*ecdsa.PrivateKey)
-	if !ok {
-		t.Fatal("the VAPID key is no ECDSA key")
-	}
-	d, err := ec.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sec.Register("VAPID private key (base64url)", base64.RawURLEncoding.EncodeToString(d))
-	sec.Register("VAPID private key (hex)", hex.EncodeToString(d))
 }

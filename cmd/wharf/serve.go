@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
@@ -40,6 +41,7 @@ type serveFlags struct {
 	agents                                                 map[string][]string
 	publicURL                                              *url.URL
 	metricsListen                                          string
+	acmeDomain, acmeEmail, acmeDirectory, acmeCAFile       string
 
 	fs   *flag.FlagSet     // the parsed flags, for --print-config
 	from map[string]origin // where each flag's value came from
@@ -89,6 +91,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		"loopback, trusts the local proxy's X-Forwarded-For, so clients keep their own request caps and login limits")
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "`address` to serve Prometheus metrics (/metrics) and the probes "+
 		"(/healthz, /readyz) on; off by default; non-loopback needs TLS (served with --tls-cert)")
+	fs.StringVar(&f.acmeDomain, "acme-domain", "", "serve HTTPS with a certificate for this DNS `name` from an ACME CA "+
+		"(Let's Encrypt), obtained and renewed by the Hub and cached in the state directory; the name must reach this Hub "+
+		"on port 443 (TLS-ALPN-01); setting it accepts the CA's terms of service")
+	fs.StringVar(&f.acmeEmail, "acme-email", "", "contact `address` the ACME CA may write to about the certificate")
+	fs.StringVar(&f.acmeDirectory, "acme-directory", daemon.LetsEncrypt, "the ACME CA's directory `URL` (https://)")
+	fs.StringVar(&f.acmeCAFile, "acme-ca-file", "", "PEM `file` of the certificate authorities the ACME directory's "+
+		"HTTPS is trusted with instead of the system's (a private ACME server)")
 	from, err := parseWithEnv(fs, args, getenv, []string{"agent"}, nil)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -117,6 +126,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			return f, usagef("serve: --push-ca-file: %v", err)
 		}
 	}
+	if err := checkACME(&f); err != nil {
+		return f, err
+	}
 	if f.sessionLifetime < time.Minute {
 		return f, usagef("serve: --session-lifetime must be at least 1m")
 	}
@@ -130,8 +142,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if err != nil {
 		return f, usagef("serve: --listen %q: %v", f.listen, err)
 	}
-	if f.tlsCert == "" && !f.allowInsecureHTTP && !isLoopback(host) {
-		return f, usagef("serve: refusing to listen on %s without TLS: pass --tls-cert and --tls-key, "+
+	if f.tlsCert == "" && f.acmeDomain == "" && !f.allowInsecureHTTP && !isLoopback(host) {
+		return f, usagef("serve: refusing to listen on %s without TLS: pass --tls-cert and --tls-key or --acme-domain, "+
 			"or bind a loopback address behind your own HTTPS proxy (--allow-insecure-http overrides)", f.listen)
 	}
 	if f.publicURL != nil && len(f.trustedProxies) == 0 {
@@ -140,7 +152,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			// Only local processes can connect, and the proxy is one.
 			f.trustedProxies = loopbackPrefixes
 			f.from["trusted-proxies"] = "implied by --public-url on a loopback --listen"
-		case f.tlsCert == "":
+		case f.tlsCert == "" && f.acmeDomain == "":
 			return f, usagef("serve: --public-url with --listen %s, which is not loopback: name the reverse proxy's "+
 				"addresses with --trusted-proxies (or listen on 127.0.0.1 with the proxy on this machine)", f.listen)
 		}
@@ -301,6 +313,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		CloneCAFile:    f.cloneCAFile,
 		PushContact:    f.pushContact,
 		PushCAFile:     f.pushCAFile,
+		ACME:           daemon.ACME{Domain: f.acmeDomain, Email: f.acmeEmail, Directory: f.acmeDirectory, CAFile: f.acmeCAFile},
 		Adapt:          adapt,
 		Metrics:        f.metricsListen != "",
 	})
@@ -315,16 +328,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("serve: %v", err)
 	}
-	scheme := "http"
-	if tlsConfig != nil {
-		scheme = "https"
-	}
-	host, _, _ := net.SplitHostPort(f.listen)
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	if a, ok := ln.Addr().(*net.TCPAddr); ok && host == "" {
-		host = a.IP.String()
-	}
-	url := scheme + "://" + net.JoinHostPort(host, port) + "/"
+	url := serveURL(f, tlsConfig != nil, ln.Addr())
 	if f.publicURL != nil {
 		url = f.publicURL.String() + "/" // what people type, not the proxy's upstream
 	}
@@ -348,6 +352,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	metricsDone := make(chan struct{})
 	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
 	if mln != nil {
+		scheme := "http" // served with the Hub's certificate file, never the ACME one
+		if tlsConfig != nil {
+			scheme = "https"
+		}
 		log.Info("serving metrics", "url", scheme+"://"+mln.Addr().String()+"/metrics")
 		go func() {
 			defer close(metricsDone)
@@ -362,6 +370,60 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fmt.Fprintln(stdout, url)
 	log.Info("serving", "url", url, "listen", ln.Addr().String(), "state", d.Root(), "version", version())
 	return d.Serve(ctx, ln, nil)
+}
+
+// serveURL is the Hub's address as printed: https://NAME[:port]/ with
+// ACME (clients must name the domain), else the listen address's.
+func serveURL(f serveFlags, tls bool, addr net.Addr) string {
+	host, _, _ := net.SplitHostPort(f.listen)
+	port := strconv.Itoa(addr.(*net.TCPAddr).Port)
+	if a, ok := addr.(*net.TCPAddr); ok && host == "" {
+		host = a.IP.String()
+	}
+	switch {
+	case f.acmeDomain != "" && port == "443":
+		return "https://" + f.acmeDomain + "/"
+	case f.acmeDomain != "":
+		return "https://" + net.JoinHostPort(f.acmeDomain, port) + "/"
+	case tls:
+		return "https://" + net.JoinHostPort(host, port) + "/"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// checkACME checks the --acme-* flags together, normalizing the domain
+// to the name the certificate is for.
+func checkACME(f *serveFlags) error {
+	if f.acmeDomain == "" {
+		for _, name := range []string{"acme-email", "acme-directory", "acme-ca-file"} {
+			if f.from[name] != fromDefault {
+				return usagef("serve: --%s needs --acme-domain", name)
+			}
+		}
+		return nil
+	}
+	if f.tlsCert != "" {
+		return usagef("serve: --acme-domain and --tls-cert exclude each other: the certificate comes from one or the other")
+	}
+	domain, err := daemon.NormalizeDomain(f.acmeDomain)
+	if err != nil {
+		return usagef("serve: --acme-domain: %v", err)
+	}
+	f.acmeDomain = domain
+	if u, err := url.Parse(f.acmeDirectory); err != nil || u.Scheme != "https" || u.Host == "" {
+		return usagef("serve: --acme-directory %q: want an https:// URL", f.acmeDirectory)
+	}
+	if f.acmeEmail != "" {
+		if a, err := mail.ParseAddress(f.acmeEmail); err != nil || a.Address != f.acmeEmail {
+			return usagef("serve: --acme-email %q: want a bare address (ops@example.com)", f.acmeEmail)
+		}
+	}
+	if f.acmeCAFile != "" {
+		if err := checkCAFile(f.acmeCAFile); err != nil {
+			return usagef("serve: --acme-ca-file: %v", err)
+		}
+	}
+	return nil
 }
 
 // testFS, set only by this package's tests, wraps the file system so a test

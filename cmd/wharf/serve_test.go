@@ -172,6 +172,15 @@ func TestServeRefusals(t *testing.T) {
 		{"metrics on all interfaces without TLS", []string{"--metrics-listen", ":0"}, "refusing metrics on :0 without TLS"},
 		{"metrics off loopback even with insecure HTTP allowed", []string{"--allow-insecure-http", "--metrics-listen", "[::]:0"}, "refusing metrics"},
 		{"metrics without port", []string{"--metrics-listen", "localhost"}, `--metrics-listen "localhost"`},
+		{"ACME and a certificate file", []string{"--acme-domain", "hub.example.com", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, "--acme-domain and --tls-cert exclude each other"},
+		{"ACME domain of one label", []string{"--acme-domain", "hub"}, `--acme-domain: "hub" has a single label`},
+		{"ACME domain with a port", []string{"--acme-domain", "hub.example.com:443"}, "--acme-domain: "},
+		{"ACME wildcard", []string{"--acme-domain", "*.example.com"}, "--acme-domain: "},
+		{"ACME directory over HTTP", []string{"--acme-domain", "hub.example.com", "--acme-directory", "http://ca.example/dir"}, "want an https:// URL"},
+		{"ACME email with a name", []string{"--acme-domain", "hub.example.com", "--acme-email", "Ann <ann@example.com>"}, "want a bare address"},
+		{"relative ACME CA file", []string{"--acme-domain", "hub.example.com", "--acme-ca-file", "ca.pem"}, `--acme-ca-file: "ca.pem" is not an absolute path`},
+		{"ACME email without a domain", []string{"--acme-email", "ann@example.com"}, "--acme-email needs --acme-domain"},
+		{"ACME directory without a domain", []string{"--acme-directory", "https://ca.example/dir"}, "--acme-directory needs --acme-domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
