@@ -88,9 +88,11 @@ func (p proxyLog) Write(b []byte) (int, error) {
 // handleProxy forwards a request to the workspace's child; a stopped
 // workspace answers 503 and an unknown one 404 without contacting anyone.
 func (a *api) handleProxy(w http.ResponseWriter, r *http.Request, _ caller) error {
-	if err := a.workspaces.CheckRunning(r.Context(), r.PathValue("workspaceId")); err != nil {
+	end, err := a.workspaces.BeginForward(r.Context(), r.PathValue("workspaceId"))
+	if err != nil {
 		return err
 	}
+	defer end()
 	if r.ContentLength != 0 {
 		// The server's read deadline suits the Hub's own small bodies; a
 		// workspace's (images for an agent) may be larger.

@@ -65,7 +65,9 @@ type WorkspaceService interface {
 	StartWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error)
 	StopWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error)
 	ForgetWorkspace(ctx context.Context, id string) (hub.WorkspaceAction, error)
-	CheckRunning(ctx context.Context, id string) error
+	// BeginForward checks the session runs before a request is forwarded
+	// to it, and counts the request as use of the workspace until end.
+	BeginForward(ctx context.Context, id string) (end func(), err error)
 	DialWorkspaceSession(ctx context.Context, id string) (net.Conn, error)
 }
 

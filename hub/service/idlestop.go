@@ -29,7 +29,8 @@ import (
 //
 // The period starts over whenever the session becomes idle and whenever
 // a person acts on the workspace through the Hub: a request forwarded to
-// the session under /s/{id}/ (CheckRunning), a change of the person's
+// the session under /s/{id}/ (BeginForward: the session is busy while
+// the request is forwarded, however long that takes), a change of the person's
 // state in it or an acknowledgement of its activity, or a start of the
 // workspace that finds it running. Push deliveries do not count: they are the Hub's, journaled
 // and sent whether or not the session runs, and what they announce as
@@ -61,6 +62,7 @@ type idleStopper struct {
 	watches  map[string]*idleWatch // by workspace id, one per running session
 	streams  map[string]int        // live streams open, by workspace id
 	held     map[string]int        // credential uses held for approval, by workspace id
+	forwards map[string]int        // requests being forwarded to the session, by workspace id
 	closed   bool
 	stopping sync.WaitGroup // timers that fired and may stop a session
 }
@@ -77,7 +79,7 @@ type idleWatch struct {
 
 func newIdleStopper(h *Hub, period time.Duration) *idleStopper {
 	s := &idleStopper{h: h, period: period, watches: map[string]*idleWatch{},
-		streams: map[string]int{}, held: map[string]int{}}
+		streams: map[string]int{}, held: map[string]int{}, forwards: map[string]int{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -139,6 +141,14 @@ func (s *idleStopper) holding(ws string, on bool) {
 	s.count(s.held, ws, on)
 }
 
+// forwarding counts a request being forwarded to ws's session (on true)
+// and its end (on false); when the last ends, the period starts over.
+func (s *idleStopper) forwarding(ws string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.count(s.forwards, ws, on)
+}
+
 // count moves m[ws] by one and updates ws's watch. s.mu is held.
 func (s *idleStopper) count(m map[string]int, ws string, up bool) {
 	if up {
@@ -164,7 +174,7 @@ func (s *idleStopper) touch(ws string) {
 
 // idleLocked reports whether w, ws's watch, is idle now. s.mu is held.
 func (s *idleStopper) idleLocked(ws string, w *idleWatch) bool {
-	return s.streams[ws] == 0 && s.held[ws] == 0 && w.observed.Running && w.observed.Quiet()
+	return s.streams[ws] == 0 && s.held[ws] == 0 && s.forwards[ws] == 0 && w.observed.Running && w.observed.Quiet()
 }
 
 // updateLocked arms w's timer when ws has just become idle and stops it

@@ -170,6 +170,13 @@ func TestWhatKeepsASessionBusyKeepsItRunningAndThePeriodStartsWhenItEnds(t *test
 			}
 			return s.Close
 		}},
+		{name: "a request forwarded to it that lasts longer than the period", busy: func(e *liveEnv) func() {
+			end, err := e.BeginForward(e.ctx, e.app)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return end
+		}},
 		{name: "an agent turn", busy: func(e *liveEnv) func() {
 			e.backend.SetActivity(e.app, true, false)
 			return func() { e.backend.SetActivity(e.app, false, false) }
@@ -237,7 +244,13 @@ func TestWhatAPersonDoesThroughTheHubStartsThePeriodOver(t *testing.T) {
 		name string
 		act  func(e *liveEnv) error
 	}{
-		{"a request forwarded to the session", func(e *liveEnv) error { return e.CheckRunning(e.ctx, e.app) }},
+		{"a request forwarded to the session", func(e *liveEnv) error {
+			end, err := e.BeginForward(e.ctx, e.app)
+			if err == nil {
+				end()
+			}
+			return err
+		}},
 		{"a change of the person's state in it", func(e *liveEnv) error {
 			_, err := e.PatchPersonalState(e.ctx, e.sess, e.app, hub.PersonalStatePatch{DocumentPath: hub.Optional[string]{Set: true, Value: ptr("README.md")}})
 			return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -379,6 +380,20 @@ func (h *Hub) CheckRunning(ctx context.Context, id string) error {
 		return err
 	}
 	return hub.Errorf(hub.Unavailable, "workspace %s is not running", id)
+}
+
+// BeginForward checks, before a request is forwarded to the workspace's
+// session, that the session runs (as CheckRunning), and counts the
+// request as use of the workspace until end is called: a long upload or
+// answer is use throughout, so idle stop never cuts one short, and the
+// idle period starts over when it ends. end may be called more than once.
+func (h *Hub) BeginForward(ctx context.Context, id string) (end func(), err error) {
+	if err := h.CheckRunning(ctx, id); err != nil {
+		return nil, err
+	}
+	h.idle.forwarding(id, true)
+	var once sync.Once
+	return func() { once.Do(func() { h.idle.forwarding(id, false) }) }, nil
 }
 
 // DialWorkspaceSession opens a connection to the running session of a workspace,
