@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/sqlite"
+	"github.com/wharfhub/wharf/adapters/sqlite/sqlitetest"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -132,29 +132,6 @@ func TestASnapshotUnderWritesIsOneMomentOfThem(t *testing.T) {
 	t.Logf("%d users acknowledged before the snapshot, %d in it", before, len(names))
 }
 
-// corruptIndexCell changes one byte of the key text in the index
-// named index of the database at path, so the index no longer matches its
-// table: the damage a bad sector or a stray write leaves, which VACUUM
-// INTO copies as it is.
-func corruptIndexCell(t *testing.T, path, index, text string) {
-	is := is.New(t)
-	db, err := sql.Open("sqlite", path)
-	is.NoErr(err) // open to find the index
-	var root int
-	is.NoErr(db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = ?`, index).Scan(&root)) // its root page
-	_, err = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	is.NoErr(err)        // everything in the main file
-	is.NoErr(db.Close()) // closed
-	data, err := os.ReadFile(path)
-	is.NoErr(err) // the file
-	size := int(binary.BigEndian.Uint16(data[16:18]))
-	page := data[(root-1)*size : root*size]
-	at := strings.Index(string(page), text)
-	is.True(at >= 0)          // the key is on the index's root page
-	page[at+len(text)-1] ^= 1 // one bit flipped in it
-	is.NoErr(os.WriteFile(path, data, 0o600))
-}
-
 // TestADamagedDatabaseGivesNoSnapshot damages a database in two ways: a
 // snapshot of it is refused, saying why, and leaves no file.
 func TestADamagedDatabaseGivesNoSnapshot(t *testing.T) {
@@ -164,7 +141,7 @@ func TestADamagedDatabaseGivesNoSnapshot(t *testing.T) {
 		want   string
 	}{
 		{"an index that no longer matches its table", func(t *testing.T, path string) {
-			corruptIndexCell(t, path, "sqlite_autoindex_users_1", "user-carol")
+			sqlitetest.CorruptIndex(t, path, "sqlite_autoindex_users_1", "user-carol")
 		}, "integrity check"},
 		{"a page that is no b-tree page", func(t *testing.T, path string) {
 			is := is.New(t)

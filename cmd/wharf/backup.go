@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,22 +21,9 @@ func backupCmd(ctx context.Context, name string, args []string, getenv func(stri
 	defState, _ := statedir.Default(getenv)
 	stateDir := fs.String("state-dir", defState, "private state `directory`")
 	// Flags may come before or after FILE.
-	var file string
-	rest := args
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		file, rest = rest[0], rest[1:]
-	}
-	// The state directory may come from $WHARF_STATE_DIR, as serve's does.
-	if _, err := parseWithEnv(fs, rest, getenv, nil, []string{"state-dir"}); err != nil {
-		var ue usageError
-		if errors.Is(err, flag.ErrHelp) || errors.As(err, &ue) {
-			return err
-		}
-		return usageError{err}
-	}
-	extra := fs.Args()
-	if file == "" && len(extra) > 0 {
-		file, extra = extra[0], extra[1:]
+	file, extra, err := parseAdmin(fs, args, getenv)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(extra) > 0:

@@ -6,8 +6,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"database/sql"
-	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/daemon"
 	"github.com/wharfhub/wharf/adapters/sqlite"
+	"github.com/wharfhub/wharf/adapters/sqlite/sqlitetest"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -223,28 +222,6 @@ func stateWithTokens(t *testing.T) (string, []string) {
 	return dir, ids
 }
 
-// corruptIndex flips a bit of text on the root page of the index named
-// index in the database file at path (checkpointed first), so that index
-// no longer matches its table.
-func corruptIndex(t *testing.T, path, index, text string) {
-	is := is.New(t)
-	db, err := sql.Open("sqlite", path)
-	is.NoErr(err) // open to find the index
-	var root int
-	is.NoErr(db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = ?`, index).Scan(&root)) // its root page
-	_, err = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	is.NoErr(err)        // everything in the main file
-	is.NoErr(db.Close()) // closed
-	data, err := os.ReadFile(path)
-	is.NoErr(err) // the file
-	size := int(binary.BigEndian.Uint16(data[16:18]))
-	page := data[(root-1)*size : root*size]
-	at := strings.Index(string(page), text)
-	is.True(at >= 0)          // the text is on the index's root page
-	page[at+len(text)-1] ^= 1 // one bit flipped in it
-	is.NoErr(os.WriteFile(path, data, 0o600))
-}
-
 // tarOf writes an archive of the named files, in order, and returns its
 // path.
 func tarOf(t *testing.T, files ...[2]string) string {
@@ -290,7 +267,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		t.Parallel()
 		is := is.New(t)
 		dir, ids := stateWithTokens(t)
-		corruptIndex(t, filepath.Join(dir, "wharf.db"), "sqlite_autoindex_credentials_1", ids[1])
+		sqlitetest.CorruptIndex(t, filepath.Join(dir, "wharf.db"), "sqlite_autoindex_credentials_1", ids[1])
 		file := filepath.Join(t.TempDir(), "b.tar")
 		_, err := wharf(t, "backup", file, "--state-dir", dir)
 		is.True(err != nil && strings.Contains(err.Error(), "integrity check")) // refused, saying why
@@ -304,7 +281,7 @@ func TestBackupAndRestoreRefuseWhatWouldLoseOrLeakData(t *testing.T) {
 		t.Parallel()
 		is := is.New(t)
 		dir, ids := stateWithTokens(t)
-		corruptIndex(t, filepath.Join(dir, "wharf.db"), "sqlite_autoindex_credentials_1", ids[1])
+		sqlitetest.CorruptIndex(t, filepath.Join(dir, "wharf.db"), "sqlite_autoindex_credentials_1", ids[1])
 		db, err := os.ReadFile(filepath.Join(dir, "wharf.db"))
 		is.NoErr(err) // the damaged database
 		file := tarOf(t, [2]string{"manifest.json", fmt.Sprintf(`{"format":1,"schema":%d,"files":["wharf.db"]}`, sqlite.LatestSchema())},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -73,6 +74,29 @@ func parseWithEnv(fs *flag.FlagSet, args []string, getenv func(string) string, r
 		from[f.Name] = fromEnv(envName(f.Name))
 	})
 	return from, err
+}
+
+// parseAdmin parses the arguments of an administration command (wharf
+// user, backup, restore): one optional operand, before or after the
+// flags, and the flags, of which only --state-dir may come from its
+// variable ($WHARF_STATE_DIR, as serve's). It returns the operand ("" when
+// none) and any further arguments, which the caller refuses.
+func parseAdmin(fs *flag.FlagSet, args []string, getenv func(string) string) (operand string, extra []string, err error) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		operand, args = args[0], args[1:]
+	}
+	if _, err := parseWithEnv(fs, args, getenv, nil, []string{"state-dir"}); err != nil {
+		var ue usageError
+		if errors.Is(err, flag.ErrHelp) || errors.As(err, &ue) {
+			return "", nil, err
+		}
+		return "", nil, usageError{err}
+	}
+	extra = fs.Args()
+	if operand == "" && len(extra) > 0 {
+		operand, extra = extra[0], extra[1:]
+	}
+	return operand, extra, nil
 }
 
 // nonEmptyLines splits v at line ends, dropping blank lines.

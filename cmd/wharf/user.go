@@ -35,22 +35,9 @@ func user(ctx context.Context, args []string, getenv func(string) string, stdin 
 	stateDir := fs.String("state-dir", defState, "private state `directory`")
 	fromStdin := fs.Bool("password-stdin", false, "read the password from standard input (one line)")
 	// Flags may come before or after NAME.
-	var name string
-	rest := args[1:]
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		name, rest = rest[0], rest[1:]
-	}
-	// The state directory may come from $WHARF_STATE_DIR, as serve's does.
-	if _, err := parseWithEnv(fs, rest, getenv, nil, []string{"state-dir"}); err != nil {
-		var ue usageError
-		if errors.Is(err, flag.ErrHelp) || errors.As(err, &ue) {
-			return err
-		}
-		return usageError{err}
-	}
-	extra := fs.Args()
-	if name == "" && len(extra) > 0 {
-		name, extra = extra[0], extra[1:]
+	name, extra, err := parseAdmin(fs, args[1:], getenv)
+	if err != nil {
+		return err
 	}
 	if len(extra) > 0 {
 		return usagef("user %s: unexpected argument %q", sub, extra[0])
