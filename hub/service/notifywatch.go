@@ -48,7 +48,10 @@ func (e *pushEngine) reconcile(extra ...string) map[string]*observer {
 	out := map[string]*observer{}
 	for ws, o := range e.observers {
 		rw := e.h.workspaceSession(ws)
-		if want[ws] && rw != nil && rw.rs == o.rs {
+		// want was computed before e.mu was taken: an enrollment that
+		// pinned ws since then waits for this observer, so the pin, read
+		// now under e.mu, keeps it.
+		if (want[ws] || e.pins[ws] > 0) && rw != nil && rw.rs == o.rs {
 			out[ws] = o
 			continue
 		}
