@@ -122,9 +122,25 @@ func refusedWell(t *testing.T, err error, pass []byte) {
 	if hub.KindOf(err) != hub.Invalid {
 		t.Fatalf("refused as %v, not Invalid: %v", hub.KindOf(err), err)
 	}
-	if len(pass) >= 4 && strings.Contains(err.Error(), string(pass)) {
+	if len(pass) >= 4 && strings.Contains(err.Error(), string(pass)) && !fixedRefusal(err) {
 		t.Fatalf("the refusal quotes the passphrase: %v", err)
 	}
+}
+
+// fixedRefusal reports whether err says exactly one of the vault's fixed
+// import refusals: a constant text cannot quote the input, though a short
+// passphrase may happen to be a word of it ("pass" in "the passphrase is
+// wrong", which the fuzzer found).
+func fixedRefusal(err error) bool {
+	for _, fixed := range []error{errPGPNotAKey, errPGPTooLarge, errPGPDamaged, errPGPNotOne, errPGPPublic, errPGPNoSigner,
+		errPGPCostly, errPGPUserID, errSSHNotAKey, errSSHTooLarge, errSSHTwoKeys, errSSHPKCS8Enc, errSSHSecurityKey, errSSHDSA,
+		errSSHShortRSA, errSSHKeyType, errSSHCipher, errSSHRounds, errSSHMismatch, errSSHDamaged, errNeedPassphrase,
+		errWrongPass, errWrongOrDamaged, errEmptyPass, errComment} {
+		if err.Error() == fixed.Error() {
+			return true
+		}
+	}
+	return false
 }
 
 // fuzzPGPKey makes an armored ed25519 OpenPGP secret key, protected
