@@ -181,6 +181,12 @@ func TestServeRefusals(t *testing.T) {
 		{"relative ACME CA file", []string{"--acme-domain", "hub.example.com", "--acme-ca-file", "ca.pem"}, `--acme-ca-file: "ca.pem" is not an absolute path`},
 		{"ACME email without a domain", []string{"--acme-email", "ann@example.com"}, "--acme-email needs --acme-domain"},
 		{"ACME directory without a domain", []string{"--acme-directory", "https://ca.example/dir"}, "--acme-directory needs --acme-domain"},
+		{"public URL under a path", []string{"--public-url", "https://hub.example/wharf"}, "the Hub cannot be served under a path"},
+		{"public URL with a query", []string{"--public-url", "https://hub.example/?a=1"}, "the Hub cannot be served under a path"},
+		{"public URL with a password, never echoed", []string{"--public-url", "https://ann:s3cret@hub.example"}, `"https://ann:xxxxx@hub.example": a public URL holds no user or password`},
+		{"public URL of another scheme", []string{"--public-url", "ftp://hub.example"}, "want https://HOST"},
+		{"public URL without a host", []string{"--public-url", "https://"}, "no host"},
+		{"public URL on a public plain-HTTP listener without its proxies", []string{"--listen", "0.0.0.0:0", "--allow-insecure-http", "--public-url", "https://hub.example"}, "name the reverse proxy's addresses with --trusted-proxies"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
