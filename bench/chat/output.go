@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wharfhub/wharf/bench/internal/proc"
 	"github.com/wharfhub/wharf/fakes/agentscript"
 )
 
@@ -26,7 +27,7 @@ const turnTimeout = 5 * time.Minute
 // waited-for children's, in clock ticks). The send answers once the turn
 // runs (status `running`), so no earlier `completed` is mistaken for it.
 func (w *wharf) finish(ctx context.Context, c conversation, child int, text string) (time.Duration, int64, error) {
-	_, ticks0, err := procStat(child)
+	_, ticks0, err := proc.Stat(child)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -44,7 +45,7 @@ func (w *wharf) finish(ctx context.Context, c conversation, child int, text stri
 		for _, s := range list.Conversations {
 			if s.ID == c.id && s.Status == "completed" {
 				took := time.Since(t0)
-				_, ticks1, err := procStat(child)
+				_, ticks1, err := proc.Stat(child)
 				return took, ticks1 - ticks0, err
 			}
 			if s.ID == c.id && s.Status != "running" {
@@ -72,7 +73,7 @@ func (w *wharf) alone(ctx context.Context, name string) (conversation, int, erro
 	if err != nil {
 		return conversation{}, 0, err
 	}
-	child := sessionChild(w.d.Pid(), ws)
+	child := proc.SessionChild(w.d.Pid(), ws)
 	if child == 0 {
 		return conversation{}, 0, fmt.Errorf("no session child found for workspace %s", ws)
 	}
@@ -158,7 +159,7 @@ func toolFlood(ctx context.Context, w *wharf) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
-	peak, err := procStatusBytes(child, "VmHWM")
+	peak, err := proc.StatusBytes(child, "VmHWM")
 	if err != nil {
 		return verdict{}, err
 	}

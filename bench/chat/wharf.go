@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
+	"github.com/wharfhub/wharf/bench/internal/proc"
 )
 
 // The Wharf side: a real `wharf serve` with the scripted agent, its
@@ -77,7 +78,7 @@ func startWharf(ctx context.Context, dir, wharfBin, agentBin string) (*wharf, er
 // sure none of its children and agents is left: any still there after 5 s
 // is killed by its pid.
 func (w *wharf) stop() {
-	left := descendants(w.d.Pid())
+	left := proc.Descendants(w.d.Pid())
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := w.d.Stop(ctx); err != nil {

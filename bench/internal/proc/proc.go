@@ -1,4 +1,7 @@
-package main
+// Package proc reads what the benchmarks measure of processes, from
+// /proc: a process's parent and CPU time, its resident memory and peak,
+// its open Sockets, and the machine's busy time.
+package proc
 
 import (
 	"bytes"
@@ -10,25 +13,21 @@ import (
 	"time"
 )
 
-// What this program reads of processes, from /proc: a process's parent
-// and CPU time, its resident memory, its open sockets, and the machine's
-// busy time.
-
-// procStat is a process's parent and its CPU time in clock ticks: its
+// Stat is a process's parent and its CPU time in clock ticks: its
 // own (user and system) and that of the children it waited for, from
 // /proc/<pid>/stat.
-func procStat(pid int) (ppid int, ticks int64, err error) {
+func Stat(pid int) (ppid int, ticks int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, 0, err
 	}
-	return parseStat(b)
+	return ParseStat(b)
 }
 
-// parseStat reads a /proc/<pid>/stat line: after the command, which may
+// ParseStat reads a /proc/<pid>/stat line: after the command, which may
 // hold spaces and parentheses, field 4 is the parent and fields 14 to 17
 // the user and system ticks, the process's and its waited-for children's.
-func parseStat(b []byte) (ppid int, ticks int64, err error) {
+func ParseStat(b []byte) (ppid int, ticks int64, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	f := strings.Fields(string(b[i+1:])) // f[0] is field 3, the state
 	if i < 0 || len(f) < 15 {
@@ -47,13 +46,13 @@ func parseStat(b []byte) (ppid int, ticks int64, err error) {
 	return ppid, ticks, nil
 }
 
-// processes is every process's parent and CPU time (procStat), by pid.
-func processes() map[int][2]int64 {
+// Processes is every process's parent and CPU time (Stat), by pid.
+func Processes() map[int][2]int64 {
 	all := map[int][2]int64{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			if ppid, ticks, err := procStat(pid); err == nil {
+			if ppid, ticks, err := Stat(pid); err == nil {
 				all[pid] = [2]int64{int64(ppid), ticks}
 			}
 		}
@@ -61,11 +60,11 @@ func processes() map[int][2]int64 {
 	return all
 }
 
-// descendants are the processes under root, root aside, by their parents
+// Descendants are the processes under root, root aside, by their parents
 // as /proc shows them now.
-func descendants(root int) []int { return under(processes(), root) }
+func Descendants(root int) []int { return Under(Processes(), root) }
 
-func under(all map[int][2]int64, root int) []int {
+func Under(all map[int][2]int64, root int) []int {
 	var out []int
 	for pid := range all {
 		for p := int(all[pid][0]); p != 0; p = int(all[p][0]) {
@@ -78,40 +77,40 @@ func under(all map[int][2]int64, root int) []int {
 	return out
 }
 
-// sessionChild is the `wharf session` child of the daemon daemon serving
+// SessionChild is the `wharf session` child of the daemon daemon serving
 // workspace ws (its command line holds --workspace-id ws), or 0.
-func sessionChild(daemon int, ws string) int {
-	for _, pid := range descendants(daemon) {
+func SessionChild(daemon int, ws string) int {
+	for _, pid := range Descendants(daemon) {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if ppid, _, _ := procStat(pid); ppid == daemon && bytes.Contains(b, []byte("\x00--workspace-id\x00"+ws+"\x00")) {
+		if ppid, _, _ := Stat(pid); ppid == daemon && bytes.Contains(b, []byte("\x00--workspace-id\x00"+ws+"\x00")) {
 			return pid
 		}
 	}
 	return 0
 }
 
-// vmRSS is a process's resident memory in bytes (VmRSS).
-func vmRSS(pid int) (int64, error) {
+// VmRSS is a process's resident memory in bytes (its VmRSS field).
+func VmRSS(pid int) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
-	return parseVmRSS(b)
+	return ParseVmRSS(b)
 }
 
-func parseVmRSS(status []byte) (int64, error) { return parseStatusBytes(status, "VmRSS") }
+func ParseVmRSS(status []byte) (int64, error) { return ParseStatusBytes(status, "VmRSS") }
 
-// procStatusBytes is a field of a process's /proc/<pid>/status given in
+// StatusBytes is a field of a process's /proc/<pid>/status given in
 // kB (VmRSS, VmHWM: the peak), in bytes.
-func procStatusBytes(pid int, field string) (int64, error) {
+func StatusBytes(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
-	return parseStatusBytes(b, field)
+	return ParseStatusBytes(b, field)
 }
 
-func parseStatusBytes(status []byte, field string) (int64, error) {
+func ParseStatusBytes(status []byte, field string) (int64, error) {
 	_, v, ok := bytes.Cut(status, []byte("\n"+field+":"))
 	line, _, _ := bytes.Cut(v, []byte("\n"))
 	kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(line)), " kB"), 10, 64)
@@ -121,8 +120,8 @@ func parseStatusBytes(status []byte, field string) (int64, error) {
 	return kb << 10, nil
 }
 
-// sockets counts a process's open socket descriptors.
-func sockets(pid int) (int, error) {
+// Sockets counts a process's open socket descriptors.
+func Sockets(pid int) (int, error) {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -137,14 +136,14 @@ func sockets(pid int) (int, error) {
 	return n, nil
 }
 
-// steadySockets is the socket count once two readings 200 ms apart agree
+// SteadySockets is the socket count once two readings 200 ms apart agree
 // (at most 3 s of readings): a connection being closed is not counted.
-func steadySockets(pid int) (int, error) {
-	last, err := sockets(pid)
+func SteadySockets(pid int) (int, error) {
+	last, err := Sockets(pid)
 	for end := time.Now().Add(3 * time.Second); err == nil && time.Now().Before(end); {
 		time.Sleep(200 * time.Millisecond)
 		var n int
-		if n, err = sockets(pid); n == last {
+		if n, err = Sockets(pid); n == last {
 			break
 		}
 		last = n
@@ -152,7 +151,7 @@ func steadySockets(pid int) (int, error) {
 	return last, err
 }
 
-// cpuMeter measures, over a window, the share of the machine the other
+// CPUMeter measures, over a window, the share of the machine the other
 // processes took: the CPU time of every process but this program and its
 // descendants (the daemon, its children and agents), each process's own
 // and its waited-for children's, so that a short-lived process counts
@@ -160,18 +159,18 @@ func steadySockets(pid int) (int, error) {
 // brought its parent all its time, so the time it had at the start is
 // taken off. This is the accounting a process's own figure uses:
 // /proc/stat's sampled ticks disagree with it on a virtual machine.
-type cpuMeter struct {
+type CPUMeter struct {
 	start time.Time
 	ticks map[int][2]int64
 }
 
-func startCPU() *cpuMeter { return &cpuMeter{start: time.Now(), ticks: processes()} }
+func StartCPU() *CPUMeter { return &CPUMeter{start: time.Now(), ticks: Processes()} }
 
-// others is the share of all CPUs the other processes took since start.
-func (m *cpuMeter) others() float64 {
-	elapsed, now, sum := time.Since(m.start), processes(), int64(0)
+// Others is the share of all CPUs the other processes took since start.
+func (m *CPUMeter) Others() float64 {
+	elapsed, now, sum := time.Since(m.start), Processes(), int64(0)
 	ours := map[int]bool{os.Getpid(): true}
-	for _, pid := range append(under(now, os.Getpid()), under(m.ticks, os.Getpid())...) {
+	for _, pid := range append(Under(now, os.Getpid()), Under(m.ticks, os.Getpid())...) {
 		ours[pid] = true
 	}
 	for pid, p := range now {
@@ -184,11 +183,11 @@ func (m *cpuMeter) others() float64 {
 			sum -= p[1] // waited for meanwhile: its time before the window is in its parent's now
 		}
 	}
-	return max(0, float64(sum)/100/(elapsed.Seconds()*float64(max(1, numCPU()))))
+	return max(0, float64(sum)/100/(elapsed.Seconds()*float64(max(1, NumCPU()))))
 }
 
-// numCPU counts the machine's CPUs from /proc/stat (the cpuN lines).
-func numCPU() int {
+// NumCPU counts the machine's CPUs from /proc/stat (the cpuN lines).
+func NumCPU() int {
 	b, _ := os.ReadFile("/proc/stat")
 	n := 0
 	for line := range strings.SplitSeq(string(b), "\n") {
