@@ -204,7 +204,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 			h.push.presenceChanged(user, ws, open)
 			h.idle.streamChanged(ws, open)
 		},
-		Observed: h.idle.observed}, liveHost{h})
+		Observed: h.idle.observed, ShellsMoved: h.st.shellsMoved}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error
