@@ -277,7 +277,9 @@ func pump(src, dst *websocket.Conn, toChild bool) pumpEnd {
 	if toChild {
 		limit = attachReadLimit
 	}
-	buf := make([]byte, limit+1) // the read limit refuses anything longer
+	// The library reads one byte past its limit before it refuses the
+	// message (closing with 1009); the buffer leaves room for that read.
+	buf := make([]byte, limit+2)
 	for {
 		typ, msg, err := readMessage(src, buf)
 		if err != nil {
@@ -293,7 +295,7 @@ func pump(src, dst *websocket.Conn, toChild bool) pumpEnd {
 }
 
 // readMessage reads src's next message into buf, which is longer than
-// src's read limit.
+// what src's read limit lets through.
 func readMessage(src *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
 	typ, r, err := src.Reader(context.Background())
 	if err != nil {

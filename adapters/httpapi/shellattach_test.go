@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,21 @@ func TestATerminalAttachesAndRelaysBothWays(t *testing.T) {
 			is.Equal(shells.childEnded(t), childEnd{code: 4000, reason: "tab closed"}) // and the child hears it as sent
 		})
 	}
+	t.Run("a message over 64 KiB", func(t *testing.T) {
+		is := is.New(t)
+		conn := s.mustAttach(t, "app", "s1", bearer(id)...)
+		conn.SetReadLimit(1 << 20)
+		hello(t, conn)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		is.NoErr(conn.Write(ctx, websocket.MessageText, []byte(strings.Repeat("x", 64<<10)))) // at the bound: relayed
+		_, b, err := conn.Read(ctx)
+		is.NoErr(err)
+		is.Equal(len(b), 64<<10)
+		conn.Write(ctx, websocket.MessageText, []byte(strings.Repeat("x", 64<<10+1)))
+		is.Equal(closeOf(conn).Code, websocket.StatusMessageTooBig)                                           // beyond it: closed with 1009
+		is.Equal(shells.childEnded(t), childEnd{code: websocket.StatusGoingAway, reason: "client went away"}) // and the child told
+	})
 	t.Run("the child's close", func(t *testing.T) {
 		is := is.New(t)
 		conn := s.mustAttach(t, "app", "exit", bearer(id)...)

@@ -71,6 +71,7 @@ func (c *testShells) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	conn.SetReadLimit(64 << 10) // the child's bound
 	ctx := context.Background()
 	off := r.URL.Query().Get("offset")
 	if off == "" {
