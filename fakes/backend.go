@@ -50,8 +50,9 @@ type Backend struct {
 	held     int           // Starts waiting on a hold now
 	changed  chan struct{} // closed and replaced whenever held changes
 	feeds    feedScript
-	notify   notifyScript // the notification feeds (backend_notify.go)
-	logins   agentLogins  // the sessions' agents and the login changes told (backend_agentlogin.go)
+	notify   notifyScript            // the notification feeds (backend_notify.go)
+	logins   agentLogins             // the sessions' agents and the login changes told (backend_agentlogin.go)
+	handlers map[string]http.Handler // SetSessionHandler's, by workspace
 }
 
 // NewBackend returns a Backend with no session running.
@@ -238,6 +239,24 @@ func (b *Backend) SetFacts(id string, f hub.WorkspaceSessionFacts) {
 	b.facts[id] = f
 }
 
+// SetSessionHandler makes the sessions of id hand h every request their
+// own protocol does not serve (which answers 404 without one): a test's
+// stand-in for the part of the child it exercises, such as a shell's
+// attach WebSocket. A connection h hijacks outlives Stop, as one a
+// stopped child never closed would; nil removes h.
+func (b *Backend) SetSessionHandler(id string, h http.Handler) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.handlers == nil {
+		b.handlers = map[string]http.Handler{}
+	}
+	if h == nil {
+		delete(b.handlers, id)
+		return
+	}
+	b.handlers[id] = h
+}
+
 // FailFacts makes Facts of sessions of id fail with err from now on; a
 // nil err ends that. It affects the Facts method only, not Start.
 func (b *Backend) FailFacts(id string, err error) {
@@ -356,7 +375,15 @@ func (s *workspaceSession) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	var body any
+	s.b.mu.Lock()
+	extra := s.b.handlers[s.id]
+	s.b.mu.Unlock()
 	switch {
+	case extra != nil && r.URL.Path != "/_wharf/facts" && r.URL.Path != "/s/"+s.id+"/api/session":
+		w.Header().Del("Content-Type")
+		w.Header().Del("Cache-Control")
+		extra.ServeHTTP(w, r)
+		return
 	case r.Method == http.MethodGet && r.URL.Path == "/_wharf/facts":
 		f, _ := s.b.factsOf(s.id) // FailFacts concerns the Facts method only
 		type shell struct {

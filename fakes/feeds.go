@@ -24,7 +24,8 @@ type feedScript struct {
 	opened   map[feedKey][]*Feed
 	openers  map[feedKey]FeedOpener // by workspace and topic; Key unused
 	activity map[string]hub.Observation
-	changed  chan struct{} // closed and replaced whenever a feed opens
+	shells   map[string]int64 // the shells revision each workspace's activity frames carry (SetShells); 0: none
+	changed  chan struct{}    // closed and replaced whenever a feed opens
 }
 
 type feedKey struct {
@@ -70,17 +71,49 @@ func (b *Backend) SetActivity(ws string, working, awaiting bool) {
 		b.feeds.activity = map[string]hub.Observation{}
 	}
 	b.feeds.activity[ws] = hub.Observation{Running: true, Working: working, Awaiting: awaiting}
+	b.sendActivity(ws)
+}
+
+// SetShells makes the sessions of ws report shells in their facts from
+// now on and moves the shells revision their activity frames carry, as a
+// child does when a shell opens, closes, is renamed or gains or loses its
+// last client: every open activity feed of ws gets a frame with the new
+// revision, and later ones start with it.
+func (b *Backend) SetShells(ws string, shells []hub.Shell) {
+	b.mu.Lock()
+	f, ok := b.facts[ws]
+	if !ok {
+		f.WorkspaceAPIRevision = factsRevision
+	}
+	f.Shells = slices.Clone(shells)
+	b.facts[ws] = f
+	if b.feeds.shells == nil {
+		b.feeds.shells = map[string]int64{}
+	}
+	b.feeds.shells[ws]++
+	b.sendActivity(ws)
+}
+
+// sendActivity sends the activity of ws to every open activity feed of
+// ws. b.mu is held, and released.
+func (b *Backend) sendActivity(ws string) {
+	frame := b.activityFrame(ws)
 	open := slices.Clone(b.feeds.opened[feedKey{ws, hub.TopicActivity, ""}])
 	b.mu.Unlock()
-	frame := activityFrame(working, awaiting)
 	for _, f := range open {
 		f.Send(frame)
 	}
 }
 
-func activityFrame(working, awaiting bool) hub.FeedFrame {
-	return hub.FeedFrame{Kind: hub.FrameData,
-		Data: fmt.Appendf(nil, `{"working":%t,"awaiting":%t}`, working, awaiting)}
+// activityFrame is the activity frame of ws now: working and awaiting,
+// and the shells revision once SetShells moved it. b.mu is held.
+func (b *Backend) activityFrame(ws string) hub.FeedFrame {
+	o := b.feeds.activity[ws]
+	data := fmt.Appendf(nil, `{"working":%t,"awaiting":%t`, o.Working, o.Awaiting)
+	if rev := b.feeds.shells[ws]; rev > 0 {
+		data = fmt.Appendf(data, `,"shells":%d`, rev)
+	}
+	return hub.FeedFrame{Kind: hub.FrameData, Data: append(data, '}')}
 }
 
 // FeedOpens reports how many feeds of ws for topic and key were opened,
@@ -171,8 +204,7 @@ func (b *Backend) defaultOpener(s *workspaceSession) FeedOpener {
 var cannedFeeds = map[hub.Topic]func(b *Backend, s *workspaceSession, req hub.FeedRequest) ([]hub.FeedFrame, error){
 	// Activity starts with the workspace's activity (SetActivity).
 	hub.TopicActivity: func(b *Backend, s *workspaceSession, _ hub.FeedRequest) ([]hub.FeedFrame, error) {
-		o := b.feeds.activity[s.id]
-		return []hub.FeedFrame{activityFrame(o.Working, o.Awaiting)}, nil
+		return []hub.FeedFrame{b.activityFrame(s.id)}, nil
 	},
 	// Inventory starts with its opening tick, with the catalog revision
 	// of each agent the session knows (SetAgents).

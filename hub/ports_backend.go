@@ -107,7 +107,10 @@ type FeedRequest struct {
 //     without a cursor, then FrameData with a ChatEvent and its cursor, or
 //     one FrameResync with a ChatResyncEvent after which the feed ends;
 //   - activity: FrameData with {"working":bool,"awaiting":bool} at once and
-//     on every change.
+//     on every change, and, from a child that has shells, "shells": the
+//     revision of its shells (an integer from 0 that moves whenever a
+//     shell opens, closes, is renamed or gains or loses its last client,
+//     so the Hub reads the facts again).
 type Feed interface {
 	// Next waits for the next frame. It returns an error once the feed
 	// has ended (io.EOF when the session ended it in order, including

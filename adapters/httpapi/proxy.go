@@ -22,8 +22,12 @@ import (
 // transport can pool connections per child and dial by workspace id.
 const sessionHostSuffix = ".session.wharf.invalid"
 
-func (a *api) newProxy() *httputil.ReverseProxy {
-	transport := &http.Transport{
+// newSessionTransport returns the transport to the workspaces' children:
+// a request to host <id>.session.wharf.invalid is sent over a connection
+// DialWorkspaceSession opens to workspace id's running child. The
+// reverse proxy and the terminal attachments (shellattach.go) share it.
+func (a *api) newSessionTransport() *http.Transport {
+	return &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
@@ -36,6 +40,9 @@ func (a *api) newProxy() *httputil.ReverseProxy {
 		ResponseHeaderTimeout: 30 * time.Second,
 		DisableCompression:    true,
 	}
+}
+
+func (a *api) newProxy(transport http.RoundTripper) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {

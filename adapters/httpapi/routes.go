@@ -107,6 +107,7 @@ func (a *api) routes() []route {
 		{"GET", "/s/{workspaceId}/api/personal-state", "workspaceGetPersonalState", authenticated, a.handleGetPersonalState},
 		{"PATCH", "/s/{workspaceId}/api/personal-state", "workspacePatchPersonalState", authenticated, a.handlePatchPersonalState},
 		{"POST", "/s/{workspaceId}/api/activity-viewed", "hubAcknowledgeWorkspaceActivity", authenticated, a.handleActivityViewed},
+		{"GET", "/s/{workspaceId}/api/shells/{shellId}/attach", "workspaceAttachShell", authenticated, a.handleAttachShell},
 		{"GET", "/api/hub/credentials", "hubListCredentials", authenticated, a.handleListCredentials},
 		{"GET", "/api/hub/credential-tools", "hubListCredentialTools", authenticated, a.handleListCredentialTools},
 		{"GET", "/api/hub/credentials/{credentialId}/public-key", "hubGetCredentialPublicKey", authenticated, a.handleCredentialPublicKey},
@@ -202,6 +203,7 @@ type api struct {
 	notifications NotificationService
 	health        HealthService
 	proxy         *httputil.ReverseProxy
+	shells        *http.Client // dials the children's terminal WebSockets (shellattach.go)
 	log           *slog.Logger
 	mux           *http.ServeMux
 	exact         map[string]http.Handler // the routes without wildcards, by path
@@ -230,7 +232,9 @@ func NewHandler(s Services, opts Options) http.Handler {
 			a.hosts[name] = struct{}{}
 		}
 	}
-	a.proxy = a.newProxy()
+	sessions := a.newSessionTransport()
+	a.proxy = a.newProxy(sessions)
+	a.shells = &http.Client{Transport: sessions}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

@@ -69,6 +69,10 @@ type WorkspaceService interface {
 	// to it, and counts the request as use of the workspace until end.
 	BeginForward(ctx context.Context, id string) (end func(), err error)
 	DialWorkspaceSession(ctx context.Context, id string) (net.Conn, error)
+	// HoldAttachment registers a terminal attachment of caller to the
+	// workspace's running session; its context ends, with a cause, when
+	// the attachment must end (shellattach.go).
+	HoldAttachment(ctx context.Context, caller hub.DeviceSession, id string) (context.Context, func(), error)
 }
 
 // PersonalService is each user's state in each workspace

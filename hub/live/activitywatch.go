@@ -101,14 +101,15 @@ func (b *Broker) persistMarks(ctx context.Context, fn func(MarkWrites) error) {
 func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceSession) {
 	defer b.wg.Done()
 	delay := upstreamRetryMin
-	failing := false // an episode of failures is logged once, at its start
+	failing := false    // an episode of failures is logged once, at its start
+	shells := int64(-1) // the last shells revision seen; -1: none yet
 	for {
 		octx, cancel := context.WithTimeout(ctx, upstreamOpenTimeout)
 		feed, err := rs.OpenFeed(octx, hub.FeedRequest{Topic: hub.TopicActivity})
 		cancel()
 		if err == nil {
 			delay, failing = upstreamRetryMin, false
-			err = b.readActivity(ctx, ws, rs, feed)
+			err = b.readActivity(ctx, ws, rs, feed, &shells)
 			feed.Close()
 		} else if hub.KindOf(err) == hub.NotFound && ctx.Err() == nil {
 			return
@@ -131,21 +132,29 @@ func (b *Broker) watchActivity(ctx context.Context, ws string, rs hub.WorkspaceS
 }
 
 // readActivity relays one activity feed until it ends. Only the two
-// booleans are kept; anything else the session says is dropped.
-func (b *Broker) readActivity(ctx context.Context, ws string, rs hub.WorkspaceSession, feed hub.Feed) error {
+// booleans are kept, and the shells revision compared with *shells (the
+// last one seen) to tell ShellsMoved; anything else the session says is
+// dropped.
+func (b *Broker) readActivity(ctx context.Context, ws string, rs hub.WorkspaceSession, feed hub.Feed, shells *int64) error {
 	for {
 		fr, err := feed.Next(ctx)
 		if err != nil {
 			return err
 		}
 		var a struct {
-			Working  *bool `json:"working"`
-			Awaiting *bool `json:"awaiting"`
+			Working  *bool  `json:"working"`
+			Awaiting *bool  `json:"awaiting"`
+			Shells   *int64 `json:"shells"`
 		}
-		if fr.Kind != hub.FrameData || json.Unmarshal(fr.Data, &a) != nil || a.Working == nil || a.Awaiting == nil {
+		if fr.Kind != hub.FrameData || json.Unmarshal(fr.Data, &a) != nil || a.Working == nil || a.Awaiting == nil ||
+			(a.Shells != nil && *a.Shells < 0) {
 			return hub.Errorf(hub.Unavailable, "the session sent a malformed activity frame")
 		}
 		b.observe(ctx, ws, rs, hub.Observation{Running: true, Working: *a.Working, Awaiting: *a.Awaiting})
+		if a.Shells != nil && *a.Shells != *shells {
+			*shells = *a.Shells
+			b.shellsMoved(ws, rs)
+		}
 	}
 }
 

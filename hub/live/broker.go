@@ -25,6 +25,8 @@ type Broker struct {
 	presence func(user, ws string, open bool)
 	// observed is Config.Observed, or a no-op.
 	observed func(ws string, rs hub.WorkspaceSession, o hub.Observation)
+	// shellsMoved is Config.ShellsMoved, or a no-op.
+	shellsMoved func(ws string, rs hub.WorkspaceSession)
 	// bg is the context of the broker's background work (upstream feeds,
 	// catch-ups, activity watches); Wait cancels it and waits for them.
 	bg     context.Context
@@ -71,6 +73,14 @@ type Config struct {
 	// held (its marks lock is, which orders them), so it must return at
 	// once and never call the broker.
 	Observed func(ws string, rs hub.WorkspaceSession, o hub.Observation)
+	// ShellsMoved, when set, is told when a running session's activity
+	// frames say its shells changed: the frame's shells revision moved,
+	// or was first seen by the Hub's watch of that session (the facts
+	// the Hub holds may be older). Frames without a revision (an older
+	// child) tell it nothing. It is called from the watch, with no lock
+	// of the broker's held, and must return at once and never call the
+	// broker.
+	ShellsMoved func(ws string, rs hub.WorkspaceSession)
 }
 
 // New returns a broker over host, which it reaches for nothing else. A
@@ -83,12 +93,15 @@ func New(cfg Config, host Host) *Broker {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := &Broker{host: host, clock: cfg.Clock, log: cfg.Logger, limits: cfg.Limits.withDefaults(),
-		marks: newActivityMarks(), presence: cfg.Presence, observed: cfg.Observed}
+		marks: newActivityMarks(), presence: cfg.Presence, observed: cfg.Observed, shellsMoved: cfg.ShellsMoved}
 	if b.presence == nil {
 		b.presence = func(string, string, bool) {}
 	}
 	if b.observed == nil {
 		b.observed = func(string, hub.WorkspaceSession, hub.Observation) {}
+	}
+	if b.shellsMoved == nil {
+		b.shellsMoved = func(string, hub.WorkspaceSession) {}
 	}
 	b.topics = newTopics(b)
 	b.bg, b.stopBG = context.WithCancel(context.Background())

@@ -11,7 +11,7 @@ import (
 // a logout or revocation, expired sessions deleted, every session of a
 // user ended. Each changes the in-memory table that authenticates
 // requests (deviceauth.go) before the operation returns; an ended session
-// also ends its live streams.
+// also ends its live streams and its attachments (attachments.go).
 
 // deviceChange is a change of the device-session table.
 type deviceChange interface {
@@ -39,17 +39,21 @@ type deviceSessionRevoked struct{ digest hub.DeviceSessionDigest }
 func (c deviceSessionRevoked) apply(h *Hub) (bool, bool) { return applyDevice(h, c) }
 func (c deviceSessionRevoked) publish(_ context.Context, h *Hub, _ *publication) {
 	h.live.EndDeviceSessionStreams(c.digest)
+	h.attach.endDeviceSessions(c.digest)
 }
 func (c deviceSessionRevoked) applyTo(t map[hub.DeviceSessionDigest]hub.DeviceSession) {
 	delete(t, c.digest)
 }
 
 // deviceSessionsExpired: the sessions no longer active at `at` were
-// deleted (their streams end at their next keepalive, which checks).
+// deleted (their streams end at their next keepalive, which checks; their
+// attachments ended at the expiry itself, and any left end now).
 type deviceSessionsExpired struct{ at time.Time }
 
-func (c deviceSessionsExpired) apply(h *Hub) (bool, bool)                 { return applyDevice(h, c) }
-func (deviceSessionsExpired) publish(context.Context, *Hub, *publication) {}
+func (c deviceSessionsExpired) apply(h *Hub) (bool, bool) { return applyDevice(h, c) }
+func (c deviceSessionsExpired) publish(_ context.Context, h *Hub, _ *publication) {
+	h.attach.endWhere(ErrAttachmentSessionEnded, func(a *attachment) bool { return !a.owner.Active(c.at) })
+}
 func (c deviceSessionsExpired) applyTo(t map[hub.DeviceSessionDigest]hub.DeviceSession) {
 	for d, s := range t {
 		if !s.Active(c.at) {
@@ -65,6 +69,7 @@ type userSignedOut struct{ user string }
 func (c userSignedOut) apply(h *Hub) (bool, bool) { return applyDevice(h, c) }
 func (c userSignedOut) publish(_ context.Context, h *Hub, _ *publication) {
 	h.live.EndUserStreams(c.user)
+	h.attach.endWhere(ErrAttachmentSessionEnded, func(a *attachment) bool { return a.owner.User == c.user })
 }
 func (c userSignedOut) applyTo(t map[hub.DeviceSessionDigest]hub.DeviceSession) {
 	for d, s := range t {
@@ -83,4 +88,5 @@ type deviceSessionsGone struct{ digests []hub.DeviceSessionDigest }
 func (deviceSessionsGone) apply(*Hub) (took, shown bool) { return true, false }
 func (c deviceSessionsGone) publish(_ context.Context, h *Hub, _ *publication) {
 	h.live.EndDeviceSessionStreams(c.digests...)
+	h.attach.endDeviceSessions(c.digests...)
 }

@@ -62,10 +62,12 @@ func (c workspaceSessionEnded) apply(h *Hub) (took, shown bool) {
 	return true, true
 }
 
-// publish fails the workspace's upstreams at once, unless the workspace
-// already runs a newer session (this was published after that one
-// started), whose upstreams, watch and marks are left alone.
+// publish ends the attachments to the session that ended, and fails the
+// workspace's upstreams at once, unless the workspace already runs a
+// newer session (this was published after that one started), whose
+// upstreams, watch and marks are left alone.
 func (c workspaceSessionEnded) publish(ctx context.Context, h *Hub, _ *publication) {
+	h.attach.endWhere(ErrAttachmentWorkspaceStopped, func(a *attachment) bool { return a.rw == c.rw })
 	if cur := h.workspaceSession(c.id); cur != nil && cur != c.rw {
 		return
 	}

@@ -112,7 +112,7 @@ func (h *Hub) applyLocked(changes []change) []change {
 		out = append(out, c)
 	}
 	if shown {
-		h.st.rev.Add(1)
+		h.st.bumped()
 	}
 	return out
 }

@@ -99,3 +99,23 @@ func PushObserved(h *Hub) []string {
 func LockWorkspace(ctx context.Context, h *Hub, id string) (unlock func(), err error) {
 	return h.wsLocks.Lock(ctx, id)
 }
+
+// WaitState waits until ok holds of the Hub's state, which is read again
+// at every change of its revision, or until ctx ends.
+func WaitState(ctx context.Context, h *Hub, ok func(*hub.HubState) bool) (*hub.HubState, error) {
+	for {
+		changed := h.st.changedSince()
+		s, err := h.State(ctx, hub.DeviceSession{})
+		if err != nil {
+			return nil, err
+		}
+		if ok(s) {
+			return s, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return s, ctx.Err()
+		}
+	}
+}

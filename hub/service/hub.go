@@ -127,6 +127,7 @@ type Hub struct {
 	accounts   *agentaccount.Manager // the agents' login runtimes and attempts
 	push       *pushEngine           // the push notifications (notify.go)
 	idle       *idleStopper          // stops idle sessions (idlestop.go)
+	attach     attachments           // the terminals attached to running sessions (attachments.go)
 
 	// Lock order: folderMu or onboardMu, then workspace locks (sorted by
 	// id), then credential locks (sorted by id), then commitMu, then st.mu or auth.mu, then mu. The live
@@ -203,7 +204,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 			h.push.presenceChanged(user, ws, open)
 			h.idle.streamChanged(ws, open)
 		},
-		Observed: h.idle.observed}, liveHost{h})
+		Observed: h.idle.observed, ShellsMoved: h.st.shellsMoved}, liveHost{h})
 	h.st.h = h
 	h.auth.h = h
 	var err error

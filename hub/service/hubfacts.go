@@ -196,3 +196,69 @@ func sameFacts(a, b workspaceFacts) bool {
 	return a.path == b.path && a.folder == b.folder && a.session == b.session && a.answered == b.answered &&
 		a.reported.WorkspaceAPIRevision == b.reported.WorkspaceAPIRevision && slices.Equal(a.reported.Shells, b.reported.Shells)
 }
+
+// shellsMoved is the broker's word that the shells of ws's running session
+// rs changed (live.Config.ShellsMoved): that workspace's session facts are
+// read again in the background, so the next state answer shows them
+// without waiting for FactsTTL. Reads of one workspace are coalesced: one
+// runs at a time, and moves told meanwhile cost one more.
+func (st *hubState) shellsMoved(ws string, rs hub.WorkspaceSession) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return
+	}
+	if _, running := st.shellsOwed[ws]; running {
+		st.shellsOwed[ws] = true
+		return
+	}
+	if st.shellsOwed == nil {
+		st.shellsOwed = map[string]bool{}
+	}
+	st.shellsOwed[ws] = false
+	// Started under st.mu, which close takes before it waits.
+	st.background.Go(func() {
+		for {
+			st.refreshSessionFacts(ws)
+			st.mu.Lock()
+			again := st.shellsOwed[ws] && !st.closed
+			if !again {
+				delete(st.shellsOwed, ws)
+				st.mu.Unlock()
+				return
+			}
+			st.shellsOwed[ws] = false
+			st.mu.Unlock()
+		}
+	})
+}
+
+// refreshSessionFacts reads again what ws's running session reports, when
+// the facts kept are of that session (otherwise the next state answer
+// looks them all up anyway), and settles a factsChanged when they differ.
+// The folder's facts are left alone: a shell costs no git process.
+func (st *hubState) refreshSessionFacts(ws string) {
+	rw := st.h.workspaceSession(ws)
+	st.mu.Lock()
+	f, ok := st.facts[ws]
+	st.mu.Unlock()
+	if rw == nil || !ok || f.session != rw {
+		return
+	}
+	ctx, cancel := context.WithTimeout(st.h.bg, st.h.cfg.FactsTimeout)
+	rep, err := rw.rs.Facts(ctx)
+	cancel()
+	st.mu.Lock()
+	cur, ok := st.facts[ws]
+	if !ok || cur.session != rw || cur.path != f.path {
+		st.mu.Unlock()
+		return // moved on meanwhile: the next answer looks the facts up
+	}
+	next := cur
+	next.answered, next.reported = err == nil, rep
+	st.facts[ws] = next
+	st.mu.Unlock()
+	if !sameFacts(cur, next) {
+		st.h.settle(st.h.bg, factsChanged{})
+	}
+}

@@ -40,6 +40,13 @@ type hubState struct {
 	ttl        hub.Timer      // sets stale; guarded by mu
 	closed     bool           // no refresh starts any more; guarded by mu
 	background sync.WaitGroup // refreshes, waited for by Close
+	// shellsOwed holds the workspaces whose session facts are being read
+	// again because their shells moved (hubfacts.go), true when the read
+	// must run once more; guarded by mu.
+	shellsOwed map[string]bool
+	// changed is closed and replaced whenever rev advances through the
+	// commit path (bumped); guarded by mu.
+	changed chan struct{}
 }
 
 // State returns the Hub's state as the caller sees it: the current
@@ -109,6 +116,29 @@ func (st *hubState) workspaces() []hub.Workspace {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.ws
+}
+
+// bumped advances the state revision for a change the commit path
+// applied, and wakes whoever waits for one (changedSince).
+func (st *hubState) bumped() {
+	st.rev.Add(1)
+	st.mu.Lock()
+	if st.changed != nil {
+		close(st.changed)
+		st.changed = nil
+	}
+	st.mu.Unlock()
+}
+
+// changedSince returns a channel closed at the next change of the state
+// revision.
+func (st *hubState) changedSince() <-chan struct{} {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.changed == nil {
+		st.changed = make(chan struct{})
+	}
+	return st.changed
 }
 
 // unsure marks the registry to be read again: a commit failed, and the

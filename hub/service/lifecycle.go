@@ -338,6 +338,7 @@ func (h *Hub) Close() error {
 	h.push.close()
 	h.closeClones()
 	h.live.Close()
+	h.attach.close()
 	h.mu.Lock()
 	h.closed = true
 	var all []*runningWorkspace
