@@ -49,6 +49,7 @@ type shell struct {
 	ended      bool // the output ended: the process exited (or the agent's terminal did) and all was read
 	exitCode   *int
 	closed     bool // closed by a person or released by its agent; no longer listed
+	blocked    bool // the PTY reader waits for a client before it writes the ring
 }
 
 // notify wakes everything waiting on s; the caller holds s.mu.
@@ -96,11 +97,16 @@ func (s *shell) append(p []byte) {
 		if !some || s.ring.room(low) >= int64(len(p)) {
 			break
 		}
+		if !s.blocked {
+			s.blocked = true
+			s.notify() // watchers see it wait
+		}
 		wait := s.changed
 		s.mu.Unlock()
 		<-wait
 		s.mu.Lock()
 	}
+	s.blocked = false
 	s.ring.write(p)
 	s.notify()
 }

@@ -100,7 +100,7 @@ func TestTypedInputEchoesThroughTheWebSocket(t *testing.T) {
 	is.True(strings.Contains(tm.out.String(), real)) // in the workspace folder
 	tm.input("exit 3\n")
 	is.Equal(tm.readClose(), websocket.StatusNormalClosure) // closed normally
-	is.Equal(tm.reason, "exited")  // because it exited
+	is.Equal(tm.reason, "exited")                           // because it exited
 	last := tm.texts[len(tm.texts)-1]
 	is.Equal(last["type"], "exit")         // the exit message came
 	is.Equal(last["exitCode"], float64(3)) // with the code
@@ -168,9 +168,9 @@ func TestAnAgentsTerminalIsShownReadOnly(t *testing.T) {
 	is.Equal(len(tm.texts), 0) // no resize took effect
 	code := 0
 	view.Exited(&code)
-	is.Equal(tm.readClose(), websocket.StatusNormalClosure)        // the end closes the attachment
-	is.Equal(tm.texts[0]["type"], "exit") // after the exit message
-	is.True(!r.List()[0].Running)         // it stays listed, ended
+	is.Equal(tm.readClose(), websocket.StatusNormalClosure) // the end closes the attachment
+	is.Equal(tm.texts[0]["type"], "exit")                   // after the exit message
+	is.True(!r.List()[0].Running)                           // it stays listed, ended
 	view.Release()
 	is.Equal(len(r.List()), 0) // released, it leaves the list
 }
