@@ -37,12 +37,13 @@ import (
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
-// agents is the runtime opts make, or one that knows no agent.
-func agents(opts Options, commands map[string][]string, log *slog.Logger) chat.AgentRuntime {
+// agents is the runtime opts make, or one that knows no agent; the
+// terminals its agents open are shown through terminals.
+func agents(opts Options, commands map[string][]string, terminals chat.TerminalWatcher, log *slog.Logger) chat.AgentRuntime {
 	if opts.Agents == nil {
 		return noAgents{}
 	}
-	return opts.Agents(os.Environ(), commands, log.With("component", "agents"))
+	return opts.Agents(os.Environ(), commands, terminals, log.With("component", "agents"))
 }
 
 // noAgents is the runtime of a child given none.
@@ -77,8 +78,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 type Options struct {
 	// Agents makes the runtime of the workspace's coding agents from the
 	// child's environment (already sanitized by the Hub) and the agent
-	// commands the Hub passed. nil: no agent is known.
-	Agents func(env []string, commands map[string][]string, log *slog.Logger) chat.AgentRuntime
+	// commands the Hub passed; the runtime shows the terminals its agents
+	// open through terminals (as read-only shells). nil: no agent is
+	// known.
+	Agents func(env []string, commands map[string][]string, terminals chat.TerminalWatcher, log *slog.Logger) chat.AgentRuntime
 }
 
 // Run is Main with the child's adapters chosen by opts.
@@ -113,7 +116,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	terminals := shells.New(shells.Options{Dir: cfg.Path, Env: os.Environ(), Logger: log.With("component", "shells")})
 	defer terminals.Close() // every shell's process group, within a bound
 	conversations, err := chat.New(chat.Config{
-		Runtime: agents(opts, cfg.Agents, log),
+		Runtime: agents(opts, cfg.Agents, terminals, log),
 		Store:   &fileStore{dir: cfg.DataDir, log: log.With("component", "conversations")},
 		Dir:     cfg.Path,
 		Logger:  log.With("component", "chat"),
