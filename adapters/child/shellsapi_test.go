@@ -296,3 +296,60 @@ func factsOf(t *testing.T, base string) childproto.Facts {
 	}
 	return f
 }
+
+func TestAFloodingShellLeavesTheFeedsAndTheFactsResponsive(t *testing.T) {
+	is := is.New(t)
+	srv, _, c := shellsServer(t)
+	base := srv.URL + "/s/ws/api/shells"
+	_, body := call(t, c, "POST", base, `{"label":"flood"}`, nil)
+	var in shells.Info
+	is.NoErr(json.Unmarshal(body, &in)) // created
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/"+in.ID+"/attach", nil)
+	is.NoErr(err) // attached
+	defer conn.CloseNow()
+	conn.SetReadLimit(1 << 20)
+	_, _, err = conn.Read(ctx)
+	is.NoErr(err)                                                                               // the hello
+	is.NoErr(conn.Write(ctx, websocket.MessageText, []byte(`{"type":"input","data":"yes\n"}`))) // the flood starts
+	got := 0
+	for got < shells.Window {
+		typ, b, err := conn.Read(ctx)
+		is.NoErr(err) // output flows up to the window, never acknowledged
+		if typ == websocket.MessageBinary {
+			got += len(b)
+		}
+	}
+
+	for _, topic := range []hub.Topic{hub.TopicActivity, hub.TopicInventory} {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+childproto.FeedPath(topic), nil)
+		resp, err := http.DefaultClient.Do(req)
+		is.NoErr(err) // the feed opens during the flood
+		defer resp.Body.Close()
+		is.Equal(readStream(resp.Body).next(t).event, "data") // and sends its first frame at once
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+childproto.FeedPath(hub.TopicActivity), nil)
+	resp, err := http.DefaultClient.Do(req)
+	is.NoErr(err) // the activity feed opens
+	defer resp.Body.Close()
+	activity := readStream(resp.Body)
+	activity.next(t)
+	status, body := call(t, c, "POST", base, `{"label":"calm"}`, nil)
+	is.Equal(status, 201) // another shell opens during the flood
+	is.NoErr(json.Unmarshal(body, &in))
+	is.Equal(activity.next(t).event, "data")     // the activity feed tells at once
+	is.Equal(len(factsOf(t, srv.URL).Shells), 2) // the facts answer
+	calm, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/"+in.ID+"/attach", nil)
+	is.NoErr(err) // the other shell attaches
+	defer calm.CloseNow()
+	is.NoErr(calm.Write(ctx, websocket.MessageText, []byte(`{"type":"input","data":"echo calm-$((5*5))\n"}`)))
+	var out strings.Builder
+	for !strings.Contains(out.String(), "calm-25") {
+		typ, b, err := calm.Read(ctx)
+		is.NoErr(err) // the other shell answers
+		if typ == websocket.MessageBinary {
+			out.Write(b)
+		}
+	}
+}
