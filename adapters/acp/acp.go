@@ -94,6 +94,10 @@ type Options struct {
 	// with it at Start. Terminals the agent opens do not get these
 	// entries. The values are secrets: never logged.
 	AgentEnv map[string][]string
+	// Terminals shows the terminals agents open (terminal/create) to the
+	// workspace's people, read-only: each terminal's output is teed to
+	// its view, which never blocks the command. nil: not shown.
+	Terminals chat.TerminalWatcher
 	// StartTimeout bounds starting an agent and its `initialize`; default
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -145,9 +149,10 @@ func New(opts Options) *Runtime {
 }
 
 // ForChild is New as the workspace child wires it (child.Options):
-// the child's environment and the Hub's agent commands.
-func ForChild(env []string, commands map[string][]string, log *slog.Logger) chat.AgentRuntime {
-	return New(Options{Env: env, Commands: commands, Logger: log})
+// the child's environment, the Hub's agent commands and the child's
+// shells, where the agents' terminals show.
+func ForChild(env []string, commands map[string][]string, terminals chat.TerminalWatcher, log *slog.Logger) chat.AgentRuntime {
+	return New(Options{Env: env, Commands: commands, Terminals: terminals, Logger: log})
 }
 
 // Agents lists the agents; one is available when its command is found on

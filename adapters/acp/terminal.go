@@ -11,6 +11,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/wharfhub/wharf/adapters/internal/procgroup"
+	"github.com/wharfhub/wharf/hub/chat"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,6 +73,7 @@ type terminal struct {
 	id    string
 	trace terminalTrace
 	cmd   *exec.Cmd
+	view  chat.TerminalView // where people see it; nil when nobody can
 	mu    sync.Mutex
 	out   *output
 	done  chan struct{}
@@ -86,11 +88,15 @@ func newTerminals(c *conn) *terminals { return &terminals{c: c, byID: map[string
 
 var errNoTerminal = acpsdk.NewInvalidParams(map[string]any{"error": "unknown terminal"})
 
-// Write keeps the output, dropping its beginning past the limit.
+// Write keeps the output, dropping its beginning past the limit, and
+// tees it to the view (which never blocks).
 func (t *terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.out.Write(p)
+	if t.view != nil {
+		_, _ = t.view.Write(p)
+	}
 	return len(p), nil
 }
 
@@ -136,13 +142,22 @@ func (ts *terminals) create(p acpsdk.CreateTerminalRequest) (string, error) {
 		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the workspace already holds " +
 			strconv.Itoa(maxTerminals) + " terminals; release one first"})
 	}
+	if w := ts.c.r.opts.Terminals; w != nil {
+		// Before the command starts, so the view gets its first byte.
+		argv, _ := boundArgv(append([]string{p.Command}, p.Args...))
+		t.view = w.WatchTerminal(commandLine(argv)) // quoted as the trace shows it
+	}
 	if err := procgroup.Start(cmd); err != nil {
+		if t.view != nil {
+			t.view.Release()
+		}
 		ts.c.r.slots.give()
 		ts.mu.Unlock()
 		return "", acpsdk.NewInvalidParams(map[string]any{"error": "the command could not be started"})
 	}
 	ts.next++
 	t.id = "term-" + strconv.Itoa(ts.next)
+
 	ts.byID[t.id] = t
 	ts.reaps.Add(1)
 	ts.mu.Unlock()
@@ -184,6 +199,9 @@ func (ts *terminals) reap(t *terminal) {
 	}
 	exit, ended := t.exit, t.ended
 	tail, cut := t.out.Tail(traceTailBytes)
+	if t.view != nil {
+		t.view.Exited(exit.ExitCode)
+	}
 	t.mu.Unlock()
 	close(t.done)
 	ts.c.emit(t.trace.sid, t.trace.finished(exit, ended, tail, cut))
@@ -265,8 +283,19 @@ func (ts *terminals) release(id string) error {
 		return errNoTerminal
 	}
 	t.kill("")
+	t.unview()
 	ts.c.r.slots.give()
 	return nil
+}
+
+// unview takes t off the workspace's shells.
+func (t *terminal) unview() {
+	t.mu.Lock()
+	v := t.view
+	t.mu.Unlock()
+	if v != nil {
+		v.Release()
+	}
 }
 
 // closeAll kills every terminal, the agent being gone, and returns once
@@ -280,6 +309,7 @@ func (ts *terminals) closeAll() {
 	ts.mu.Unlock()
 	for _, t := range held {
 		t.kill("the agent's connection ended")
+		t.unview()
 		ts.c.r.slots.give()
 	}
 	ts.reaps.Wait()

@@ -9,7 +9,9 @@
 // child serves the workspace API under /s/{ID}/, which the Hub forwards
 // verbatim: GET /s/{ID}/api/session (Info) and the workspace chat API
 // under /s/{ID}/api/chat/ (chatapi.go), whose conversations run on the
-// conversation core (hub/chat) over the ACP agents (adapters/acp). The
+// conversation core (hub/chat) over the ACP agents (adapters/acp), and
+// the workspace's terminals under /s/{ID}/api/shells (shellsapi.go, over
+// package shells). The
 // conversation inventory is kept in the data directory the Hub passes
 // (--data-dir), so it survives a restart of the child and of the Hub.
 package child
@@ -29,17 +31,19 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/child/docfeed"
+	"github.com/wharfhub/wharf/adapters/child/shells"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
-// agents is the runtime opts make, or one that knows no agent.
-func agents(opts Options, commands map[string][]string, log *slog.Logger) chat.AgentRuntime {
+// agents is the runtime opts make, or one that knows no agent; the
+// terminals its agents open are shown through terminals.
+func agents(opts Options, commands map[string][]string, terminals chat.TerminalWatcher, log *slog.Logger) chat.AgentRuntime {
 	if opts.Agents == nil {
 		return noAgents{}
 	}
-	return opts.Agents(os.Environ(), commands, log.With("component", "agents"))
+	return opts.Agents(os.Environ(), commands, terminals, log.With("component", "agents"))
 }
 
 // noAgents is the runtime of a child given none.
@@ -74,8 +78,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 type Options struct {
 	// Agents makes the runtime of the workspace's coding agents from the
 	// child's environment (already sanitized by the Hub) and the agent
-	// commands the Hub passed. nil: no agent is known.
-	Agents func(env []string, commands map[string][]string, log *slog.Logger) chat.AgentRuntime
+	// commands the Hub passed; the runtime shows the terminals its agents
+	// open through terminals (as read-only shells). nil: no agent is
+	// known.
+	Agents func(env []string, commands map[string][]string, terminals chat.TerminalWatcher, log *slog.Logger) chat.AgentRuntime
 }
 
 // Run is Main with the child's adapters chosen by opts.
@@ -107,8 +113,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:               log.With("feed", "document"),
 		Signatures:           sessionSignatures(os.Getenv),
 	}), log)
+	terminals := shells.New(shells.Options{Dir: cfg.Path, Env: os.Environ(), Logger: log.With("component", "shells")})
+	defer terminals.Close() // every shell's process group, within a bound
 	conversations, err := chat.New(chat.Config{
-		Runtime: agents(opts, cfg.Agents, log),
+		Runtime: agents(opts, cfg.Agents, terminals, log),
 		Store:   &fileStore{dir: cfg.DataDir, log: log.With("component", "conversations")},
 		Dir:     cfg.Path,
 		Logger:  log.With("component", "chat"),
@@ -122,7 +130,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler:           NewHandler(cfg.WorkspaceID, HandlerOptions{Documents: docs, Chat: conversations, Logger: log}),
+		Handler:           NewHandler(cfg.WorkspaceID, HandlerOptions{Documents: docs, Chat: conversations, Shells: terminals, Logger: log}),
 		BaseContext:       func(net.Listener) context.Context { return streams },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -150,6 +158,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// then the document feed stops with everything it started.
 	endStreams()
 	conversations.Close() // every agent, with its process group
+	terminals.Close()     // every shell, with its process group
 	docs.stop(sctx)
 	if failed != nil {
 		return failed

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/child/shells"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
@@ -17,18 +18,48 @@ import (
 // protocol alone) the child honestly has no agent: activity never works
 // nor awaits, the inventory is empty and every conversation is unknown.
 
-// serveActivity sends the session's activity at once and on every change.
-func serveActivity(m *chat.Manager, keepAlive time.Duration) feed {
+// serveActivity sends the session's activity at once and on every change
+// of the agents' activity or of the shells' revision.
+func serveActivity(m *chat.Manager, reg *shells.Registry, keepAlive time.Duration) feed {
 	return func(w http.ResponseWriter, r *http.Request, _ childproto.FeedRequest) {
-		if m == nil {
+		if m == nil && reg == nil {
 			serveOpening(w, r, mustFrame(hub.TopicActivity, childproto.Activity{}), keepAlive)
 			return
 		}
 		follow(w, r, keepAlive, func() (childproto.Event, <-chan struct{}) {
-			a, wait := m.Activity()
-			return mustFrame(hub.TopicActivity, childproto.Activity{Working: a.Working, Awaiting: a.Awaiting}), wait
+			var act childproto.Activity
+			var agents, shellsMoved <-chan struct{}
+			if m != nil {
+				a, wait := m.Activity()
+				act.Working, act.Awaiting, agents = a.Working, a.Awaiting, wait
+			}
+			if reg != nil {
+				act.Shells, shellsMoved = reg.Revision()
+			}
+			return mustFrame(hub.TopicActivity, act), either(r.Context(), agents, shellsMoved)
 		})
 	}
+}
+
+// either returns a channel closed once a or b is closed (a nil one never
+// is), or when ctx ends; its goroutine ends then too.
+func either(ctx context.Context, a, b <-chan struct{}) <-chan struct{} {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		select {
+		case <-a:
+		case <-b:
+		case <-ctx.Done():
+		}
+	}()
+	return out
 }
 
 // serveInventory sends the opening tick at once, then one tick (with the

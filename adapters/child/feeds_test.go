@@ -151,7 +151,7 @@ func TestFeeds(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, event, data string
 	}{
-		{"activity", childproto.FeedPath(hub.TopicActivity), "data", `{"working":false,"awaiting":false}`},
+		{"activity", childproto.FeedPath(hub.TopicActivity), "data", `{"working":false,"awaiting":false,"shells":0}`},
 		{"inventory", childproto.FeedPath(hub.TopicInventory), "data", `{"type":"conversation.inventory"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

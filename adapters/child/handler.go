@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/child/shells"
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
 	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
@@ -40,13 +41,20 @@ type HandlerOptions struct {
 	// conversation and notification feeds. nil: no agent (the feeds say
 	// so, the API is 404).
 	Chat *chat.Manager
-	// Logger receives the chat API's failures. Default discards.
+	// Shells is the session's shells: it serves the shells API under
+	// /s/{ID}/api/shells, lists them in the facts and moves the activity
+	// frames' shells revision. nil: no shells (the facts list none, the
+	// API is 404).
+	Shells *shells.Registry
+	// Logger receives the chat and shells APIs' failures. Default
+	// discards.
 	Logger *slog.Logger
 }
 
 // NewHandler returns the child's HTTP handler for the workspace id. Routes
 // match the exact, already decoded path and the GET method only (POST for
-// childproto.AgentLoginPath, agentlogin.go); anything else is a JSON 404, so the Hub's verbatim forwarding never meets a
+// childproto.AgentLoginPath, agentlogin.go; the chat and shells APIs route
+// their own methods); anything else is a JSON 404, so the Hub's verbatim forwarding never meets a
 // redirect or a plain-text error. Every JSON answer carries Cache-Control:
 // no-store; feeds answer text/event-stream (see childproto), one route
 // per topic of the Hub's topic table that has a feed, each with its query
@@ -61,8 +69,7 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 	base := "/s/" + workspaceID + "/"
 	routes := map[string]http.HandlerFunc{
 		childproto.FactsPath: func(w http.ResponseWriter, _ *http.Request) {
-			// No terminal support exists yet, so the list is honestly empty.
-			childproto.WriteJSON(w, http.StatusOK, childproto.Facts{WorkspaceAPIRevision: Revision, Shells: []childproto.Shell{}})
+			childproto.WriteJSON(w, http.StatusOK, childproto.Facts{WorkspaceAPIRevision: Revision, Shells: factsShells(opts.Shells)})
 		},
 		base + "api/session": func(w http.ResponseWriter, _ *http.Request) {
 			childproto.WriteJSON(w, http.StatusOK, Info{WorkspaceID: workspaceID, WorkspaceAPIRevision: Revision})
@@ -80,15 +87,32 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 	h := &handler{routes: routes, posts: map[string]http.HandlerFunc{
 		childproto.AgentLoginPath: serveAgentLogin(opts.Chat),
 	}}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if opts.Chat != nil {
-		log := opts.Logger
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
 		h.chatPrefix = base + "api/chat/"
 		h.chat = &chatAPI{m: opts.Chat, prefix: h.chatPrefix, log: log}
 	}
+	if opts.Shells != nil {
+		h.shellsPrefix = base + "api/shells"
+		h.shells = &shellsAPI{reg: opts.Shells, prefix: h.shellsPrefix, log: log}
+	}
 	return h
+}
+
+// factsShells is the facts' list of the shells: every one, agents'
+// terminals included, [] when there is none.
+func factsShells(reg *shells.Registry) []childproto.Shell {
+	out := []childproto.Shell{}
+	if reg == nil {
+		return out
+	}
+	for _, s := range reg.List() {
+		out = append(out, childproto.Shell{Attached: s.Attached, Label: s.Label})
+	}
+	return out
 }
 
 // feed serves one topic's feed of req, the request's query as the router
@@ -102,7 +126,7 @@ type feed func(w http.ResponseWriter, r *http.Request, req childproto.FeedReques
 // framing are childproto's, from the table.
 func feedsOf(opts HandlerOptions) map[hub.Topic]feed {
 	feeds := map[hub.Topic]feed{
-		hub.TopicActivity:     serveActivity(opts.Chat, opts.KeepAlive),
+		hub.TopicActivity:     serveActivity(opts.Chat, opts.Shells, opts.KeepAlive),
 		hub.TopicInventory:    serveInventory(opts.Chat, opts.KeepAlive),
 		hub.TopicConversation: serveConversation(opts.Chat, opts.KeepAlive),
 	}
@@ -129,12 +153,14 @@ func serveFeed(t hub.Topic, f feed) http.HandlerFunc {
 }
 
 // handler routes by exact path (GET routes, and the internal POSTs), and
-// the chat API by prefix.
+// the chat and shells APIs by prefix.
 type handler struct {
-	routes     map[string]http.HandlerFunc
-	posts      map[string]http.HandlerFunc
-	chatPrefix string
-	chat       http.Handler
+	routes       map[string]http.HandlerFunc
+	posts        map[string]http.HandlerFunc
+	chatPrefix   string
+	chat         http.Handler
+	shellsPrefix string // /s/{ID}/api/shells, served with what follows a "/"
+	shells       http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +174,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.chat != nil && strings.HasPrefix(r.URL.Path, h.chatPrefix) {
 		h.chat.ServeHTTP(w, r)
+		return
+	}
+	if h.shells != nil && (r.URL.Path == h.shellsPrefix || strings.HasPrefix(r.URL.Path, h.shellsPrefix+"/")) {
+		h.shells.ServeHTTP(w, r)
 		return
 	}
 	childproto.WriteError(w, http.StatusNotFound, "not found")

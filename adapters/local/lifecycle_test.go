@@ -175,7 +175,7 @@ func TestEnvironmentIsSanitized(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "env")
 	base := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=/home/ann", "USER=ann", "LANG=C.UTF-8", "LC_ALL=C", "TZ=UTC",
-		"SECRET_TOKEN=x", "GIT_DIR=/elsewhere", "WHARF_STATE_DIR=/state", "SSH_AUTH_SOCK=/agent",
+		"SHELL=/bin/zsh", "SECRET_TOKEN=x", "GIT_DIR=/elsewhere", "WHARF_STATE_DIR=/state", "SSH_AUTH_SOCK=/agent",
 		"HOME=/home/bob", // a repeat: the last value wins
 	}
 	b, _ := newBackend(t, modeReportEnv, local.Options{Env: base}, outEnv+"="+out)
@@ -195,8 +195,9 @@ func TestEnvironmentIsSanitized(t *testing.T) {
 	is.Equal(env["USER"], "ann")       // allowed
 	is.Equal(env["LC_ALL"], "C")       // LC_* allowed
 	is.Equal(env["TZ"], "UTC")         // allowed
+	is.Equal(env["SHELL"], "/bin/zsh") // allowed: a workspace's shells start the user's login shell
 	for k := range env {
-		is.True(k == "PATH" || k == "HOME" || k == "USER" || k == "LANG" || k == "LC_ALL" || k == "TZ" ||
+		is.True(k == "PATH" || k == "HOME" || k == "USER" || k == "LANG" || k == "LC_ALL" || k == "TZ" || k == "SHELL" ||
 			projectedVar(k) || strings.HasPrefix(k, "WHARF_TEST_") || k == "GORACE") // nothing else but the projection and the test's own settings
 	}
 }

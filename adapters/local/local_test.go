@@ -114,7 +114,7 @@ func testChild(mode string, args []string) int {
 // sessionAgents is the test child's coding agents: one in-process agent,
 // porttest.SessionAgent, as the Backend suite wants, playing the script
 // each message names (fakes/agentscript).
-func sessionAgents([]string, map[string][]string, *slog.Logger) chat.AgentRuntime {
+func sessionAgents([]string, map[string][]string, chat.TerminalWatcher, *slog.Logger) chat.AgentRuntime {
 	rt := fakes.NewAgentRuntime(chat.AgentDescriptor{ID: porttest.SessionAgent, Name: "Scripted", Availability: chat.AgentAvailable})
 	rt.SetAutoplay(true)
 	return rt

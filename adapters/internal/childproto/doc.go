@@ -48,6 +48,14 @@
 //	POST /_wharf/agent-login {"agent":ID}  → 204                        (AgentLogin)
 //	/_wharf/notifications[?cursor=C]  the notification feed              (notifications.go)
 //
+// The facts' shells are the session's terminals, {"attached","label"}
+// each in creation order: the shells people opened and the terminals
+// its agents opened (the workspace API under /s/{ID}/api/shells has the
+// rest of each). `shells` in the activity frames is their revision: it
+// moves whenever that list (a shell, a label, an attached flag) changes,
+// and a frame is sent at each move, so the Hub asks the facts again only
+// then; a frame without it (an older child) reads as 0.
+//
 // The agent login says that the login of agent ID changed on the Hub
 // machine: the child forgets that the agent asked for a login, moves its
 // catalog revision (the inventory feed ticks) and restarts the agent once
@@ -87,7 +95,7 @@
 //	feeds/inventory              {"type":"conversation.inventory"} at once (the opening tick)
 //	feeds/conversation?key=ID[&cursor=C]
 //	                             open, then ChatEvents with their cursors, or one resync
-//	feeds/activity               {"working":false,"awaiting":false} at once and on every change
+//	feeds/activity               {"working":false,"awaiting":false,"shells":0} at once and on every change
 //
 // KEY is a LiveDocumentKey (the Hub sends the canonical spelling); a bad
 // one answers 400, and the document feed answers 503 when it cannot run

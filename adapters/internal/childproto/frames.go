@@ -20,10 +20,16 @@ const (
 
 // Activity is the data of the activity feed's frames: whether an agent
 // of the session works (a turn or live background work) or awaits an
-// answer (a permission request or a question).
+// answer (a permission request or a question), and the revision of the
+// session's shells.
 type Activity struct {
 	Working  bool `json:"working"`
 	Awaiting bool `json:"awaiting"`
+	// Shells is the revision of the session's shells: it moves whenever
+	// the list in Facts (a shell, a label, an attached flag) changes, and
+	// a frame is sent at each move, so the Hub asks the facts again only
+	// then. A frame without it (an older child) decodes as 0.
+	Shells int64 `json:"shells"`
 }
 
 // InventoryTickType is the type of every InventoryTick.
@@ -46,16 +52,18 @@ type Open struct {
 	Cursor string `json:"cursor"`
 }
 
-// DecodeActivity decodes an Activity; both fields must be present.
+// DecodeActivity decodes an Activity; working and awaiting must be
+// present, shells may be absent (0).
 func DecodeActivity(data []byte) (Activity, error) {
 	var a struct {
 		Working  *bool `json:"working"`
 		Awaiting *bool `json:"awaiting"`
+		Shells   int64 `json:"shells"`
 	}
 	if decodeObject(data, &a) != nil || a.Working == nil || a.Awaiting == nil {
 		return Activity{}, errors.New("activity without working and awaiting")
 	}
-	return Activity{Working: *a.Working, Awaiting: *a.Awaiting}, nil
+	return Activity{Working: *a.Working, Awaiting: *a.Awaiting, Shells: a.Shells}, nil
 }
 
 // DecodeInventoryTick decodes an InventoryTick of type InventoryTickType.

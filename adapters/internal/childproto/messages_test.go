@@ -85,7 +85,7 @@ func TestErrorRoundTrip(t *testing.T) {
 func TestPayloadsRoundTrip(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	for _, a := range []childproto.Activity{{}, {Working: true}, {Awaiting: true}, {Working: true, Awaiting: true}} {
+	for _, a := range []childproto.Activity{{}, {Working: true}, {Awaiting: true}, {Working: true, Awaiting: true}, {Shells: 7}} {
 		got, err := childproto.DecodeActivity(mustJSON(t, a))
 		is.NoErr(err)    // decoded
 		is.Equal(got, a) // the activity back
@@ -99,6 +99,16 @@ func TestPayloadsRoundTrip(t *testing.T) {
 		is.NoErr(err)    // decoded
 		is.Equal(got, o) // the cursor back, even empty
 	}
+}
+
+func TestAnActivityFromAnOlderChildHasShellRevisionZero(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	got, err := childproto.DecodeActivity([]byte(`{"working":true,"awaiting":false}`))
+	is.NoErr(err)                                     // a frame without shells decodes
+	is.Equal(got, childproto.Activity{Working: true}) // with revision 0
+	_, err = childproto.DecodeActivity([]byte(`{"working":true,"awaiting":false,"shells":"1"}`))
+	is.True(err != nil) // a revision is a number
 }
 
 func TestPayloadsRefuse(t *testing.T) {
