@@ -15,9 +15,7 @@ import (
 // pending lists the contract's operations that are not built yet. They are
 // not routed (no stub handlers): a request to one answers 404 or 405. Each
 // later issue removes the operations it builds; the list ends empty.
-var pending = []string{
-	"workspaceAttachShell", // the child serves it (adapters/child/shells); the Hub's relay comes with issue 31's termproxy part
-}
+var pending = []string{}
 
 // internal lists the routes served outside the contract (spec, "What the
 // service does" 5 and Errors 7).

@@ -36,6 +36,9 @@ const module = "github.com/wharfhub/wharf"
 //
 // osservice runs the service manager's own tools (systemctl, loginctl,
 // launchctl) for `wharf service`, never git.
+//
+// child/shells starts the user's own login shell (SHELL or the passwd
+// entry) in a terminal the user types into, never git itself.
 var startsPrograms = []string{
 	module + "/adapters/internal/gitcmd",
 	module + "/adapters/local",
@@ -50,6 +53,7 @@ var startsPrograms = []string{
 	module + "/adapters/agentaccount/gemini",
 	module + "/adapters/agentaccount/opencode",
 	module + "/adapters/osservice",
+	module + "/adapters/child/shells",
 }
 
 // TestOnlyGitcmdRunsGit fails if a package of the wharf binary other than
