@@ -29,8 +29,8 @@ import (
 // password set with `wharf user passwd`, every passphrase, private key
 // and token the credentials family is given, an answer typed into a
 // clone's terminal, every key, code and address given to an agent's
-// login, a push subscription's endpoint and keys and the Hub's VAPID
-// private key. The state directory's modes are
+// login, a push subscription's endpoint and keys, the Hub's VAPID
+// private key and a secret typed into a shell. The state directory's modes are
 // checked while a workspace session's socket exists and after shutdown.
 // A family adds its secrets with one sec.Register line where it learns
 // them.
@@ -130,6 +130,7 @@ func TestSecretExposure(t *testing.T) {
 	exerciseWorktrees(ctx, t, sec, owner, ws.ID, repo)
 	exerciseAgentAccounts(ctx, t, sec, owner)
 	exercisePush(ctx, t, sec, owner, push, stateDir, ws.ID)
+	exerciseTerminal(ctx, t, sec, owner, ws.ID)
 	for _, op := range []string{"stop", "start"} { // the session is given its credentials
 		status, _, err = owner.Do(ctx, "POST", "api/hub/sessions/"+ws.ID+"/"+op, nil, nil)
 		is.NoErr(err)                   // answered
