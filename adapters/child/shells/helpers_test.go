@@ -19,13 +19,13 @@ import (
 const wait = 10 * time.Second
 
 // testEnv is a shell's environment in tests: /bin/sh, a quiet prompt.
-func testEnv(t *testing.T) []string {
+func testEnv(t testing.TB) []string {
 	return []string{"SHELL=/bin/sh", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "PS1=$ ", "ENV=", "LANG=C"}
 }
 
 // newTestRegistry is a registry over a temporary folder, closed with the
 // test, and a server of its attach WebSocket at /{id}.
-func newTestRegistry(t *testing.T, opts Options) (*Registry, *httptest.Server) {
+func newTestRegistry(t testing.TB, opts Options) (*Registry, *httptest.Server) {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()

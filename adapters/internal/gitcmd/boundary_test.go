@@ -34,15 +34,16 @@ const module = "github.com/wharfhub/wharf"
 // run each agent's own login program, found on the login runtime's PATH,
 // and never git.
 //
+// shells (adapters/child/shells) starts the user's login shell in a
+// workspace's PTY, never git itself.
+//
 // osservice runs the service manager's own tools (systemctl, loginctl,
 // launchctl) for `wharf service`, never git.
-//
-// child/shells starts the user's own login shell (SHELL or the passwd
-// entry) in a terminal the user types into, never git itself.
 var startsPrograms = []string{
 	module + "/adapters/internal/gitcmd",
 	module + "/adapters/local",
 	module + "/adapters/acp",
+	module + "/adapters/child/shells", // the workspace's login shells
 	module + "/adapters/credtools",
 	module + "/adapters/internal/procgroup",
 	module + "/adapters/agentaccount/internal/driver",
@@ -53,7 +54,6 @@ var startsPrograms = []string{
 	module + "/adapters/agentaccount/gemini",
 	module + "/adapters/agentaccount/opencode",
 	module + "/adapters/osservice",
-	module + "/adapters/child/shells",
 }
 
 // TestOnlyGitcmdRunsGit fails if a package of the wharf binary other than
