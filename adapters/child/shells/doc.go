@@ -9,7 +9,7 @@
 // the session's environment plus TERM=xterm-256color and
 // COLORTERM=truecolor, leading its own session and process group on a
 // new PTY (github.com/creack/pty). Closing it sends SIGHUP to the group
-// and SIGKILL 2 s later; Registry.Close does that to every shell and
+// and SIGKILL 1 s later; Registry.Close does that to every shell and
 // waits a bounded time. An agent's terminal (kind agent) is a read-only
 // view the agent runtime feeds through chat.TerminalWatcher.
 //

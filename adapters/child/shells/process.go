@@ -19,11 +19,12 @@ import (
 
 const (
 	// killGrace is how long a closed shell's process group has between
-	// SIGHUP and SIGKILL.
-	killGrace = 2 * time.Second
+	// SIGHUP and SIGKILL. With drainGrace it keeps Registry.Close within
+	// the Hub's polite stop grace (3 s), so a stop stays polite.
+	killGrace = time.Second
 	// drainGrace is how long the output may stay open after the shell
 	// exited: a background job that kept the terminal holds it.
-	drainGrace = 2 * time.Second
+	drainGrace = time.Second
 	// readChunk bounds one read of a PTY, and so one output message.
 	readChunk = 32 << 10
 )

@@ -29,7 +29,7 @@ const (
 	// hold back output waiting for it before it is closed.
 	DefaultNoAck = 30 * time.Second
 	// closeWait bounds how long Close waits for the shells' processes.
-	closeWait = killGrace + drainGrace + time.Second
+	closeWait = killGrace + drainGrace + 500*time.Millisecond
 )
 
 // Options configure a Registry.
