@@ -249,7 +249,8 @@ func TestFirstLoadSize(t *testing.T) {
 	}
 	first := len(h.shell.gz) + sizeOf(h.assets.byName["app.css"]) + sizeOf(h.assets.byName["chat.css"]) +
 		sizeOf(h.assets.byName["credentials.css"]) + sizeOf(h.assets.byName["clone.css"]) +
-		sizeOf(h.assets.byName["agents.css"]) + sizeOf(h.assets.byName["icon.svg"])
+		sizeOf(h.assets.byName["agents.css"]) + sizeOf(h.assets.byName["terminal.css"]) +
+		sizeOf(h.assets.byName["vendor/xterm.css"]) + sizeOf(h.assets.byName["icon.svg"])
 	preloaded := map[string]bool{}
 	for _, u := range h.assets.modules() {
 		first += sizeOf(h.assets.byURL[u])
@@ -263,7 +264,9 @@ func TestFirstLoadSize(t *testing.T) {
 		return strings.HasPrefix(name, "terminal/") || name == "terminal.css" || strings.HasPrefix(name, "vendor/xterm.") ||
 			name == "vendor/addon-fit.mjs"
 	}
-	is.True(!preloaded["vendor/xterm.mjs"]) // not in the first load
+	is.True(slices.Contains(h.assets.byName["terminal/section.js"].lazy, "terminal/screen.js")) // loaded on demand
+	is.True(!preloaded["vendor/xterm.mjs"] && !preloaded["terminal/screen.js"])                 // not in the first load
+	is.True(slices.Contains(h.assets.byName["terminal/screen.js"].deps, "vendor/xterm.mjs"))    // but with the screen
 	terminal, lazy := 0, 0
 	for name, a := range h.assets.byName {
 		if isTerminal(name) {
