@@ -199,5 +199,15 @@ const terminalUnitCases = `(async () => {
   rs.onclose({ code: 1000, reason: 'exited' });
   expect('exit shown once, never retried', log.filter((l) => l.startsWith('ro ')).slice(-2), ['ro exited 3', 'ro exited']);
   expect('skip moves the offset', ro.offset, 500);
+
+  // With the browser's own timers (called as plain functions).
+  const own = new Attachment('w', 's9', { write: () => {}, reset: () => {}, hello: () => {}, resized: () => {}, exited: () => {}, status: (s) => log.push('own ' + s.state), check: async () => 'ok' }, { open });
+  own.connect();
+  msg(socks.at(-1), { type: 'hello', offset: 0, readOnly: false, cols: 80, rows: 24 });
+  socks.at(-1).readyState = 3;
+  socks.at(-1).onclose({ code: 1006, reason: '' });
+  await settle();
+  expect('the browser timers wait', log.at(-1), 'own waiting');
+  own.close();
   return fails;
 })()`

@@ -44,7 +44,11 @@ export function attachURL(ws, shell, offset, loc = location) {
  */
 export class Attachment {
   constructor(ws, shell, cb, { open = (url) => new WebSocket(url), setTimer = setTimeout, clearTimer = clearTimeout, now = Date.now } = {}) {
-    Object.assign(this, { ws, shell, cb, open, setTimer, clearTimer, now });
+    Object.assign(this, { ws, shell, cb, open });
+    // Called as plain functions: the browser's timers refuse another `this`.
+    this.setTimer = (fn, ms) => setTimer(fn, ms);
+    this.clearTimer = (id) => clearTimer(id);
+    this.now = () => now();
     this.offset = 0; // the absolute offset of the next output byte
     this.sock = null;
     this.attempts = 0; // failures since the last hello
