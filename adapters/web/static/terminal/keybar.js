@@ -50,7 +50,6 @@ export function KeyBar({ screen, ctrl, setCtrl, readOnly }) {
       onPointerDown=${keep} onClick=${() => { setCtrl(!ctrl); screen?.focus(); }}>Ctrl</button>
     ${arrows.map(([glyph, name, c]) => html`<button type="button" class="term-key" aria-label=${name} disabled=${dis}
       onPointerDown=${keep} onClick=${arrow(c)}>${glyph}</button>`)}
-    <span class="term-keys-gap"></span>
     <button type="button" class="term-key" aria-label="Copy the selection" disabled=${!screen} onPointerDown=${keep} onClick=${copy}>Copy</button>
     <button type="button" class="term-key" aria-label="Paste" disabled=${dis} onPointerDown=${keep} onClick=${paste}>Paste</button>
     ${dialog ? html`<${ClipDialog} kind=${dialog.kind} text=${dialog.text} onClose=${() => { setDialog(null); screen?.focus(); }}

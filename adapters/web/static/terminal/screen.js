@@ -62,29 +62,26 @@ export function openScreen(host, ws, shell, cb) {
   host.dataset.cellStyles = patched ? 'patched' : 'unpatched';
   let ctrl = false;
   let readOnly = false;
-  let pinned = null; // a read-only terminal shows the PTY's size, not the host's
 
   const att = new Attachment(ws, shell, {
     write: (bytes, done) => term.write(bytes, done),
-    reset: () => term.write('\x1bc'), // RIS, after anything still queued: the replay starts on a clean screen
+    reset: () => {
+      // RIS, after anything still queued: the replay starts on a clean
+      // screen. The count shows on the host, for the tests.
+      term.write('\x1bc');
+      host.dataset.resets = Number(host.dataset.resets || 0) + 1;
+    },
+    // A read-only (agent's) terminal keeps the agent's size, and the
+    // screen still fits the page: its lines wrap at the page's width.
+    // Another client's resize of a shell is left as it is until this
+    // page's own size changes: the last to resize wins.
     hello: (h) => {
       readOnly = h.readOnly;
       term.options.disableStdin = readOnly;
-      if (readOnly) {
-        pinned = { cols: h.cols, rows: h.rows };
-        term.resize(h.cols, h.rows);
-      } else {
-        pinned = null;
-        refit();
-        if (term.cols !== h.cols || term.rows !== h.rows) att.resize(term.cols, term.rows);
-      }
+      refit();
+      if (!readOnly && (term.cols !== h.cols || term.rows !== h.rows)) att.resize(term.cols, term.rows);
     },
-    resized: (cols, rows) => {
-      if (readOnly) {
-        pinned = { cols, rows };
-        term.resize(cols, rows);
-      }
-    },
+    resized: () => {},
     exited: (code) => cb.exited(code),
     status: (s) => cb.status(s),
     check: () => cb.check(),
@@ -99,11 +96,16 @@ export function openScreen(host, ws, shell, cb) {
     att.input(data);
   };
   term.onData(keys);
-  term.onResize(({ cols, rows }) => { if (!pinned) att.resize(cols, rows); });
+  // The size shows on the host too: what the tests compare with `stty size`.
+  const sized = () => { host.dataset.cols = term.cols; host.dataset.rows = term.rows; };
+  term.onResize(({ cols, rows }) => {
+    sized();
+    att.resize(cols, rows);
+  });
 
   let frame = 0;
   function refit() {
-    if (pinned || !host.isConnected || host.clientWidth === 0) return;
+    if (!host.isConnected || host.clientWidth === 0) return;
     fit.fit();
   }
   const ro = new ResizeObserver(() => {
@@ -124,6 +126,7 @@ export function openScreen(host, ws, shell, cb) {
   scheme.addEventListener('change', onScheme);
 
   refit();
+  sized();
   att.connect();
 
   return {
