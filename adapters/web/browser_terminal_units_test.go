@@ -38,7 +38,7 @@ const terminalModules = `
   const screenSrc = await src(screenURL);
   const { Terminal } = await import(abs(screenSrc, /\/assets\/vendor\/xterm\.[0-9a-f]{12}\.mjs/));
   const shim = await import(abs(screenSrc, /\/assets\/terminal\/cspstyle\.[0-9a-f]{12}\.js/));
-  const { Attachment, attachURL, MIN_BACKOFF_MS, MAX_BACKOFF_MS, STALE_AFTER_MS } = await import(abs(screenSrc, /\/assets\/terminal\/attach\.[0-9a-f]{12}\.js/));
+  const { Attachment, attachURL, MIN_BACKOFF_MS, MAX_BACKOFF_MS, STALE_AFTER_MS, MAX_COLS, MAX_ROWS } = await import(abs(screenSrc, /\/assets\/terminal\/attach\.[0-9a-f]{12}\.js/));
   const { withCtrl } = await import(screenURL);
 `
 
@@ -128,7 +128,9 @@ const terminalUnitCases = `(async () => {
   expect('acked after drawing', socks[0].sent, [{ type: 'ack', offset: 7 }]);
   a.input('ls\r');
   a.resize(100, 30);
-  expect('input and resize sent', socks[0].sent.slice(1), [{ type: 'input', data: 'ls\r' }, { type: 'resize', cols: 100, rows: 30 }]);
+  a.resize(5000, 900);
+  expect('input and resize sent, within bounds', socks[0].sent.slice(1), [{ type: 'input', data: 'ls\r' }, { type: 'resize', cols: 100, rows: 30 },
+    { type: 'resize', cols: MAX_COLS, rows: MAX_ROWS }]);
   msg(socks[0], { type: 'resize', cols: 90, rows: 20 });
   expect('another client resized', log.at(-1), 'resized 90x20');
 
@@ -138,7 +140,7 @@ const terminalUnitCases = `(async () => {
   await settle();
   expect('a lost connection waits', [timers.length, timers[0].ms, log.at(-1)], [1, MIN_BACKOFF_MS, 'status waiting ' + MIN_BACKOFF_MS]);
   pending.shift()();
-  expect('no ack on a closed socket', socks[0].sent.length, 3);
+  expect('no ack on a closed socket', socks[0].sent.length, 4);
   timers[0].fn();
   expect('resumes from the next byte', socks[1].url.endsWith('?offset=10'), true);
   msg(socks[1], { type: 'hello', offset: 10, readOnly: false, cols: 80, rows: 24 });

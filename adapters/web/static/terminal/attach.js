@@ -21,6 +21,9 @@
 
 export const MIN_BACKOFF_MS = 500;
 export const MAX_BACKOFF_MS = 15000;
+/** The largest PTY the child accepts (api/openapi.yaml, the shell size bounds). */
+export const MAX_COLS = 1000;
+export const MAX_ROWS = 500;
 /** A page hidden longer than this reconnects when shown (its socket may be dead). */
 export const STALE_AFTER_MS = 10000;
 
@@ -122,10 +125,14 @@ export class Attachment {
     this.sock.send(JSON.stringify({ type: 'input', data }));
   }
 
-  /** resize asks for the PTY's size to follow the screen's. */
+  /**
+   * resize asks for the PTY's size to follow the screen's, within the
+   * child's bounds (beyond them it would close the socket).
+   */
   resize(cols, rows) {
     if (this.readOnly || !this.live()) return;
-    this.sock.send(JSON.stringify({ type: 'resize', cols, rows }));
+    const clamp = (n, max) => Math.max(1, Math.min(max, Math.floor(n)));
+    this.sock.send(JSON.stringify({ type: 'resize', cols: clamp(cols, MAX_COLS), rows: clamp(rows, MAX_ROWS) }));
   }
 
   live() { return !!(this.sock && this.conn?.hello && this.sock.readyState === 1); }
