@@ -116,7 +116,8 @@ export function openScreen(host, ws, shell, cb) {
   const onOrientation = () => requestAnimationFrame(refit);
   screen.orientation?.addEventListener('change', onOrientation);
   const onVisibility = () => att.visibility(document.hidden);
-  const onOnline = () => att.wake();
+  // Back online, the old socket may be dead without knowing it: resume on a new one.
+  const onOnline = () => att.wake(true);
   document.addEventListener('visibilitychange', onVisibility);
   window.addEventListener('online', onOnline);
   const looks = new MutationObserver(() => { term.options.theme = theme(); });
