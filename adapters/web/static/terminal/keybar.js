@@ -47,7 +47,12 @@ export function KeyBar({ screen, ctrl, setCtrl, readOnly }) {
     <button type="button" class="term-key" aria-label="Escape" disabled=${dis} onPointerDown=${keep} onClick=${send('\x1b')}>Esc</button>
     <button type="button" class="term-key" aria-label="Tab" disabled=${dis} onPointerDown=${keep} onClick=${send('\t')}>Tab</button>
     <button type="button" class="term-key" aria-label="Control (applies to the next key)" aria-pressed=${ctrl} disabled=${dis}
-      onPointerDown=${keep} onClick=${() => { setCtrl(!ctrl); screen?.focus(); }}>Ctrl</button>
+      onPointerDown=${keep} onClick=${() => {
+        // Armed in the screen at once: the next key may come before a render.
+        screen?.setCtrl(!ctrl);
+        setCtrl(!ctrl);
+        screen?.focus();
+      }}>Ctrl</button>
     ${arrows.map(([glyph, name, c]) => html`<button type="button" class="term-key" aria-label=${name} disabled=${dis}
       onPointerDown=${keep} onClick=${arrow(c)}>${glyph}</button>`)}
     <button type="button" class="term-key" aria-label="Copy the selection" disabled=${!screen} onPointerDown=${keep} onClick=${copy}>Copy</button>

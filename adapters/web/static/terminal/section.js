@@ -161,8 +161,6 @@ function ShellPanel({ ws, shell, reload, rename, close }) {
     };
   }, [ws.id, shell.id]);
 
-  useEffect(() => { screen?.setCtrl(ctrl); }, [screen, ctrl]);
-
   const agent = shell.kind === 'agent';
   const words = statusText(st, exit);
   return html`<div class="term-panel" id="term-panel" role="tabpanel" aria-labelledby=${'term-tab-' + shell.id} data-state=${st.state}>
