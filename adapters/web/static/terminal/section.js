@@ -16,6 +16,12 @@ import { KeyBar } from './keybar.js';
 
 const remembered = (ws) => `wharf.shell.${ws}`;
 
+/**
+ * shellsOf is the list of a list answer; an empty answer (a Hub between
+ * a restart and its first request, say) lists nothing.
+ */
+const shellsOf = (r) => (Array.isArray(r?.shells) ? r.shells : []);
+
 /** TerminalSection lists ws's shells and shows one; running says the workspace runs. */
 export function TerminalSection({ ws, running }) {
   const [list, setList] = useState(null); // null until read
@@ -33,7 +39,7 @@ export function TerminalSection({ ws, running }) {
       return undefined;
     }
     let alive = true;
-    api.list(ws.id).then((r) => { if (alive) { setList(r.shells); setError(null); } },
+    api.list(ws.id).then((r) => { if (alive) { setList(shellsOf(r)); setError(null); } },
       (e) => { if (alive) setError(e); });
     return () => { alive = false; };
   }, [ws.id, running, facts, act, ticks]);
@@ -140,7 +146,7 @@ function ShellPanel({ ws, shell, reload, rename, close }) {
     let ctl = null;
     let alive = true;
     const check = () => api.list(ws.id).then(
-      (r) => (r.shells.some((s) => s.id === shell.id) ? 'ok' : 'gone'),
+      (r) => (shellsOf(r).some((s) => s.id === shell.id) ? 'ok' : 'gone'),
       (e) => (e instanceof ApiError && e.status === 404 ? 'gone' : e.status === 503 || e.status === 401 ? 'stopped' : 'ok'));
     import('./screen.js').then((m) => {
       if (!alive) return;
