@@ -94,6 +94,13 @@ func newEnv(t *testing.T) *env {
 // newEnvArgs is newEnv with more arguments for `wharf serve`.
 func newEnvArgs(t *testing.T, args []string) *env {
 	t.Helper()
+	return newEnvWith(t, args)
+}
+
+// newEnvWith is newEnvArgs with more variables in `wharf serve`'s
+// environment (SHELL, say).
+func newEnvWith(t *testing.T, args []string, environ ...string) *env {
+	t.Helper()
 	needBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -108,7 +115,7 @@ func newEnvArgs(t *testing.T, args []string) *env {
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hub, err := browsertest.StartArgs(ctx, suite.bin, dir, args, "HOME="+home)
+	hub, err := browsertest.StartArgs(ctx, suite.bin, dir, args, append([]string{"HOME=" + home}, environ...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

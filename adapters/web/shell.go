@@ -30,6 +30,8 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 <link rel="stylesheet" href="{{.CredCSS}}">
 <link rel="stylesheet" href="{{.CloneCSS}}">
 <link rel="stylesheet" href="{{.AgentsCSS}}">
+<link rel="stylesheet" href="{{.TermCSS}}">
+<link rel="stylesheet" href="{{.XtermCSS}}">
 {{range .Modules}}<link rel="modulepreload" href="{{.}}">
 {{end}}<script type="module" src="{{.Main}}"></script>
 </head>
@@ -44,10 +46,10 @@ var shellTemplate = template.Must(template.New("shell").Parse(`<!doctype html>
 func renderShell(set *assetSet) *asset {
 	var buf bytes.Buffer
 	err := shellTemplate.Execute(&buf, struct {
-		Icon, TouchIcon, Manifest, CSS, ChatCSS, CredCSS, CloneCSS, AgentsCSS, Main string
-		Modules                                                                     []string
+		Icon, TouchIcon, Manifest, CSS, ChatCSS, CredCSS, CloneCSS, AgentsCSS, TermCSS, XtermCSS, Main string
+		Modules                                                                                        []string
 	}{set.url("icon.svg"), set.url("apple-touch-icon.png"), manifestPath, set.url("app.css"), set.url("chat.css"), set.url("credentials.css"), set.url("clone.css"),
-		set.url("agents.css"), set.url(entryModule), set.modules()})
+		set.url("agents.css"), set.url("terminal.css"), set.url("vendor/xterm.css"), set.url(entryModule), set.modules()})
 	if err != nil {
 		panic(err)
 	}

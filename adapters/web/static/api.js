@@ -98,6 +98,17 @@ export const hub = {
   liveSubscriptions: (streamId, change) => request('POST', `/api/hub/live/${enc(streamId)}/subscriptions`, change),
 };
 
+/** A workspace's shells (tag `shells`): list, open, rename, close. */
+const shellPath = (ws, id) => `/s/${enc(ws)}/api/shells` + (id ? `/${enc(id)}` : '');
+
+export const shells = {
+  list: (ws) => request('GET', shellPath(ws)),
+  /** create posts {label?, cols?, rows?}. */
+  create: (ws, req) => request('POST', shellPath(ws), req),
+  rename: (ws, id, label) => request('PATCH', shellPath(ws, id), { label }),
+  close: (ws, id) => request('DELETE', shellPath(ws, id)),
+};
+
 /**
  * The credentials family (tags `credentials`, `credential-tools`). The
  * bodies that carry a passphrase, a private key or a token go straight to

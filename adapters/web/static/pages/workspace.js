@@ -15,6 +15,7 @@ import { buildTree, changeIndex } from '../tree.js';
 import { Conversations } from './conversations.js';
 import { WorkspaceCredentials } from './wscredentials.js';
 import { Worktrees } from './worktrees.js';
+import { TerminalSection } from '../terminal/section.js';
 
 export function WorkspacePage({ id, query }) {
   const m = useModel();
@@ -37,6 +38,7 @@ export function WorkspacePage({ id, query }) {
     <${Head} ws=${ws} status=${status} />
     <${Conversations} ws=${ws} running=${status.key !== 'stopped'} awaiting=${!!act?.awaiting}
       goAwaiting=${query?.get('awaiting') === '1'} />
+    <${TerminalSection} ws=${ws} running=${status.key !== 'stopped'} />
     ${ws.createWorktree || ws.parentId ? html`<${Worktrees} ws=${ws} />` : null}
     <${Documents} ws=${ws} running=${status.key !== 'stopped'} doc=${m.doc && m.doc.ws === id ? m.doc : null} version=${m.doc?.doc.version} />
   </main>`;
