@@ -43,7 +43,7 @@ func TestAnHTTPSCloneFromAPrivateCAIsAnsweredThroughItsTerminal(t *testing.T) {
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: filepath.Join(tmp, "state"),
 		Args: []string{"--clone-ca-file", host.CAFile(t)}})
 	is.NoErr(err)
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 	pw, err := d.FirstUserPassword()
 	is.NoErr(err)
 	c, _, err := daemontest.Login(ctx, daemontest.NewHTTPClient(nil), d.URL(), daemontest.FirstUser, pw)

@@ -76,7 +76,7 @@ func TestTheWorktreeRulesHoldAgainstRealGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 	pw, err := d.FirstUserPassword()
 	if err != nil {
 		t.Fatal(err)

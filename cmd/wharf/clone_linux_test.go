@@ -39,7 +39,7 @@ func TestACloneJobClonesRegistersAndLeavesNothingBehind(t *testing.T) {
 	state := filepath.Join(tmp, "state")
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: state})
 	is.NoErr(err)
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 	pw, err := d.FirstUserPassword()
 	is.NoErr(err)
 	c, _, err := daemontest.Login(ctx, daemontest.NewHTTPClient(nil), d.URL(), daemontest.FirstUser, pw)

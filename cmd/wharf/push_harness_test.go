@@ -69,6 +69,7 @@ func startPushHub(ctx context.Context, t *testing.T) *pushHub {
 	is.NoErr(err) // the daemon serves
 	t.Cleanup(func() {
 		h.d.Kill()
+		h.d.AwaitChildren() // before the temporary directory goes
 		if t.Failed() {
 			t.Logf("the daemons' log:\n%s", h.log)
 		}

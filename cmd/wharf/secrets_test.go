@@ -52,7 +52,7 @@ func TestSecretExposure(t *testing.T) {
 		Args: append([]string{"--log-level", "debug"}, pushArgs(t, push, tmp)...), Log: sec.Log("wharf serve"),
 		Env: []string{"PATH=" + agents + string(os.PathListSeparator) + os.Getenv("PATH")}})
 	is.NoErr(err) // the daemon serves
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 
 	// The first user's password: in its file, and only there.
 	password, err := d.FirstUserPassword()

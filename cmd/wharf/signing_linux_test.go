@@ -43,7 +43,7 @@ func TestASessionSignsCommitsWithTheHubsKeysAndLosesThemAtOnce(t *testing.T) {
 	is.NoErr(os.MkdirAll(repo, 0o755))
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: filepath.Join(tmp, "state")})
 	is.NoErr(err) // the daemon serves
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 	pw, err := d.FirstUserPassword()
 	is.NoErr(err)
 	c, _, err := daemontest.Login(ctx, daemontest.NewHTTPClient(nil), d.URL(), daemontest.FirstUser, pw)

@@ -172,6 +172,14 @@ func (d *Daemon) Kill() error {
 	return fmt.Errorf("daemontest: the daemon was not killed: it had exited (%v)", d.waitErr)
 }
 
+// AwaitChildren waits, for a bounded time (10 s), until no workspace
+// child of the daemon's state directory runs. A killed daemon's children
+// outlive it briefly and still write under the state directory, so a
+// test's cleanup calls it after Kill before the directory is removed.
+// Kill itself does not wait: a crash test restarts the daemon while they
+// end, as after a real crash.
+func (d *Daemon) AwaitChildren() { awaitChildren(d.opts.StateDir) }
+
 // Stop asks the daemon to shut down gracefully (SIGTERM) and waits for it
 // until ctx ends (then kills it); it fails unless the daemon exits 0.
 func (d *Daemon) Stop(ctx context.Context) error {

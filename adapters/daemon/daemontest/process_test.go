@@ -22,7 +22,7 @@ func TestDaemonLifecycle(t *testing.T) {
 	stateDir := filepath.Join(t.TempDir(), "state")
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: stateDir})
 	is.NoErr(err) // the daemon serves
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 	is.Equal(fileMode(t, stateDir), os.FileMode(0o700)) // in a private state directory
 
 	pw, err := d.FirstUserPassword()
