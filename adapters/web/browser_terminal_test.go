@@ -8,10 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 	"github.com/matryer/is"
 
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
@@ -154,34 +152,11 @@ func openShell(t *testing.T, p *browsertest.Page) {
 	must(t, p.Wait(`document.querySelector('.term-tab[aria-selected=true]') && document.querySelector('.term-panel[data-state=live] .xterm-rows')`, wait))
 }
 
-// typeKeys types text into the terminal with key events as a keyboard
-// makes them: a keydown carrying the character, then a keyup.
-// (chromedp.KeyEvent sends the character as a separate char event, which
-// a keydown's preventDefault cannot suppress as it suppresses a real key's
-// text; xterm handles the keydown and would then get the character twice.)
+// typeKeys types text into the terminal as a keyboard does
+// (browsertest's Page.Keys).
 func typeKeys(t *testing.T, p *browsertest.Page, text string) {
 	t.Helper()
-	_, err := browsertest.Eval[bool](p, `(document.querySelector('.term-host .xterm-helper-textarea').focus(), true)`)
-	must(t, err)
-	for _, r := range text {
-		events := kb.Encode(r)
-		var down *input.DispatchKeyEventParams
-		for _, ev := range events {
-			switch ev.Type {
-			case kb.KeyDown:
-				down = ev
-			case kb.KeyChar:
-				down.Text, down.UnmodifiedText = ev.Text, ev.UnmodifiedText
-			}
-		}
-		for _, ev := range events {
-			if ev.Type == kb.KeyChar {
-				continue
-			}
-			_, err := chromedp.Call(p.Ctx, input.DispatchKeyEvent, *ev)
-			must(t, err)
-		}
-	}
+	must(t, p.Keys(`.term-host .xterm-helper-textarea`, text))
 }
 
 // typeLine types a command and Enter.

@@ -3,7 +3,7 @@
 // the scripted ACP agent (fakes/acpagent --demo) as the coding agent
 // "demo", holds a conversation with it, logs in with a headless Chromium
 // and captures the main pages at desktop and phone widths, in light and
-// dark, as PNG files beside this program.
+// dark, and a shell in the terminal, as PNG files beside this program.
 //
 //	go run ./bench/screenshots
 //
@@ -144,7 +144,63 @@ func run(out string) error {
 			}
 		}
 	}
+	for _, screen := range both() {
+		if err := terminal(b, hub, out, first, screen); err != nil {
+			return fmt.Errorf("terminal at %s: %w", screen.Name, err)
+		}
+	}
 	return nil
+}
+
+// terminal opens a shell on the workspace's page, runs two commands in it
+// and pictures the terminal, with the key bar on a phone.
+func terminal(b *browsertest.Browser, hub *browsertest.Hub, out, ws string, screen browsertest.Screen) error {
+	p, err := b.NewPage(false)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := p.Emulate(screen); err != nil {
+		return err
+	}
+	if err := p.Go(hub.URL + "w/" + ws); err != nil {
+		return err
+	}
+	if err := p.Wait(`document.querySelector('.term-section .btn')`, 20*time.Second); err != nil {
+		return err
+	}
+	if err := p.ClickText(`.term-section`, "New shell"); err != nil {
+		return err
+	}
+	live := `document.querySelector('.term-panel[data-state=live] .xterm-rows')`
+	if err := p.Wait(live, 20*time.Second); err != nil {
+		return err
+	}
+	// Each command once the one before has printed (typed ahead, its
+	// echo would show twice).
+	for _, c := range []struct{ line, shows string }{{"git log --oneline -4", "Start the project"}, {"ls", "README.md"}} {
+		if err := p.Keys(`.term-host .xterm-helper-textarea`, c.line+"\r"); err != nil {
+			return err
+		}
+		shown := fmt.Sprintf(`[...document.querySelectorAll('.term-host .xterm-rows > div')].some((r) => r.textContent.includes(%s))`, browsertest.JS(c.shows))
+		if err := p.Wait(shown, 20*time.Second); err != nil {
+			return err
+		}
+	}
+	// The terminal's card just below the page's sticky header.
+	if _, err := browsertest.Eval[bool](p, `(() => {
+		const head = document.querySelector('header')?.getBoundingClientRect().bottom || 0;
+		window.scrollTo(0, document.querySelector('.term-section').getBoundingClientRect().top + window.scrollY - head - 12);
+		return true;
+	})()`); err != nil {
+		return err
+	}
+	if errs := p.Errors(); len(errs) > 0 {
+		return fmt.Errorf("the page logged errors: %s", strings.Join(errs, "; "))
+	}
+	file := filepath.Join(out, "terminal-"+screen.Name+".png")
+	fmt.Println("wrote", file)
+	return p.Screenshot(file)
 }
 
 // converse holds the conversation the pictures show: the demo agent
