@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
@@ -84,22 +83,9 @@ func (w *wharf) stop() {
 	if err := w.d.Stop(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "chatperf: stopping the daemon:", err)
 	}
-	for end := time.Now().Add(5 * time.Second); len(left) > 0; {
-		var still []int
-		for _, pid := range left {
-			if syscall.Kill(pid, 0) == nil {
-				still = append(still, pid)
-			}
-		}
-		if left = still; len(left) > 0 && time.Now().After(end) {
-			for _, pid := range left {
-				fmt.Fprintf(os.Stderr, "chatperf: process %d outlived the daemon: killed\n", pid)
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proc.KillLeft(left, 5*time.Second, func(pid int) {
+		fmt.Fprintf(os.Stderr, "chatperf: process %d outlived the daemon: killed\n", pid)
+	})
 }
 
 // do is api.Do wanting status want.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -59,12 +58,9 @@ func (w *wharf) stop() {
 	if err := w.d.Stop(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "terminal: stopping the daemon:", err)
 	}
-	for _, pid := range left {
-		if syscall.Kill(pid, 0) == nil {
-			fmt.Fprintf(os.Stderr, "terminal: process %d outlived the daemon: killed\n", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	proc.KillLeft(left, 5*time.Second, func(pid int) {
+		fmt.Fprintf(os.Stderr, "terminal: process %d outlived the daemon: killed\n", pid)
+	})
 }
 
 // do is api.Do wanting status want.
