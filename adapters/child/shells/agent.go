@@ -1,10 +1,12 @@
 package shells
 
 import (
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -30,20 +32,19 @@ func (r *Registry) WatchTerminal(commandLine string) chat.TerminalView {
 
 var _ chat.TerminalWatcher = (*Registry)(nil)
 
-// agentLabel is commandLine as a label: control characters become spaces,
-// and it is cut to MaxLabel characters; "terminal" when nothing is left.
+// agentLabel is commandLine, which an agent chose, as a label: control
+// characters become spaces, format characters (bidi controls, zero-width
+// ones) are dropped (hub.RemoveInvisible), and it is cut to MaxLabel
+// characters; "terminal" when nothing is left.
 func agentLabel(commandLine string) string {
-	out := make([]rune, 0, MaxLabel)
-	for _, c := range commandLine {
-		if len(out) == MaxLabel {
-			break
-		}
+	spaced := strings.Map(func(c rune) rune {
 		if c == utf8.RuneError || unicode.IsControl(c) {
-			c = ' '
+			return ' '
 		}
-		out = append(out, c)
-	}
-	label, err := CheckLabel(string(out))
+		return c
+	}, commandLine)
+	out := []rune(hub.RemoveInvisible(spaced))
+	label, err := CheckLabel(string(out[:min(len(out), MaxLabel)]))
 	if err != nil {
 		return "terminal"
 	}

@@ -3,10 +3,8 @@ package shells
 import (
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/wharfhub/wharf/hub"
@@ -112,15 +110,17 @@ func (r *Registry) List() []Info {
 	return out
 }
 
-// CheckLabel trims label and checks it: 1 to MaxLabel characters, none a
-// control character.
+// CheckLabel trims label and checks it by the project's one rule for a
+// name a person reads (hub.NormalizeVisibleText: no control or format
+// character, which could hide or reorder what is shown), at most MaxLabel
+// characters.
 func CheckLabel(label string) (string, error) {
-	label = strings.TrimSpace(label)
-	if n := utf8.RuneCountInString(label); n == 0 || n > MaxLabel || !utf8.ValidString(label) {
-		return "", hub.Errorf(hub.Invalid, "a label holds 1 to %d characters", MaxLabel)
+	label, err := hub.NormalizeVisibleText("a shell's label", label)
+	if err != nil {
+		return "", err
 	}
-	if strings.ContainsFunc(label, unicode.IsControl) {
-		return "", hub.Errorf(hub.Invalid, "a label holds no control characters")
+	if utf8.RuneCountInString(label) > MaxLabel {
+		return "", hub.Errorf(hub.Invalid, "a label holds 1 to %d characters", MaxLabel)
 	}
 	return label, nil
 }

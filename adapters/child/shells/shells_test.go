@@ -53,6 +53,7 @@ func TestShellRefusals(t *testing.T) {
 	}{
 		{"a label of control characters", func() error { _, err := r.Create("a\x07b", 80, 24); return err }, hub.Invalid, ""},
 		{"a label too long", func() error { _, err := r.Create(strings.Repeat("é", 65), 80, 24); return err }, hub.Invalid, ""},
+		{"a label with a bidi override", func() error { _, err := r.Create("log\u202Etxt.exe", 80, 24); return err }, hub.Invalid, ""},
 		{"a blank label on rename", func() error { _, err := r.Rename(agent, " "); return err }, hub.Conflict, "an agent's terminal cannot be renamed"},
 		{"no columns", func() error { _, err := r.Create("", 0, 24); return err }, hub.Invalid, ""},
 		{"too many rows", func() error { _, err := r.Create("", 80, 501); return err }, hub.Invalid, ""},
@@ -173,4 +174,19 @@ func TestAnAgentsTerminalIsShownReadOnly(t *testing.T) {
 	is.True(!r.List()[0].Running)                           // it stays listed, ended
 	view.Release()
 	is.Equal(len(r.List()), 0) // released, it leaves the list
+}
+
+func TestAnAgentsCommandLineBecomesAVisibleLabel(t *testing.T) {
+	for _, tc := range []struct{ name, command, label string }{
+		{"a plain command", "make test", "make test"},
+		{"control characters become spaces", "echo a\tb\x1b[31m", "echo a b [31m"},
+		{"bidi and zero-width characters are dropped", "cat \u202Egpj.exe\u200B", "cat gpj.exe"},
+		{"nothing visible left", "\u202E\u200B", "terminal"},
+		{"cut to the bound", strings.Repeat("x", 100), strings.Repeat("x", MaxLabel)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			is.Equal(agentLabel(tc.command), tc.label) // the label shown
+		})
+	}
 }
