@@ -24,7 +24,8 @@ type DocumentContext struct {
 // ParseDocumentKey parses a LiveDocumentKey: form-urlencoded
 // `compareTarget` (base | last-commit), `scope` (folder | file) and
 // `documentId` (an absolute, clean path, required with scope=file and
-// refused without it), each at most once, at most MaxLiveKeyBytes long.
+// refused without it), each at most once, at most MaxLiveKeyBytes long as
+// sent and in its canonical (escaped) spelling.
 // Empty means the default context. Anything else is Invalid, with a
 // message that quotes at most a short prefix of what was sent.
 func ParseDocumentKey(key string) (DocumentContext, error) {
@@ -71,6 +72,12 @@ func ParseDocumentKey(key string) (DocumentContext, error) {
 		return c, keyError("scope=file requires documentId")
 	case scope == "folder" && c.DocumentID != "":
 		return c, keyError("documentId requires scope=file")
+	}
+	// The canonical spelling escapes what the client may have sent raw,
+	// and it is what goes on (to the child, into feeds): it must be a key
+	// this function accepts too.
+	if len(c.String()) > MaxLiveKeyBytes {
+		return c, keyError("longer than %d bytes once escaped", MaxLiveKeyBytes)
 	}
 	return c, nil
 }
