@@ -219,10 +219,13 @@ func (b *Broker) failLocked(u *upstream, gen uint64, err error) {
 		b.log.LogAttrs(context.Background(), slog.LevelWarn, "live upstream failed",
 			slog.String("topic", string(u.k.topic)), slog.String("kind", hub.KindOf(err).String()))
 	}
+	// The retry is armed before anyone is told, so its delay counts from
+	// the failure: a subscriber that has read `unavailable` knows the
+	// retry is already on the clock.
+	b.scheduleRetryLocked(u)
 	for a := range u.subs {
 		b.tellUnavailableLocked(u, a)
 	}
-	b.scheduleRetryLocked(u)
 }
 
 // tellUnavailableLocked sends a its episode's one `unavailable` and makes
