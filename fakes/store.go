@@ -67,6 +67,8 @@ type state struct {
 
 	provenance map[string]hub.WorktreeProvenance // by checkout id
 
+	hosts map[string]hub.Host // by name
+
 	pushDevices    []hub.PushDevice                       // in creation order
 	pushDeliveries map[hub.PushDeliveryKey]storedDelivery // by key
 	lastDelivery   uint64                                 // the highest insertion number given
@@ -95,6 +97,8 @@ func (s *state) clone() *state {
 
 		provenance: maps.Clone(s.provenance),
 
+		hosts: maps.Clone(s.hosts),
+
 		pushDevices:    slices.Clone(s.pushDevices),
 		pushDeliveries: maps.Clone(s.pushDeliveries),
 		lastDelivery:   s.lastDelivery,
@@ -117,6 +121,8 @@ func NewStore() *Store {
 		toolOverrides: map[hub.CredentialToolName]string{},
 
 		provenance: map[string]hub.WorktreeProvenance{},
+
+		hosts: map[string]hub.Host{},
 
 		pushDeliveries: map[hub.PushDeliveryKey]storedDelivery{},
 		notifyCursors:  map[string]string{},

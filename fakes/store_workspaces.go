@@ -19,10 +19,11 @@ func (t *tx) workspaceIndex(id string) int {
 	return slices.IndexFunc(t.st.workspaces, func(w hub.Workspace) bool { return w.ID == id })
 }
 
-// pathHolder returns the id of the registered workspace at path, or "".
-func (t *tx) pathHolder(path string) string {
+// pathHolder returns the id of the registered workspace at path on
+// backend, or "": paths are unique per machine.
+func (t *tx) pathHolder(backend, path string) string {
 	for _, w := range t.st.workspaces {
-		if w.Path == path {
+		if w.Backend == backend && w.Path == path {
 			return w.ID
 		}
 	}
@@ -48,7 +49,7 @@ func (t *tx) CreateWorkspace(w hub.Workspace) error {
 	if t.st.usedIDs[w.ID] {
 		return hub.Errorf(hub.Conflict, "workspace id %q was already used", w.ID)
 	}
-	if t.pathHolder(w.Path) != "" {
+	if t.pathHolder(w.Backend, w.Path) != "" {
 		return hub.Errorf(hub.Conflict, "another workspace holds this path")
 	}
 	t.st.usedIDs[w.ID] = true
@@ -64,7 +65,7 @@ func (t *tx) UpdateWorkspace(w hub.Workspace) error {
 	if i < 0 {
 		return hub.Errorf(hub.NotFound, "workspace %q not found", w.ID)
 	}
-	if holder := t.pathHolder(w.Path); holder != "" && holder != w.ID {
+	if holder := t.pathHolder(t.st.workspaces[i].Backend, w.Path); holder != "" && holder != w.ID {
 		return hub.Errorf(hub.Conflict, "another workspace holds this path")
 	}
 	// The slice was cloned for this transaction, so assigning an element

@@ -60,6 +60,7 @@ type Tx interface {
 	CredentialStore
 	WorktreeStore
 	NotificationStore
+	HostStore
 }
 
 // UserStore holds the Hub's users. Returned values are copies owned by the
@@ -120,11 +121,13 @@ type WorkspaceStore interface {
 	// including one since forgotten: ids are never reused.
 	WorkspaceIDUsed(id string) (bool, error)
 	// CreateWorkspace registers w after every existing workspace. An id that
-	// was ever used, or a path another workspace holds, is a Conflict error.
+	// was ever used, or a path another workspace on the same backend holds
+	// (paths are unique per machine), is a Conflict error.
 	CreateWorkspace(w Workspace) error
 	// UpdateWorkspace replaces the stored path, display name and AutoStart
 	// of the workspace with w's id (NotFound if absent); its position and id
-	// never change. A path another workspace holds is a Conflict error.
+	// never change, nor does its backend. A path another workspace on the
+	// same backend holds is a Conflict error.
 	UpdateWorkspace(w Workspace) error
 	// DeleteWorkspace unregisters the workspace (NotFound if absent) and,
 	// in the same transaction, deletes every user's personal state and

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -170,23 +171,60 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		t, err := s.write.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
-		}
-		if _, err := t.ExecContext(ctx, string(body)); err != nil {
-			t.Rollback()
-			return fmt.Errorf("migration %s: %w", m.name, err)
-		}
-		if _, err := t.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.n)); err != nil {
-			t.Rollback()
-			return fmt.Errorf("migration %s: %w", m.name, err)
-		}
-		if err := t.Commit(); err != nil {
+		if err := s.apply(ctx, m, string(body)); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
 	}
 	return nil
+}
+
+// rebuildsMarker begins a migration that rebuilds tables other tables
+// reference. SQLite cannot change a constraint in place, and dropping the
+// old table with foreign keys on would cascade its deletion into every
+// table that references it; so such a migration runs with foreign keys
+// off (a pragma that has no effect inside a transaction, hence set on
+// the connection before it) and commits only if every reference still
+// holds (SQLite's documented procedure for schema changes).
+const rebuildsMarker = "-- wharf: rebuilds tables\n"
+
+// apply runs one migration and records its number, in one transaction on
+// one connection.
+func (s *Store) apply(ctx context.Context, m migration, body string) error {
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rebuilds := strings.HasPrefix(body, rebuildsMarker)
+	if rebuilds {
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return err
+		}
+		// The connection goes back to the pool: it must check references
+		// again whatever happens here.
+		defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
+	}
+	t, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback() // after Commit, a no-op
+	if _, err := t.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if rebuilds {
+		var broken int
+		if err := t.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&broken); err != nil {
+			return err
+		}
+		if broken > 0 {
+			return fmt.Errorf("%d rows would reference what is not there", broken)
+		}
+	}
+	if _, err := t.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.n)); err != nil {
+		return err
+	}
+	return t.Commit()
 }
 
 func internal(err error) error {

@@ -62,7 +62,7 @@ func (t *tx) CreateWorkspace(w hub.Workspace) error {
 	if used {
 		return hub.Errorf(hub.Conflict, "workspace id %q was already used", w.ID)
 	}
-	held, err := t.exists(`SELECT EXISTS (SELECT 1 FROM workspaces WHERE path = ?)`, w.Path)
+	held, err := t.exists(`SELECT EXISTS (SELECT 1 FROM workspaces WHERE backend = ? AND path = ?)`, w.Backend, w.Path)
 	if err != nil {
 		return err
 	}

@@ -291,4 +291,5 @@ func Store(t *testing.T, newStore func(t *testing.T) hub.Store) {
 	storeCredentials(t, k)
 	storeCredentialAssignments(t, k)
 	storeNotifications(t, k)
+	storeHosts(t, k)
 }

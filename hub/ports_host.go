@@ -1,0 +1,53 @@
+package hub
+
+import "context"
+
+// The hosts port: reaching the other machines workspaces live on (host.go).
+
+// HostStore holds the configured hosts. Returned values are copies owned
+// by the caller.
+type HostStore interface {
+	// Hosts returns every host, sorted by name.
+	Hosts() ([]Host, error)
+	// Host returns the host with exactly this name, or a NotFound error.
+	Host(name string) (Host, error)
+	// CreateHost adds h (CheckHostName, CheckDestination first). A host of
+	// the same name is a Conflict error.
+	CreateHost(h Host) error
+	// DeleteHost removes the named host (NotFound if absent). The core
+	// refuses first when a workspace lives on it; the store does not look.
+	DeleteHost(name string) error
+}
+
+// HostConnector reaches configured hosts: one HostPlace per host.
+type HostConnector interface {
+	// Connect returns the place of h without touching the network: it
+	// connects on first use. The core calls it once per host and
+	// destination, and closes the place when the host is removed or its
+	// destination changes.
+	Connect(h Host) (HostPlace, error)
+}
+
+// HostPlace is one host, as the core uses it: the backend that runs its
+// workspaces' sessions, and its file system and git, on which the core's
+// folder and repository operations of those workspaces run. Methods are
+// safe for concurrent use.
+type HostPlace interface {
+	// Backend's Name is HostBackend of the host's name.
+	Backend
+	// FS is the host's file system: paths are paths on the host.
+	FS() FS
+	// Git runs git on the host. Its Clone is refused (Invalid): clone
+	// jobs run on the Hub's machine only.
+	Git() GitRunner
+	// Check reaches the host now, connecting when not connected, and
+	// confirms that workspaces can run there. A failure is an
+	// Unavailable error whose public message says why in the user's
+	// terms (an unknown or changed host key, a refused login, an
+	// unreachable host, another operating system or architecture),
+	// never a secret.
+	Check(ctx context.Context) error
+	// Close ends the connection to the host; sessions still running there
+	// end with it. Calls after Close fail.
+	Close() error
+}
