@@ -53,19 +53,24 @@ type Backend struct {
 	notify   notifyScript            // the notification feeds (backend_notify.go)
 	logins   agentLogins             // the sessions' agents and the login changes told (backend_agentlogin.go)
 	handlers map[string]http.Handler // SetSessionHandler's, by workspace
+	name     string                  // what Name reports
 }
 
-// NewBackend returns a Backend with no session running.
-func NewBackend() *Backend {
+// NewBackend returns a Backend named "local" with no session running.
+func NewBackend() *Backend { return NewBackendNamed(hub.LocalBackend) }
+
+// NewBackendNamed returns a Backend with this name and no session
+// running: a host's is hub.HostBackend of its name.
+func NewBackendNamed(name string) *Backend {
 	return &Backend{
 		running: map[string]*workspaceSession{}, starts: map[string]int{}, specs: map[string]hub.WorkspaceSessionSpec{},
 		facts: map[string]hub.WorkspaceSessionFacts{}, factsErr: map[string]error{},
-		changed: make(chan struct{}),
+		changed: make(chan struct{}), name: name,
 	}
 }
 
-// Name reports "local", the backend the fake stands in for.
-func (b *Backend) Name() string { return "local" }
+// Name reports the backend's name.
+func (b *Backend) Name() string { return b.name }
 
 // Start counts the call, waits while the backend is held (or until ctx
 // ends: ctx's error), then fails with a scripted or real reason or returns

@@ -105,15 +105,19 @@ type AuthenticationSelection struct {
 
 // RegisterRequest is the legacy registration of an existing folder.
 type RegisterRequest struct {
-	Path  string
-	Init  bool // confirms `git init` of a folder that is not a repository
-	Start bool // the caller decides the default (the contract's is true)
+	Path string
+	// Backend names the machine Path is on: "" or LocalBackend for the
+	// Hub's own, HostBackend(name) for a configured host.
+	Backend string
+	Init    bool // confirms `git init` of a folder that is not a repository
+	Start   bool // the caller decides the default (the contract's is true)
 }
 
 // ConfigureRequest registers an existing folder with its display name and
 // credential selections.
 type ConfigureRequest struct {
 	Path           string
+	Backend        string // as RegisterRequest's
 	DisplayName    string
 	Authentication []AuthenticationSelection
 	Signing        string // a credential id, or ""
@@ -125,6 +129,7 @@ type ConfigureRequest struct {
 // it and registers it.
 type CreateConfiguredRequest struct {
 	Parent         string
+	Backend        string // as RegisterRequest's
 	FolderName     string
 	DisplayName    string
 	Authentication []AuthenticationSelection

@@ -63,7 +63,10 @@ func (a *api) handleBrowse(w http.ResponseWriter, r *http.Request, _ caller) err
 	if _, given := q["path"]; given && q.Get("path") == "" {
 		return hub.Errorf(hub.Invalid, "path must be absolute")
 	}
-	res, err := a.folders.Browse(r.Context(), q.Get("path"))
+	if _, given := q["backend"]; given && q.Get("backend") == "" {
+		return hub.Errorf(hub.Invalid, "backend must be local or ssh:<host name>")
+	}
+	res, err := a.folders.Browse(r.Context(), q.Get("backend"), q.Get("path"))
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,8 @@ type StateService interface {
 
 // FolderService is folder browsing and changes (folders.go).
 type FolderService interface {
-	Browse(ctx context.Context, dir string) (hub.BrowseResult, error)
+	// Browse lists dir on the machine backend names ("": the Hub's).
+	Browse(ctx context.Context, backend, dir string) (hub.BrowseResult, error)
 	CreateFolder(ctx context.Context, parent, name string) (string, error)
 	RenameFolder(ctx context.Context, path, name string, stop bool) (hub.RenameResult, error)
 	RemoveFolder(ctx context.Context, path string, stop bool) (hub.RemoveResult, error)

@@ -21,9 +21,10 @@ func toAction(act hub.WorkspaceAction) workspaceAction {
 }
 
 type createWorkspaceRequest struct {
-	Path  string `json:"path"`
-	Init  bool   `json:"init"`
-	Start *bool  `json:"start"`
+	Path    string `json:"path"`
+	Backend string `json:"backend"` // a Wharf extension: "" is local
+	Init    bool   `json:"init"`
+	Start   *bool  `json:"start"`
 }
 
 type authenticationSelection struct {
@@ -33,6 +34,7 @@ type authenticationSelection struct {
 
 type configureWorkspaceRequest struct {
 	Path           string                    `json:"path"`
+	Backend        string                    `json:"backend"` // a Wharf extension: "" is local
 	DisplayName    *string                   `json:"displayName"`
 	Authentication []authenticationSelection `json:"authentication"`
 	Signing        *string                   `json:"signing"`
@@ -42,6 +44,7 @@ type configureWorkspaceRequest struct {
 
 type createConfiguredWorkspaceRequest struct {
 	Parent         string                    `json:"parent"`
+	Backend        string                    `json:"backend"` // a Wharf extension: "" is local
 	FolderName     string                    `json:"folderName"`
 	DisplayName    *string                   `json:"displayName"`
 	Authentication []authenticationSelection `json:"authentication"`
@@ -106,7 +109,7 @@ func (a *api) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, _ ca
 		return err
 	}
 	start := req.Start == nil || *req.Start // the legacy operation starts by default
-	act, err := a.workspaces.Register(r.Context(), hub.RegisterRequest{Path: req.Path, Init: req.Init, Start: start})
+	act, err := a.workspaces.Register(r.Context(), hub.RegisterRequest{Path: req.Path, Backend: req.Backend, Init: req.Init, Start: start})
 	if err != nil {
 		return err
 	}
@@ -122,7 +125,7 @@ func (a *api) handleConfigureWorkspace(w http.ResponseWriter, r *http.Request, _
 	if req.DisplayName == nil {
 		return hub.Errorf(hub.Invalid, "displayName is required")
 	}
-	res, err := a.workspaces.Configure(r.Context(), hub.ConfigureRequest{Path: req.Path, DisplayName: *req.DisplayName,
+	res, err := a.workspaces.Configure(r.Context(), hub.ConfigureRequest{Path: req.Path, Backend: req.Backend, DisplayName: *req.DisplayName,
 		Authentication: toSelections(req.Authentication), Signing: deref(req.Signing), Init: req.Init, Start: req.Start})
 	if err != nil {
 		return err
@@ -139,7 +142,7 @@ func (a *api) handleCreateConfiguredWorkspace(w http.ResponseWriter, r *http.Req
 	if req.DisplayName == nil {
 		return hub.Errorf(hub.Invalid, "displayName is required")
 	}
-	res, err := a.workspaces.CreateConfigured(r.Context(), hub.CreateConfiguredRequest{Parent: req.Parent,
+	res, err := a.workspaces.CreateConfigured(r.Context(), hub.CreateConfiguredRequest{Parent: req.Parent, Backend: req.Backend,
 		FolderName: req.FolderName, DisplayName: *req.DisplayName,
 		Authentication: toSelections(req.Authentication), Signing: deref(req.Signing), Start: req.Start})
 	if err != nil {

@@ -9,28 +9,40 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// Browse lists the child directories of dir; an empty dir means the
-// effective default parent (the Hub user's home unless configured). Hidden
-// entries (a leading dot), files and symbolic links are not listed.
-func (h *Hub) Browse(ctx context.Context, dir string) (hub.BrowseResult, error) {
-	if dir == "" {
+// Browse lists the child directories of dir on the machine backend names
+// ("" is the Hub's); an empty dir means the effective default parent on
+// the Hub's machine (the Hub user's home unless configured) and the login
+// user's home on a host. Hidden entries (a leading dot), files and
+// symbolic links are not listed.
+func (h *Hub) Browse(ctx context.Context, backend, dir string) (hub.BrowseResult, error) {
+	pl, err := h.placeOf(ctx, backend)
+	if err != nil {
+		return hub.BrowseResult{}, err
+	}
+	switch {
+	case dir != "":
+	case pl.local():
 		d, err := h.WorkspaceDefaults(ctx)
 		if err != nil {
 			return hub.BrowseResult{}, err
 		}
 		dir = d.Effective
+	default:
+		if dir, err = pl.fs.Home(); err != nil {
+			return hub.BrowseResult{}, fsError(err, "the host's home folder could not be read")
+		}
 	}
 	p, err := absPath(dir, "path must be absolute")
 	if err != nil {
 		return hub.BrowseResult{}, err
 	}
-	entries, err := h.fs.ReadDir(p)
+	entries, err := pl.fs.ReadDir(p)
 	if err != nil {
 		return hub.BrowseResult{}, hub.Wrap(hub.NotFound, err, "cannot read directory: "+p)
 	}
 	// Registrations are canonical, so match them against the canonical
 	// form of the listed directory.
-	canon, err := h.fs.EvalSymlinks(p)
+	canon, err := pl.fs.EvalSymlinks(p)
 	if err != nil {
 		return hub.BrowseResult{}, hub.Wrap(hub.NotFound, err, "cannot read directory: "+p)
 	}
@@ -40,7 +52,9 @@ func (h *Hub) Browse(ctx context.Context, dir string) (hub.BrowseResult, error) 
 	}
 	byPath := make(map[string]hub.Workspace, len(ws))
 	for _, w := range ws {
-		byPath[w.Path] = w
+		if w.Backend == pl.name {
+			byPath[w.Path] = w
+		}
 	}
 	res := hub.BrowseResult{Path: p, Dirs: []hub.BrowseEntry{}}
 	if p != "/" {
@@ -51,7 +65,7 @@ func (h *Hub) Browse(ctx context.Context, dir string) (hub.BrowseResult, error) 
 			continue
 		}
 		full := path.Join(canon, e.Name())
-		_, gitErr := h.fs.Lstat(path.Join(full, ".git"))
+		_, gitErr := pl.fs.Lstat(path.Join(full, ".git"))
 		be := hub.BrowseEntry{Name: e.Name(), Git: gitErr == nil}
 		if w, ok := byPath[full]; ok {
 			be.RegisteredID, be.DisplayName, be.Running = w.ID, w.DisplayName, h.Running(w.ID)

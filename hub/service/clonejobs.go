@@ -74,7 +74,7 @@ func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req 
 	if err := h.fence(fenceRegister); err != nil {
 		return "", err
 	}
-	if w, ok, err := h.registeredAt(ctx, target); err != nil {
+	if w, ok, err := h.registeredAt(ctx, hub.LocalBackend, target); err != nil {
 		return "", err
 	} else if ok {
 		return "", hub.Errorf(hub.Conflict, "workspace is already registered: %s", w.Path)

@@ -27,6 +27,7 @@ type env struct {
 	tools   *fakes.ToolProber
 	agent   *fakes.FakeAgent // "codex", whose logins the Hub manages
 	pusher  *fakes.Pusher
+	hosts   *fakes.Hosts // the other machines
 	ann     hub.DeviceSession
 	cfg     service.Config // the Hub's, but for its cheap password
 }
@@ -45,7 +46,7 @@ func newEnvWith(t *testing.T, cfg service.Config) *env {
 	e := &env{t: t, ctx: context.Background(), store: fakes.NewStore(), cfg: cfg,
 		clock: fakes.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		fs:    fsys, git: fakes.NewGit(fsys), backend: fakes.NewBackend(), tools: fakes.NewToolProber(),
-		agent: fakes.NewFakeAgent("codex", "Codex"), pusher: fakes.NewPusher()}
+		agent: fakes.NewFakeAgent("codex", "Codex"), pusher: fakes.NewPusher(), hosts: fakes.NewHosts()}
 	e.vault = fakes.NewKeyVault(e.clock)
 	e.backend.Data = fsys // the workspaces' data directories live on the same disk
 	e.open()
@@ -58,7 +59,7 @@ func (e *env) open() {
 	e.t.Helper()
 	cfg := e.cfg
 	cfg.Password = cheap
-	h, err := service.New(cfg, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher})
+	h, err := service.New(cfg, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git, Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher, Hosts: e.hosts})
 	if err != nil {
 		e.t.Fatal(err)
 	}

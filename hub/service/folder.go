@@ -66,7 +66,7 @@ func (h *Hub) CreateFolder(ctx context.Context, parent, name string) (string, er
 	if h.exists(dest) {
 		return "", hub.Errorf(hub.Conflict, "destination already exists")
 	}
-	if err := h.unclaimed(ctx, dest); err != nil {
+	if err := h.unclaimed(ctx, hub.LocalBackend, dest); err != nil {
 		return "", err
 	}
 	if err := h.fs.Mkdir(dest); err != nil {
@@ -84,14 +84,14 @@ func (h *Hub) lockAffected(ctx context.Context, root string, exact, stop bool) (
 		var ws []hub.Workspace
 		err := h.store.View(ctx, func(tx hub.Tx) error {
 			if exact {
-				w, ok, err := workspaceAt(tx, root)
+				w, ok, err := workspaceAt(tx, hub.LocalBackend, root)
 				if ok {
 					ws = []hub.Workspace{w}
 				}
 				return err
 			}
 			var err error
-			ws, err = workspacesAtOrBelow(tx, root)
+			ws, err = workspacesAtOrBelow(tx, hub.LocalBackend, root)
 			return err
 		})
 		return ws, err
@@ -170,7 +170,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 	if h.exists(dest) {
 		return hub.RenameResult{}, hub.Errorf(hub.Conflict, "destination already exists")
 	}
-	if err := h.unclaimed(ctx, dest); err != nil {
+	if err := h.unclaimed(ctx, hub.LocalBackend, dest); err != nil {
 		return hub.RenameResult{}, err
 	}
 	ws, unlock, err := h.lockAffected(ctx, src, false, stop)
@@ -285,6 +285,6 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (hub.Remove
 		h.strand(jid, hub.JournalFolderRemove, err)
 		return hub.RemoveResult{}, hub.Wrap(hub.Internal, err, "registered folder removal requires recovery")
 	}
-	_ = h.removeData(ctx, forget, w.ID) // logged; the next start tries again
+	_ = h.removeData(ctx, forget, w.ID, hub.LocalBackend) // logged; the next start tries again
 	return hub.RemoveResult{Path: src, WorkspaceID: w.ID}, nil
 }

@@ -79,7 +79,7 @@ type Config struct {
 	PushHosts []string
 }
 
-// Ports are the adapters a Hub needs. Every field is required.
+// Ports are the adapters a Hub needs. Every field but Hosts is required.
 type Ports struct {
 	Store   hub.Store
 	Clock   hub.Clock
@@ -95,6 +95,10 @@ type Ports struct {
 	AgentLogins hub.AgentLogins
 	// Pusher delivers Web Push notifications (the notifications family).
 	Pusher hub.Pusher
+	// Hosts reaches the other machines workspaces may live on (places.go).
+	// It is the one optional port: without it the Hub runs workspaces on
+	// its own machine only, and adding a host is refused.
+	Hosts hub.HostConnector
 }
 
 // Hub is the Hub service. Its methods are safe for concurrent use.
@@ -114,6 +118,8 @@ type Hub struct {
 
 	git     hub.GitRunner
 	backend hub.Backend
+	here    place      // the Hub's own machine: fs, git and backend above
+	hosts   hostPlaces // the other machines (places.go)
 	vault   hub.KeyVault
 	tools   hub.ToolProber
 
@@ -187,6 +193,8 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		fs:         p.FS,
 		git:        p.Git,
 		backend:    p.Backend,
+		here:       place{name: hub.LocalBackend, backend: p.Backend, fs: p.FS, git: p.Git},
+		hosts:      hostPlaces{connector: p.Hosts},
 		vault:      p.Vault,
 		tools:      p.Tools,
 		credLimits: credential.NewLimits(),

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"slices"
 	"sync"
 
@@ -86,7 +88,7 @@ func (st *hubState) workspaceLocked(id string) hub.Workspace {
 // lookUp learns the facts of w, whose session is rw (nil when stopped).
 // The lookups may outlive the request that asked, not the Hub.
 func (h *Hub) lookUp(w hub.Workspace, rw *runningWorkspace) workspaceFacts {
-	f := workspaceFacts{path: w.Path, folder: h.folderOf(w.Path)}
+	f := workspaceFacts{path: w.Path, folder: h.folderOfWorkspace(w)}
 	if rw != nil {
 		ctx, cancel := context.WithTimeout(h.bg, h.cfg.FactsTimeout)
 		defer cancel()
@@ -96,14 +98,33 @@ func (h *Hub) lookUp(w hub.Workspace, rw *runningWorkspace) workspaceFacts {
 	return f
 }
 
-// folderOf learns the facts of the folder dir.
-func (h *Hub) folderOf(dir string) folderFacts {
-	if !h.isDir(dir) {
+// folderOf learns the facts of the folder dir on the Hub's machine.
+func (h *Hub) folderOf(dir string) folderFacts { return h.folderOn(h.here, dir) }
+
+// folderOfWorkspace learns the facts of w's folder on its machine. A
+// machine that cannot be reached tells nothing (not a missing folder).
+func (h *Hub) folderOfWorkspace(w hub.Workspace) folderFacts {
+	pl, err := h.placeOf(h.bg, w.Backend)
+	if err != nil {
+		return folderFacts{}
+	}
+	return h.folderOn(pl, w.Path)
+}
+
+// folderOn learns the facts of the folder dir on pl.
+func (h *Hub) folderOn(pl place, dir string) folderFacts {
+	fi, err := pl.fs.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir():
+		return folderFacts{missing: true}
+	case err != nil && !pl.local():
+		return folderFacts{} // unreachable, or refused: unknown
+	case err != nil:
 		return folderFacts{missing: true}
 	}
 	ctx, cancel := context.WithTimeout(h.bg, h.cfg.FactsTimeout)
 	defer cancel()
-	repo, err := h.git.Inspect(ctx, dir)
+	repo, err := pl.git.Inspect(ctx, dir)
 	if err != nil {
 		repo = hub.Repository{}
 	}
@@ -119,7 +140,7 @@ func (h *Hub) commonDir(w hub.Workspace) string {
 	if ok && f.path == w.Path {
 		return f.folder.repo.CommonDir
 	}
-	return h.folderOf(w.Path).repo.CommonDir
+	return h.folderOfWorkspace(w).repo.CommonDir
 }
 
 // armTTL arms the timer that marks the facts stale FactsTTL from now;

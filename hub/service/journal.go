@@ -24,6 +24,7 @@ type onboardingIntent struct {
 	Operation     string `json:"operation"` // register, configure-existing, create-new
 	WorkspaceID   string `json:"workspaceId"`
 	Path          string `json:"path"`
+	Backend       string `json:"backend,omitempty"` // where Path is; absent: the Hub's machine
 	CreatedFolder bool   `json:"createdFolder"`
 }
 
@@ -52,6 +53,7 @@ type removeIntent struct {
 type forgetIntent struct {
 	Version     int    `json:"version"`
 	WorkspaceID string `json:"workspaceId"`
+	Backend     string `json:"backend,omitempty"` // where the data is; absent: the Hub's machine
 }
 
 // forgetLocked deletes workspace id from the registry within tx and, in
@@ -59,23 +61,40 @@ type forgetIntent struct {
 // (removeData): a crash leaves either the workspace registered with its
 // data, or forgotten with its data gone or going at the next start.
 func (h *Hub) forgetLocked(tx *writes, id string) (journal int64, err error) {
+	w, err := tx.Workspace(id)
+	if err != nil {
+		return 0, err
+	}
 	if err := tx.DeleteWorkspace(id); err != nil {
 		return 0, err
 	}
-	data, err := json.Marshal(forgetIntent{Version: journalVersion, WorkspaceID: id})
+	in := forgetIntent{Version: journalVersion, WorkspaceID: id}
+	if w.Backend != hub.LocalBackend {
+		in.Backend = w.Backend
+	}
+	data, err := json.Marshal(in)
 	if err != nil {
 		return 0, err
 	}
 	return tx.AddJournal(hub.Journal{Kind: hub.JournalForget, Data: data, CreatedAt: h.clock.Now()})
 }
 
-// removeData removes the data of the forgotten workspace id, then deletes
-// its journal. A failure is logged and leaves the journal for the next
-// start to try again; it fences nothing, since no operation depends on
-// the data being gone.
-func (h *Hub) removeData(ctx context.Context, journal int64, id string) error {
+// removeData removes the data of the forgotten workspace id from its
+// backend, then deletes its journal. A failure is logged and leaves the
+// journal for the next start to try again; it fences nothing, since no
+// operation depends on the data being gone. Data on a host removed since
+// is left there: the Hub no longer reaches it.
+func (h *Hub) removeData(ctx context.Context, journal int64, id, backend string) error {
 	ctx = context.WithoutCancel(ctx)
-	err := h.backend.RemoveWorkspaceData(ctx, id)
+	pl, err := h.placeOf(ctx, backend)
+	if hub.KindOf(err) == hub.Invalid {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "a forgotten workspace's data is left on a host removed since",
+			slog.String("workspace", id), slog.String("backend", backend))
+		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(journal) })
+	}
+	if err == nil {
+		err = pl.backend.RemoveWorkspaceData(ctx, id)
+	}
 	if err == nil {
 		err = h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(journal) })
 	}
@@ -302,7 +321,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 		if err == nil {
 			log.Info("recovered an interrupted folder removal", slog.Bool("removed", removed))
 			if forget != 0 {
-				_ = h.removeData(ctx, forget, in.WorkspaceID) // logged; the journal stays otherwise
+				_ = h.removeData(ctx, forget, in.WorkspaceID, hub.LocalBackend) // logged; the journal stays otherwise
 			}
 		}
 		return "", err
@@ -311,7 +330,7 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
 			return "journal is invalid", nil
 		}
-		if h.removeData(ctx, j.ID, in.WorkspaceID) == nil {
+		if h.removeData(ctx, j.ID, in.WorkspaceID, in.Backend) == nil {
 			log.Info("removed the data of a forgotten workspace", slog.String("workspace", in.WorkspaceID))
 		}
 		return "", nil // pending until its data is gone, fencing nothing

@@ -112,7 +112,12 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 	if err != nil {
 		return hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, hub.MessageOf(err)))
 	}
-	rs, err := h.backend.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path, Credentials: creds})
+	pl, err := h.placeOf(ctx, w.Backend)
+	if err != nil {
+		h.grants.end(g)
+		return hub.Wrap(hub.KindOf(err), err, fmt.Sprintf("session for '%s' failed to start: %s", id, hub.MessageOf(err)))
+	}
+	rs, err := pl.backend.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path, Credentials: creds})
 	if err != nil {
 		h.grants.end(g)
 		h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session failed to start",
@@ -262,7 +267,7 @@ func (h *Hub) forgetWorkspace(ctx context.Context, id string, reserve bool) (hub
 		return hub.WorkspaceAction{}, err
 	}
 	if reserve {
-		release, err := h.reserved.reserve(w.Path)
+		release, err := h.reserved.reserve(place{name: w.Backend}.key(w.Path))
 		if err != nil {
 			return hub.WorkspaceAction{}, err
 		}
@@ -282,7 +287,7 @@ func (h *Hub) forgetWorkspace(ctx context.Context, id string, reserve bool) (hub
 	}
 	// The workspace is forgotten whatever becomes of its data: a failure
 	// is logged and the next start tries again.
-	_ = h.removeData(ctx, journal, id)
+	_ = h.removeData(ctx, journal, id, w.Backend)
 	return hub.WorkspaceAction{ID: id, Running: false, Forgotten: true}, nil
 }
 
@@ -362,6 +367,7 @@ func (h *Hub) Close() error {
 		err = errors.Join(err, <-errs)
 	}
 	h.watchers.Wait()
+	h.hosts.closeAll(h.log)
 	h.stopBG()
 	h.live.Wait()
 	h.st.close()

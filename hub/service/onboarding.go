@@ -10,20 +10,20 @@ import (
 
 const recoveryRequiredText = "workspace onboarding committed but its journal could not be cleared; restart the Hub to reconcile"
 
-// existingFolder validates the folder of a registration and returns its
-// canonical path.
-func (h *Hub) existingFolder(p string) (string, error) {
+// existingFolder validates the folder of a registration on pl and returns
+// its canonical path.
+func (pl place) existingFolder(p string) (string, error) {
 	p, err := absPath(p, "an absolute folder path is required")
 	if err != nil {
 		return "", err
 	}
-	return h.directDir(p, "folder path")
+	return pl.directDir(p, "folder path")
 }
 
-// needsInit inspects dir: whether it is in no repository. When git cannot
-// tell, registration goes ahead without offering to initialize.
-func (h *Hub) needsInit(ctx context.Context, dir string) bool {
-	repo, err := h.git.Inspect(ctx, dir)
+// needsInit inspects dir on pl: whether it is in no repository. When git
+// cannot tell, registration goes ahead without offering to initialize.
+func (h *Hub) needsInit(ctx context.Context, pl place, dir string) bool {
+	repo, err := pl.git.Inspect(ctx, dir)
 	if err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "git could not inspect a folder", slog.String("path", dir), slog.Any("err", err))
 		return false
@@ -31,16 +31,16 @@ func (h *Hub) needsInit(ctx context.Context, dir string) bool {
 	return repo.TopLevel == ""
 }
 
-// beginOnboarding serializes a registration of dir with every other one
-// (so minted ids cannot race), refuses it while a journal is stranded, and
-// reserves dir. end undoes both.
-func (h *Hub) beginOnboarding(dir string) (end func(), err error) {
+// beginOnboarding serializes a registration of dir on pl with every
+// other one (so minted ids cannot race), refuses it while a journal is
+// stranded, and reserves dir. end undoes both.
+func (h *Hub) beginOnboarding(pl place, dir string) (end func(), err error) {
 	h.onboardMu.Lock()
 	if err := h.fence(fenceRegister); err != nil {
 		h.onboardMu.Unlock()
 		return nil, err
 	}
-	release, err := h.reserved.reserve(dir)
+	release, err := h.reserved.reserve(pl.key(dir))
 	if err != nil {
 		h.onboardMu.Unlock()
 		return nil, err
@@ -75,23 +75,27 @@ func (h *Hub) Register(ctx context.Context, req hub.RegisterRequest) (hub.Worksp
 // register finds or commits Register's registration; the start runs after
 // the onboarding lock and the reservation are released.
 func (h *Hub) register(ctx context.Context, req hub.RegisterRequest) (hub.Workspace, string, error) {
-	dir, err := h.existingFolder(req.Path)
+	pl, err := h.placeOf(ctx, req.Backend)
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
-	end, err := h.beginOnboarding(dir)
+	dir, err := pl.existingFolder(req.Path)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	end, err := h.beginOnboarding(pl, dir)
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
 	defer end()
-	if w, ok, err := h.registeredAt(ctx, dir); err != nil || ok {
+	if w, ok, err := h.registeredAt(ctx, pl.name, dir); err != nil || ok {
 		return w, "", err
 	}
-	init := h.needsInit(ctx, dir)
+	init := h.needsInit(ctx, pl, dir)
 	if init && !req.Init {
 		return hub.Workspace{}, "", notRepository(dir)
 	}
-	return h.onboard(ctx, "register", dir, hub.DefaultDisplayName(dir), init, false, selections{})
+	return h.onboard(ctx, pl, "register", dir, hub.DefaultDisplayName(dir), init, false, selections{})
 }
 
 // Configure registers an existing folder with a display name and
@@ -111,16 +115,20 @@ func (h *Hub) configure(ctx context.Context, req hub.ConfigureRequest) (hub.Work
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
-	dir, err := h.existingFolder(req.Path)
+	pl, err := h.placeOf(ctx, req.Backend)
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
-	end, err := h.beginOnboarding(dir)
+	dir, err := pl.existingFolder(req.Path)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	end, err := h.beginOnboarding(pl, dir)
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
 	defer end()
-	if w, ok, err := h.registeredAt(ctx, dir); err != nil {
+	if w, ok, err := h.registeredAt(ctx, pl.name, dir); err != nil {
 		return hub.Workspace{}, "", err
 	} else if ok {
 		return hub.Workspace{}, "", hub.Errorf(hub.Conflict, "folder is already registered as workspace %s", w.ID)
@@ -128,11 +136,11 @@ func (h *Hub) configure(ctx context.Context, req hub.ConfigureRequest) (hub.Work
 	if err := h.checkSelections(ctx, req.Authentication, req.Signing); err != nil {
 		return hub.Workspace{}, "", err
 	}
-	init := h.needsInit(ctx, dir)
+	init := h.needsInit(ctx, pl, dir)
 	if init && !req.Init {
 		return hub.Workspace{}, "", notRepository(dir)
 	}
-	return h.onboard(ctx, "configure-existing", dir, name, init, false, selections{req.Authentication, req.Signing})
+	return h.onboard(ctx, pl, "configure-existing", dir, name, init, false, selections{req.Authentication, req.Signing})
 }
 
 // CreateConfigured creates one new visible folder under parent, never
@@ -161,14 +169,18 @@ func (h *Hub) createConfigured(ctx context.Context, req hub.CreateConfiguredRequ
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
-	if parent, err = h.directDir(parent, "parent"); err != nil {
+	pl, err := h.placeOf(ctx, req.Backend)
+	if err != nil {
+		return hub.Workspace{}, "", err
+	}
+	if parent, err = pl.directDir(parent, "parent"); err != nil {
 		return hub.Workspace{}, "", err
 	}
 	dir, err := child(parent, req.FolderName)
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
-	end, err := h.beginOnboarding(dir)
+	end, err := h.beginOnboarding(pl, dir)
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
@@ -176,31 +188,32 @@ func (h *Hub) createConfigured(ctx context.Context, req hub.CreateConfiguredRequ
 	if err := h.checkSelections(ctx, req.Authentication, req.Signing); err != nil {
 		return hub.Workspace{}, "", err
 	}
-	if h.exists(dir) {
+	if pl.exists(dir) {
 		return hub.Workspace{}, "", hub.Errorf(hub.Conflict, "destination already exists")
 	}
-	if err := h.unclaimed(ctx, dir); err != nil {
+	if err := h.unclaimed(ctx, pl.name, dir); err != nil {
 		return hub.Workspace{}, "", err
 	}
-	return h.onboard(ctx, "create-new", dir, name, true, true, selections{req.Authentication, req.Signing})
+	return h.onboard(ctx, pl, "create-new", dir, name, true, true, selections{req.Authentication, req.Signing})
 }
 
-// registeredAt returns the workspace registered exactly at dir, if any.
-func (h *Hub) registeredAt(ctx context.Context, dir string) (w hub.Workspace, ok bool, err error) {
+// registeredAt returns the workspace registered exactly at dir on
+// backend, if any.
+func (h *Hub) registeredAt(ctx context.Context, backend, dir string) (w hub.Workspace, ok bool, err error) {
 	err = h.store.View(ctx, func(tx hub.Tx) error {
-		w, ok, err = workspaceAt(tx, dir)
+		w, ok, err = workspaceAt(tx, backend, dir)
 		return err
 	})
 	return w, ok, err
 }
 
-// unclaimed refuses a destination that a registration holds, at it or
-// below it (a registered folder that has since vanished still holds its
-// path).
-func (h *Hub) unclaimed(ctx context.Context, dest string) error {
+// unclaimed refuses a destination on backend that a registration holds,
+// at it or below it (a registered folder that has since vanished still
+// holds its path).
+func (h *Hub) unclaimed(ctx context.Context, backend, dest string) error {
 	var claimed bool
 	err := h.store.View(ctx, func(tx hub.Tx) error {
-		ws, err := workspacesAtOrBelow(tx, dest)
+		ws, err := workspacesAtOrBelow(tx, backend, dest)
 		claimed = len(ws) > 0
 		return err
 	})
@@ -219,13 +232,13 @@ type selections struct {
 	signing        string
 }
 
-// onboard registers dir under a journal. With create it first makes the
+// onboard registers dir on pl under a journal. With create it first makes the
 // folder; with init it runs `git init` there. The registration commits in
 // one transaction with the assignments of sel, decided again there (a
 // credential disabled meanwhile refuses the whole registration); the journal is then cleared in its own, and when that
 // fails the registration stands and recovery is reported instead of an
 // error. The caller holds onboardMu and dir's reservation.
-func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bool, sel selections) (hub.Workspace, string, error) {
+func (h *Hub) onboard(ctx context.Context, pl place, op, dir, name string, init, create bool, sel selections) (hub.Workspace, string, error) {
 	var id string
 	if err := h.store.View(ctx, func(tx hub.Tx) error {
 		var err error
@@ -235,7 +248,7 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		return hub.Workspace{}, "", err
 	}
 	jid, err := h.openJournal(ctx, hub.JournalOnboarding, onboardingIntent{
-		Version: journalVersion, Operation: op, WorkspaceID: id, Path: dir, CreatedFolder: create})
+		Version: journalVersion, Operation: op, WorkspaceID: id, Path: dir, Backend: pl.name, CreatedFolder: create})
 	if err != nil {
 		return hub.Workspace{}, "", err
 	}
@@ -246,25 +259,34 @@ func (h *Hub) onboard(ctx context.Context, op, dir, name string, init, create bo
 		return hub.Workspace{}, "", err
 	}
 	if create {
-		if err := h.fs.Mkdir(dir); err != nil {
+		if err := pl.fs.Mkdir(dir); err != nil {
 			return abandon(fsError(err, "folder creation failed"))
 		}
 	}
 	if init {
-		if err := h.git.Init(ctx, dir); err != nil {
+		if err := pl.git.Init(ctx, dir); err != nil {
 			h.log.LogAttrs(ctx, slog.LevelWarn, "git init failed", slog.String("path", dir), slog.Any("err", err))
 			e := hub.Wrap(hub.Internal, err, "git init failed")
 			if create {
-				if rerr := h.fs.RemoveEmpty(dir); rerr != nil {
+				if rerr := pl.fs.RemoveEmpty(dir); rerr != nil {
 					e.Details = &hub.Details{RetainedPath: dir}
 				}
 			}
 			return abandon(e)
 		}
 	}
-	w := hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
+	w := hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: pl.name, RegisteredAt: h.clock.Now()}
 	var refused error
 	err = h.commit(ctx, func(tx *writes) error {
+		if host, ok := hub.HostOfBackend(pl.name); ok {
+			// Its host may have been removed since placeOf looked.
+			if _, err := tx.Host(host); hub.KindOf(err) == hub.NotFound {
+				refused = hub.Errorf(hub.Conflict, "host %s was removed meanwhile", host)
+				return refused
+			} else if err != nil {
+				return err
+			}
+		}
 		if err := tx.CreateWorkspace(w); err != nil {
 			return err
 		}

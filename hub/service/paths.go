@@ -75,8 +75,11 @@ func fsError(err error, otherwise string) error {
 // directDir checks that p (absolute and clean) is a directory and not a
 // symbolic link, then returns its canonical path: every symbolic link in
 // its ancestors resolved. what names the field in messages.
-func (h *Hub) directDir(p, what string) (string, error) {
-	fi, err := h.fs.Lstat(p)
+func (h *Hub) directDir(p, what string) (string, error) { return h.here.directDir(p, what) }
+
+// directDir is Hub.directDir on pl's machine.
+func (pl place) directDir(p, what string) (string, error) {
+	fi, err := pl.fs.Lstat(p)
 	if err != nil {
 		return "", fsError(err, "folder lookup failed")
 	}
@@ -86,7 +89,7 @@ func (h *Hub) directDir(p, what string) (string, error) {
 	if !fi.IsDir() {
 		return "", hub.Errorf(hub.Invalid, "%s is not a directory", what)
 	}
-	canon, err := h.fs.EvalSymlinks(p)
+	canon, err := pl.fs.EvalSymlinks(p)
 	if err != nil {
 		return "", fsError(err, "folder lookup failed")
 	}
@@ -95,14 +98,20 @@ func (h *Hub) directDir(p, what string) (string, error) {
 
 // exists reports whether something (anything, links included) is at p.
 // Errors other than absence count as present, so callers fail closed.
-func (h *Hub) exists(p string) bool {
-	_, err := h.fs.Lstat(p)
+func (h *Hub) exists(p string) bool { return h.here.exists(p) }
+
+// exists is Hub.exists on pl's machine.
+func (pl place) exists(p string) bool {
+	_, err := pl.fs.Lstat(p)
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // isDir reports whether p is a directory that is not a symbolic link.
-func (h *Hub) isDir(p string) bool {
-	fi, err := h.fs.Lstat(p)
+func (h *Hub) isDir(p string) bool { return h.here.isDir(p) }
+
+// isDir is Hub.isDir on pl's machine.
+func (pl place) isDir(p string) bool {
+	fi, err := pl.fs.Lstat(p)
 	return err == nil && fi.IsDir()
 }
 

@@ -100,7 +100,7 @@ func TestWorkspaceDefaults(t *testing.T) {
 	d, err = e.SetDefaultParent(e.ctx, ptr("/home/ann/srv/code/../code"))
 	is.NoErr(err)
 	is.Equal(d, hub.WorkspaceDefaults{Configured: "/srv/code", ConfiguredAvailable: true, Effective: "/srv/code"}) // canonical
-	res, err := e.Browse(e.ctx, "")
+	res, err := e.Browse(e.ctx, "", "")
 	is.NoErr(err)
 	is.Equal(res.Path, "/srv/code") // pathless browse uses it
 
@@ -143,7 +143,7 @@ func TestBrowse(t *testing.T) {
 	is.NoErr(err)
 	e.start(id)
 
-	res, err := e.Browse(e.ctx, "")
+	res, err := e.Browse(e.ctx, "", "")
 	is.NoErr(err)
 	is.Equal(res.Path, home)               // defaults to home
 	is.Equal(res.Parent, "/home")          // its parent
@@ -153,7 +153,7 @@ func TestBrowse(t *testing.T) {
 	is.Equal(res.Dirs[2], hub.BrowseEntry{Name: "beta", Git: true, RegisteredID: id, DisplayName: "Beta site", Running: true}) // registered entry
 	is.Equal(res.Dirs[1].RegisteredID, "")                                                                                     // unregistered
 
-	root, err := e.Browse(e.ctx, "/")
+	root, err := e.Browse(e.ctx, "", "/")
 	is.NoErr(err)
 	is.Equal(root.Parent, "") // none at the root
 
@@ -168,7 +168,7 @@ func TestBrowse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := e.Browse(e.ctx, tc.in)
+			_, err := e.Browse(e.ctx, "", tc.in)
 			is.Equal(hub.KindOf(err), tc.kind)   // status
 			is.Equal(hub.MessageOf(err), tc.msg) // message
 		})

@@ -28,30 +28,31 @@ func mintID(tx reads, dir string) (string, error) {
 	}
 }
 
-// workspacesAtOrBelow returns the registered workspaces whose folders are
-// root or inside it, in registration order.
-func workspacesAtOrBelow(tx reads, root string) ([]hub.Workspace, error) {
+// workspacesAtOrBelow returns the registered workspaces on backend whose
+// folders are root or inside it, in registration order.
+func workspacesAtOrBelow(tx reads, backend, root string) ([]hub.Workspace, error) {
 	all, err := tx.Workspaces()
 	if err != nil {
 		return nil, err
 	}
 	var ws []hub.Workspace
 	for _, w := range all {
-		if atOrBelow(w.Path, root) {
+		if w.Backend == backend && atOrBelow(w.Path, root) {
 			ws = append(ws, w)
 		}
 	}
 	return ws, nil
 }
 
-// workspaceAt returns the workspace registered exactly at p, if any.
-func workspaceAt(tx reads, p string) (hub.Workspace, bool, error) {
+// workspaceAt returns the workspace registered exactly at p on backend,
+// if any.
+func workspaceAt(tx reads, backend, p string) (hub.Workspace, bool, error) {
 	all, err := tx.Workspaces()
 	if err != nil {
 		return hub.Workspace{}, false, err
 	}
 	for _, w := range all {
-		if w.Path == p {
+		if w.Backend == backend && w.Path == p {
 			return w, true, nil
 		}
 	}

@@ -150,7 +150,7 @@ func TestForget(t *testing.T) {
 	_, err = e.ForgetWorkspace(e.ctx, id)
 	is.Equal(hub.KindOf(err), hub.NotFound)              // twice: unknown
 	is.Equal(hub.MessageOf(err), "unknown workspace: a") // message
-	res, err := e.Browse(e.ctx, home)
+	res, err := e.Browse(e.ctx, "", home)
 	is.NoErr(err)
 	is.Equal(res.Dirs[0].RegisteredID, "") // listed as unregistered
 }

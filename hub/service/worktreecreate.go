@@ -270,13 +270,13 @@ func (h *Hub) registerTree(ctx context.Context, dir, branch, mainPath string, pr
 	}
 	h.onboardMu.Lock()
 	defer h.onboardMu.Unlock()
-	main, _, err := h.registeredAt(ctx, mainPath)
+	main, _, err := h.registeredAt(ctx, hub.LocalBackend, mainPath)
 	if err != nil {
 		return hub.Workspace{}, err
 	}
 	var w hub.Workspace
 	err = h.commit(ctx, func(tx *writes) error {
-		if _, ok, err := workspaceAt(tx, dir); err != nil {
+		if _, ok, err := workspaceAt(tx, hub.LocalBackend, dir); err != nil {
 			return err
 		} else if ok {
 			return hub.Errorf(hub.Conflict, "the worktree is registered already")
@@ -285,7 +285,7 @@ func (h *Hub) registerTree(ctx context.Context, dir, branch, mainPath string, pr
 		if err != nil {
 			return err
 		}
-		w = hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: h.backend.Name(), RegisteredAt: h.clock.Now()}
+		w = hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: hub.LocalBackend, RegisteredAt: h.clock.Now()}
 		if err := tx.CreateWorkspace(w); err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 // of the linked worktree workspace ws, if ws is one.
 func (h *Hub) mainWorkspaceOf(ctx context.Context, ws string) (hub.Workspace, bool) {
 	w, err := h.workspace(ctx, ws)
-	if err != nil {
+	if err != nil || w.Backend != hub.LocalBackend {
 		return hub.Workspace{}, false
 	}
 	repo, err := h.git.Inspect(ctx, w.Path)
@@ -28,7 +28,7 @@ func (h *Hub) mainWorkspaceOf(ctx context.Context, ws string) (hub.Workspace, bo
 	if repo.TopLevel == main {
 		return hub.Workspace{}, false
 	}
-	m, ok, err := h.registeredAt(ctx, main)
+	m, ok, err := h.registeredAt(ctx, hub.LocalBackend, main)
 	if err != nil || !ok || m.ID == ws {
 		return hub.Workspace{}, false
 	}

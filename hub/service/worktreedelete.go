@@ -192,7 +192,7 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 		return refuse(wtErrorf(hub.WTInternal, "The worktree's files were removed, but it could not be unregistered.").WithRetry(hub.WTRetryDelete))
 	}
 	if forget != 0 {
-		_ = h.removeData(ctx, forget, c.WorkspaceID) // logged; its journal stays otherwise
+		_ = h.removeData(ctx, forget, c.WorkspaceID, hub.LocalBackend) // logged; its journal stays otherwise
 	}
 	c.Registered, c.WorkspaceID, c.ParentWorkspaceID, c.Running = false, "", "", false
 	res.Phase, res.Checkout, res.Registered, res.Started = hub.WTPhaseComplete, &c, false, false

@@ -153,7 +153,7 @@ func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
 	}
 	forget, err := h.unregisterRemoved(ctx, in, j.ID, hub.Workspace{})
 	if err == nil && forget != 0 {
-		_ = h.removeData(ctx, forget, in.WorkspaceID) // logged; its journal stays otherwise
+		_ = h.removeData(ctx, forget, in.WorkspaceID, hub.LocalBackend) // logged; its journal stays otherwise
 	}
 	return err
 }

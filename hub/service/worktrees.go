@@ -145,6 +145,9 @@ func (h *Hub) family(ctx context.Context, sourceID string) (wtFamily, *hub.Workt
 		return wtFamily{}, nil, err
 	}
 	f := wtFamily{source: w, main: w}
+	if w.Backend != hub.LocalBackend {
+		return f, errRemoteWorktrees(), nil
+	}
 	f.listing, err = h.git.ListWorktrees(ctx, w.Path)
 	switch {
 	case errors.Is(err, hub.ErrNoRepository):
@@ -158,7 +161,7 @@ func (h *Hub) family(ctx context.Context, sourceID string) (wtFamily, *hub.Workt
 	f.repoID = worktree.RepositoryID(f.listing.CommonDir)
 	f.mainPath = h.canonical(f.listing.Entries[0].Path)
 	if f.mainPath != w.Path {
-		if m, ok, err := h.registeredAt(ctx, f.mainPath); err != nil {
+		if m, ok, err := h.registeredAt(ctx, hub.LocalBackend, f.mainPath); err != nil {
 			return wtFamily{}, nil, err
 		} else if ok {
 			f.main = m
@@ -312,6 +315,10 @@ func (h *Hub) WorktreeInventory(ctx context.Context, caller hub.DeviceSession, s
 	}
 	refsCh := make(chan refsRead, 1)
 	go func() {
+		if w.Backend != hub.LocalBackend { // family refuses it
+			refsCh <- refsRead{}
+			return
+		}
 		local, remote, err := h.git.Refs(ctx, w.Path)
 		refsCh <- refsRead{local, remote, err}
 	}()
@@ -366,4 +373,11 @@ func sanitized(e *hub.WorktreeError) *hub.WorktreeError {
 	c := *e
 	c.Message = worktree.Sanitize(c.Message)
 	return &c
+}
+
+// errRemoteWorktrees refuses the worktrees of a workspace on another
+// machine: the worktree family runs git on the Hub's machine only, and
+// what it makes (trees, journals, registrations) would land there.
+func errRemoteWorktrees() *hub.WorktreeError {
+	return wtErrorf(hub.WTInventoryUnavailable, "Worktrees of a workspace on another machine are not supported yet.")
 }

@@ -232,3 +232,12 @@ func (w *writes) did(err error, cs ...change) error {
 	}
 	return err
 }
+
+// Hosts: nothing in memory depends on their records (a connected host is
+// looked up in the store at each use, and its connection dropped by the
+// operation that removes it).
+
+func (w *writes) Hosts() ([]hub.Host, error)         { return w.tx.Hosts() }
+func (w *writes) Host(name string) (hub.Host, error) { return w.tx.Host(name) }
+func (w *writes) CreateHost(h hub.Host) error        { return w.did(w.tx.CreateHost(h), storedOnly{}) }
+func (w *writes) DeleteHost(name string) error       { return w.did(w.tx.DeleteHost(name), storedOnly{}) }

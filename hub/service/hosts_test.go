@@ -1,0 +1,184 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/hub"
+	"github.com/wharfhub/wharf/hub/service"
+)
+
+// addHost adds the host name at destination name+".example.net" or fails
+// the test.
+func (e *env) addHost(name string) {
+	e.t.Helper()
+	if _, err := e.AddHost(e.ctx, name, name+".example.net"); err != nil {
+		e.t.Fatalf("add host %s: %v", name, err)
+	}
+}
+
+func TestAHostIsAddedOnlyAfterItsTestPasses(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	gpu := e.hosts.Machine("gpu")
+	gpu.FailCheck(hub.Errorf(hub.Unavailable, "the host key of gpu.example.net is not known: add it to known_hosts"))
+	_, err := e.AddHost(e.ctx, "gpu", "gpu.example.net")
+	is.Equal(hub.KindOf(err), hub.Unavailable)                                                          // the test failed
+	is.Equal(hub.MessageOf(err), "the host key of gpu.example.net is not known: add it to known_hosts") // saying why
+	hs, err := e.Hosts(e.ctx)
+	is.NoErr(err)        // list
+	is.Equal(len(hs), 0) // nothing stored
+
+	gpu.FailCheck(nil)
+	v, err := e.AddHost(e.ctx, "gpu", "gpu.example.net")
+	is.NoErr(err)                        // the test passes now
+	is.Equal(v.Backend, "ssh:gpu")       // its backend
+	is.Equal(gpu.Checks(), 2)            // tested each time
+	is.Equal(e.hosts.Connects("gpu"), 1) // over one connection
+	hs, err = e.Hosts(e.ctx)
+	is.NoErr(err)                                                                                                   // list
+	is.True(len(hs) == 1 && hs[0].Name == "gpu" && hs[0].Destination == "gpu.example.net" && hs[0].Workspaces == 0) // stored
+	_, err = e.AddHost(e.ctx, "gpu", "other.example.net")
+	is.Equal(hub.KindOf(err), hub.Conflict)                        // a name taken
+	is.NoErr(e.CheckHost(e.ctx, "gpu"))                            // tested again on demand
+	is.Equal(hub.KindOf(e.CheckHost(e.ctx, "nope")), hub.NotFound) // an unknown host
+}
+
+func TestBadHostNamesAndDestinationsAreRefused(t *testing.T) {
+	for _, tc := range []struct{ name, dest string }{
+		{"", "x"}, {"GPU", "x"}, {"-gpu", "x"}, {"g_pu", "x"}, {strings.Repeat("a", 33), "x"},
+		{"gpu", ""}, {"gpu", "-oProxyCommand=sh"}, {"gpu", "ann@gpu box"}, {"gpu", "gpu\n"}, {"gpu", strings.Repeat("a", 256)},
+	} {
+		t.Run(tc.name+"@"+tc.dest, func(t *testing.T) {
+			is := is.New(t)
+			e := newEnv(t)
+			_, err := e.AddHost(e.ctx, tc.name, tc.dest)
+			is.Equal(hub.KindOf(err), hub.Invalid) // refused
+			is.Equal(e.hosts.Connects(tc.name), 0) // before anything is reached
+		})
+	}
+}
+
+func TestAWorkspaceOnAHostLivesOnItsMachine(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.addHost("gpu")
+	gpu := e.hosts.Machine("gpu")
+	gpu.FS.MkdirAll("/srv/app")
+	is.NoErr(gpu.Git.Init(e.ctx, "/srv/app")) // a repository there only
+
+	_, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app"})
+	is.Equal(hub.KindOf(err), hub.NotFound) // not on the Hub's machine
+	act, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:gpu", Start: true})
+	is.NoErr(err)                                       // registered and started there
+	is.True(act.Running)                                // running
+	is.Equal(gpu.Backend.StartCount(act.ID), 1)         // on the host's backend
+	is.Equal(e.backend.StartCount(act.ID), 0)           // not the local one
+	is.Equal(gpu.Backend.Spec(act.ID).Path, "/srv/app") // with its path there
+
+	e.repo("/srv/app") // the same path on the Hub's machine
+	local, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app"})
+	is.NoErr(err)               // is another workspace
+	is.True(local.ID != act.ID) // with its own id
+
+	st, err := e.State(e.ctx, e.ann)
+	is.NoErr(err) // the state
+	backends := map[string]string{}
+	for _, w := range st.Workspaces {
+		backends[w.ID] = w.Backend
+	}
+	is.Equal(backends, map[string]string{act.ID: "ssh:gpu", local.ID: "local"}) // each names where it runs
+	hs, err := e.Hosts(e.ctx)
+	is.NoErr(err)                 // list
+	is.Equal(hs[0].Workspaces, 1) // counting what lives there
+
+	_, err = e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:nope"})
+	is.Equal(hub.KindOf(err), hub.Invalid) // an unknown host
+	_, err = e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "docker"})
+	is.Equal(hub.KindOf(err), hub.Invalid) // an unknown kind of backend
+}
+
+func TestCreatingAndBrowsingOnAHostTouchOnlyItsDisk(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.addHost("gpu")
+	gpu := e.hosts.Machine("gpu")
+	gpu.FS.MkdirAll("/home/gpu/src/old")
+
+	res, err := e.Browse(e.ctx, "ssh:gpu", "")
+	is.NoErr(err)                   // browse its home
+	is.Equal(res.Path, "/home/gpu") // the login's home there
+	res, err = e.Browse(e.ctx, "ssh:gpu", "/home/gpu/src")
+	is.NoErr(err)                                            // browse a folder there
+	is.True(len(res.Dirs) == 1 && res.Dirs[0].Name == "old") // its entries
+	_, err = e.Browse(e.ctx, "", "/home/gpu/src")
+	is.Equal(hub.KindOf(err), hub.NotFound) // not on the Hub's machine
+
+	out, err := e.CreateConfigured(e.ctx, hub.CreateConfiguredRequest{Parent: "/home/gpu/src", Backend: "ssh:gpu",
+		FolderName: "new", DisplayName: "New"})
+	is.NoErr(err)                              // created there
+	is.Equal(out.Workspace.Backend, "ssh:gpu") // on the host
+	_, err = gpu.FS.Lstat("/home/gpu/src/new/.git")
+	is.NoErr(err) // with its repository there
+	_, err = e.fs.Lstat("/home/gpu/src/new")
+	is.True(err != nil) // and nothing on the Hub's disk
+	res, err = e.Browse(e.ctx, "ssh:gpu", "/home/gpu/src")
+	is.NoErr(err)                                                               // browse again
+	is.True(len(res.Dirs) == 2 && res.Dirs[0].RegisteredID == out.Workspace.ID) // showing the registration
+	local, err := e.Browse(e.ctx, "", home)
+	is.NoErr(err) // the Hub's own home
+	for _, d := range local.Dirs {
+		is.True(d.RegisteredID != out.Workspace.ID) // does not show a host's workspace
+	}
+}
+
+func TestAHostHoldingWorkspacesCannotBeRemoved(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.addHost("gpu")
+	gpu := e.hosts.Machine("gpu")
+	gpu.FS.MkdirAll("/srv/app")
+	is.NoErr(gpu.Git.Init(e.ctx, "/srv/app"))
+	act, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:gpu"})
+	is.NoErr(err) // registered there
+
+	err = e.RemoveHost(e.ctx, "gpu")
+	is.Equal(hub.KindOf(err), hub.Conflict)               // in use
+	is.True(strings.Contains(hub.MessageOf(err), act.ID)) // naming what lives there
+	_, err = e.ForgetWorkspace(e.ctx, act.ID)
+	is.NoErr(err)                                                  // forget it
+	is.NoErr(e.RemoveHost(e.ctx, "gpu"))                           // now it goes
+	is.Equal(gpu.Closes(), 1)                                      // its connection closed
+	is.Equal(hub.KindOf(e.RemoveHost(e.ctx, "gpu")), hub.NotFound) // once
+	_, err = e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:gpu"})
+	is.Equal(hub.KindOf(err), hub.Invalid) // and takes no registration
+}
+
+func TestWorktreesOfAWorkspaceOnAHostAreRefusedClearly(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.addHost("gpu")
+	gpu := e.hosts.Machine("gpu")
+	gpu.FS.MkdirAll("/srv/app")
+	is.NoErr(gpu.Git.Init(e.ctx, "/srv/app"))
+	act, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:gpu"})
+	is.NoErr(err) // registered there
+	inv, err := e.WorktreeInventory(e.ctx, e.ann, act.ID)
+	is.NoErr(err)                                                      // an answer
+	is.Equal(inv.Status, hub.InventoryError)                           // refusing
+	is.True(strings.Contains(inv.Error.Message, "on another machine")) // saying why
+}
+
+func TestAHubWithoutAConnectorRefusesHosts(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	h, err := service.New(service.Config{Password: cheap}, service.Ports{Store: e.store, Clock: e.clock, FS: e.fs, Git: e.git,
+		Backend: e.backend, Vault: e.vault, Tools: e.tools, AgentLogins: fakes.NewAgentLogins(e.agent), Pusher: e.pusher})
+	is.NoErr(err) // a Hub of one machine
+	defer h.Close()
+	_, err = h.AddHost(e.ctx, "gpu", "gpu.example.net")
+	is.Equal(hub.KindOf(err), hub.Unavailable) // refuses hosts
+}
