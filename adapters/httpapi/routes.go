@@ -92,6 +92,10 @@ func (a *api) routes() []route {
 		{"POST", "/api/hub/sessions/{sessionHandle}/revoke", "hubRevokeDeviceSession", authenticated, a.handleRevokeDeviceSession},
 		{"GET", "/api/hub/state", "hubGetState", authenticated, a.handleState},
 		{"GET", "/api/hub/browse", "hubBrowse", authenticated, a.handleBrowse},
+		{"GET", "/api/hub/hosts", "hubListHosts", authenticated, a.handleListHosts},
+		{"POST", "/api/hub/hosts", "hubAddHost", authenticated, a.handleAddHost},
+		{"POST", "/api/hub/hosts/{hostName}/check", "hubCheckHost", authenticated, a.handleCheckHost},
+		{"POST", "/api/hub/hosts/{hostName}/remove", "hubRemoveHost", authenticated, a.handleRemoveHost},
 		{"POST", "/api/hub/folders/create", "hubCreateFolder", authenticated, a.handleCreateFolder},
 		{"POST", "/api/hub/folders/rename", "hubRenameFolder", authenticated, a.handleRenameFolder},
 		{"POST", "/api/hub/folders/remove", "hubRemoveFolder", authenticated, a.handleRemoveFolder},
@@ -202,6 +206,7 @@ type api struct {
 	accounts      AgentAccountService
 	notifications NotificationService
 	health        HealthService
+	machines      HostService // the hosts family (hosts.go); hosts is Options.AllowedHosts
 	proxy         *httputil.ReverseProxy
 	shells        *http.Client // dials the children's terminal WebSockets (shellattach.go)
 	log           *slog.Logger
@@ -224,7 +229,7 @@ type api struct {
 // family of which is required.
 func NewHandler(s Services, opts Options) http.Handler {
 	s.check()
-	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, health: s.Health, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
+	a := &api{auth: s.Auth, state: s.State, folders: s.Folders, workspaces: s.Workspaces, personal: s.Personal, live: s.Live, credentials: s.Credentials, clones: s.Clones, worktrees: s.Worktrees, accounts: s.AgentAccounts, notifications: s.Notifications, health: s.Health, machines: s.Hosts, log: opts.Logger, mux: http.NewServeMux(), exact: map[string]http.Handler{}, proxies: opts.TrustedProxies,
 		hosts: normalizeHosts(opts.AllowedHosts), public: newPublicURL(opts.PublicURL), ops: map[string]string{}, pages: opts.Pages,
 		forwarded: newForwardedLimiter(opts.MaxRequestsPerForwardedClient)}
 	if opts.PublicURL != nil {

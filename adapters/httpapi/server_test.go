@@ -45,6 +45,7 @@ type testServer struct {
 	tools   *fakes.ToolProber
 	agent   *fakes.FakeAgent // the one agent whose logins the Hub manages
 	pusher  *fakes.Pusher
+	hosts   *fakes.Hosts // the other machines
 	port    string
 	client  *http.Client
 
@@ -90,8 +91,9 @@ func newServer(t *testing.T, cfg service.Config, store hub.Store, opts ...httpap
 	s.vault, s.tools = fakes.NewKeyVault(s.clock), fakes.NewToolProber()
 	s.agent = fakes.NewFakeAgent("alpha", "Alpha")
 	s.pusher = fakes.NewPusher()
+	s.hosts = fakes.NewHosts()
 	h, err := service.New(cfg, service.Ports{Store: s.store, Clock: s.clock, FS: s.fs, Git: s.git, Backend: s.backend, Vault: s.vault, Tools: s.tools,
-		AgentLogins: fakes.NewAgentLogins(s.agent), Pusher: s.pusher})
+		AgentLogins: fakes.NewAgentLogins(s.agent), Pusher: s.pusher, Hosts: s.hosts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ type Services struct {
 	AgentAccounts AgentAccountService
 	Notifications NotificationService
 	Health        HealthService
+	Hosts         HostService
 }
 
 // AuthService is logins and device sessions (auth.go, devicesessions.go).
@@ -76,6 +77,14 @@ type WorkspaceService interface {
 	HoldAttachment(ctx context.Context, caller hub.DeviceSession, id string) (context.Context, func(), error)
 }
 
+// HostService is the other machines workspaces live on (hosts.go).
+type HostService interface {
+	Hosts(ctx context.Context) ([]hub.HostView, error)
+	AddHost(ctx context.Context, name, destination string) (hub.HostView, error)
+	CheckHost(ctx context.Context, name string) error
+	RemoveHost(ctx context.Context, name string) error
+}
+
 // PersonalService is each user's state in each workspace
 // (personalstate.go).
 type PersonalService interface {
@@ -105,14 +114,15 @@ func ServicesOf(h interface {
 	AgentAccountService
 	NotificationService
 	HealthService
+	HostService
 }) Services {
 	return Services{Auth: h, State: h, Folders: h, Workspaces: h, Personal: h, Live: h, Credentials: h, Clones: h, Worktrees: h, AgentAccounts: h, Notifications: h,
-		Health: h}
+		Health: h, Hosts: h}
 }
 
 // check panics on a family left out: every route is served.
 func (s Services) check() {
-	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil || s.Notifications == nil || s.Health == nil {
+	if s.Auth == nil || s.State == nil || s.Folders == nil || s.Workspaces == nil || s.Personal == nil || s.Live == nil || s.Credentials == nil || s.Clones == nil || s.Worktrees == nil || s.AgentAccounts == nil || s.Notifications == nil || s.Health == nil || s.Hosts == nil {
 		panic("httpapi: every field of Services is required")
 	}
 }
