@@ -61,6 +61,9 @@ const usage = `usage:
   wharf user passwd NAME [--password-stdin] change a user's password (ends its sessions)
   wharf user remove NAME                    remove a user and its sessions
   wharf user list                           list users
+  wharf host add NAME DESTINATION           add a machine workspaces can live on, tested over ssh first
+  wharf host remove NAME                    remove a machine no workspace lives on (nothing on it changes)
+  wharf host list                           list the machines
   wharf service install [serve flags]       run wharf serve at boot as your service (systemd, launchd)
   wharf service uninstall|status            remove it, show it (wharf service -h)
   wharf backup FILE [--state-dir DIR]       write a backup archive (0600) of the state, while serving or not
@@ -80,6 +83,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "user":
 		return user(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "host":
+		return host(ctx, args[1:], getenv, stdout, stderr)
 	case "service":
 		return serviceCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "backup", "restore":

@@ -73,6 +73,7 @@ func (h *Hub) placeOf(ctx context.Context, backend string) (place, error) {
 		return err
 	})
 	if hub.KindOf(err) == hub.NotFound {
+		h.hosts.drop(name) // removed by another process (`wharf host remove`)
 		return place{}, hub.Errorf(hub.Invalid, "unknown backend %q: no host is named %q", backend, name)
 	}
 	if err != nil {

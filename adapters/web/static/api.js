@@ -80,7 +80,17 @@ export const hub = {
   signedIn: () => request('GET', '/api/hub/state', undefined, { login: true }).then(() => true, () => false),
   sessions: () => request('GET', '/api/hub/sessions'),
   revokeSession: (handle) => request('POST', `/api/hub/sessions/${enc(handle)}/revoke`),
-  browse: (path) => request('GET', '/api/hub/browse' + (path ? `?path=${enc(path)}` : '')),
+  browse: (path, backend) => {
+    const q = new URLSearchParams();
+    if (path) q.set('path', path);
+    if (backend && backend !== 'local') q.set('backend', backend);
+    const qs = q.toString();
+    return request('GET', '/api/hub/browse' + (qs ? '?' + qs : ''));
+  },
+  hosts: () => request('GET', '/api/hub/hosts'),
+  addHost: (name, destination) => request('POST', '/api/hub/hosts', { name, destination }),
+  checkHost: (name) => request('POST', `/api/hub/hosts/${enc(name)}/check`),
+  removeHost: (name) => request('POST', `/api/hub/hosts/${enc(name)}/remove`),
   createFolder: (parent, name) => request('POST', '/api/hub/folders/create', { parent, name }),
   renameFolder: (path, name, stop) => request('POST', '/api/hub/folders/rename', { path, name, stop }),
   removeFolder: (path, stop) => request('POST', '/api/hub/folders/remove', { path, stop }),

@@ -58,8 +58,12 @@ export function Link({ href, children, ...rest }) {
   return html`<a href=${href} onClick=${click} ...${rest}>${children}</a>`;
 }
 
-/** addPath is the add page browsing folder p. */
-export const addPath = (p) => '/add?path=' + encodeURIComponent(p);
+/**
+ * addPath is the add page browsing folder p on the machine backend names
+ * (the Hub's own when absent or 'local').
+ */
+export const addPath = (p, backend) => '/add?path=' + encodeURIComponent(p) +
+  (backend && backend !== 'local' ? '&backend=' + encodeURIComponent(backend) : '');
 
 /** wsPath is a workspace's page. */
 export const wsPath = (id) => '/w/' + encodeURIComponent(id);

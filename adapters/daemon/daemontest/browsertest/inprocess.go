@@ -34,6 +34,13 @@ type inProcessConfig struct {
 	pusher   hub.Pusher
 	sessions []string            // WithSessions' command; nil: the fake backend
 	agents   map[string][]string // WithSessions' agents
+	hosts    hub.HostConnector   // WithHosts'
+}
+
+// WithHosts gives the Hub hosts as its connector to other machines (such
+// as fakes.NewHosts, whose machines live in memory).
+func WithHosts(hosts hub.HostConnector) Option {
+	return func(c *inProcessConfig) { c.hosts = hosts }
 }
 
 // WithAgentLogins gives the Hub these agent logins (such as
@@ -94,6 +101,9 @@ func StartInProcess(ctx context.Context, dir string, opts ...Option) (*InProcess
 		}
 		if cfg.pusher != nil {
 			p.Pusher = cfg.pusher
+		}
+		if cfg.hosts != nil {
+			p.Hosts = cfg.hosts
 		}
 	}})
 	if err != nil {

@@ -4,8 +4,9 @@
 // folder in view (hubConfigureWorkspace, confirming `git init` when the
 // Hub says it needs one) or creating a new repository in it
 // (hubCreateConfiguredWorkspace), or cloning a repository into it (the
-// Clone page). The folder in view is in the address
-// (?path=), so Back and a reload keep the place.
+// Clone page); on a host (?backend=), only registering and creating. The
+// folder in view is in the address (?path=), so Back and a reload keep
+// the place.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub, ApiError } from '../api.js';
@@ -13,6 +14,7 @@ import { Link, addPath, navigate, wsPath } from '../router.js';
 import { refresh, useModel, workspace } from '../model.js';
 import { announce } from '../announce.js';
 import { baseName, Confirm, Dialog, Empty, ErrorNote, Icon, Spinner, useAction, usePageTitle } from '../ui.js';
+import { WherePicker, hostLabel } from './hosts.js';
 
 
 /** folderNameProblem checks a new folder name as the Hub will (FolderName). */
@@ -27,6 +29,8 @@ export function AddPage({ query }) {
   usePageTitle('Add a workspace');
   const m = useModel();
   const path = query.get('path') || '';
+  const backend = query.get('backend') || 'local';
+  const remote = hostLabel(backend); // the host's name; '' on the Hub's machine
   const [listing, setListing] = useState(null);
   const [error, setError] = useState(null);
   const [loading, setLoading] = useState(true);
@@ -36,51 +40,54 @@ export function AddPage({ query }) {
   useEffect(() => {
     let live = true;
     setLoading(true);
-    hub.browse(path).then((res) => {
+    hub.browse(path, backend).then((res) => {
       if (!live) return;
       setListing(res);
       setError(null);
-      if (!path) navigate(addPath(res.path), { replace: true });
+      if (!path) navigate(addPath(res.path, backend), { replace: true });
     }).catch((e) => { if (live) setError(e); }).finally(() => { if (live) setLoading(false); });
     return () => { live = false; };
-  }, [path, reload]);
+  }, [path, backend, reload]);
 
   const again = () => setReload((n) => n + 1);
   const here = listing?.path || path;
-  const registered = here ? m.state?.workspaces.find((w) => w.path === here) : null;
+  const registered = here ? m.state?.workspaces.find((w) => w.path === here && (w.backend || 'local') === backend) : null;
 
   return html`<main class="page page-add" id="main">
     <div class="page-head"><h1 tabindex="-1">Add a workspace</h1></div>
-    <p class="lead">Pick a folder on the Hub's machine, then register it, or create a new repository inside it.</p>
-    <${GoTo} current=${here} />
-    <${Crumbs} path=${here} />
+    <p class="lead">Pick a folder on ${remote ? html`<strong>${remote}</strong>` : "the Hub's machine"}, then register it, or create
+      a new repository inside it.</p>
+    <${WherePicker} backend=${backend} />
+    <${GoTo} current=${here} backend=${backend} />
+    <${Crumbs} path=${here} backend=${backend} />
     <section class="card browser" aria-label="Folders" aria-busy=${loading ? 'true' : 'false'}>
       <div class="browser-bar">
-        ${listing?.parent ? html`<${Link} href=${addPath(listing.parent)} class="btn btn-sm btn-quiet"><${Icon} name="up" size=${16} />Up<//>` : null}
+        ${listing?.parent ? html`<${Link} href=${addPath(listing.parent, backend)} class="btn btn-sm btn-quiet"><${Icon} name="up" size=${16} />Up<//>` : null}
         <span class="browser-here" title=${here}>${here || ' '}</span>
         ${loading ? html`<${Spinner} label="Loading folders" />` : null}
-        <button type="button" class="btn btn-sm" disabled=${!listing} onClick=${() => setDialog({ kind: 'mkdir' })}>
-          <${Icon} name="plus" size=${16} />New folder</button>
+        ${remote ? null : html`<button type="button" class="btn btn-sm" disabled=${!listing} onClick=${() => setDialog({ kind: 'mkdir' })}>
+          <${Icon} name="plus" size=${16} />New folder</button>`}
       </div>
       ${error ? html`<div class="pad"><${ErrorNote} error=${error} />
         <button type="button" class="btn btn-sm" onClick=${again}>Try again</button>
-        ${listing ? null : html` <${Link} href="/add" class="btn btn-sm btn-quiet">Go to the default folder<//>`}</div>` : null}
+        ${listing ? null : html` <${Link} href=${addPath('', backend)} class="btn btn-sm btn-quiet">Go to the default folder<//>`}</div>` : null}
       ${listing && !listing.dirs.length ? html`<${Empty} title="No folders here"><p>Create one, or register this folder itself below.</p><//>` : null}
       ${listing && listing.dirs.length ? html`<ul class="dirs">
-        ${listing.dirs.map((d) => html`<${Dir} key=${d.name} parent=${listing.path} dir=${d} onAct=${setDialog} />`)}
+        ${listing.dirs.map((d) => html`<${Dir} key=${d.name} parent=${listing.path} dir=${d} backend=${backend}
+          onAct=${remote ? null : setDialog} />`)}
       </ul>` : null}
     </section>
     ${listing ? html`<div class="add-panels">
       ${registered
         ? html`<section class="card pad"><h2>Already a workspace</h2><p>This folder is registered as
             <${Link} href=${wsPath(registered.id)}>${registered.displayName}<//>.</p></section>`
-        : html`<${Register} path=${listing.path} />`}
-      <${CreateRepository} parent=${listing.path} />
-      <section class="card pad" aria-labelledby="clone-title">
+        : html`<${Register} path=${listing.path} backend=${backend} />`}
+      <${CreateRepository} parent=${listing.path} backend=${backend} />
+      ${remote ? null : html`<section class="card pad" aria-labelledby="clone-title">
         <h2 id="clone-title">Clone a repository here</h2>
         <p class="muted">Git clones it into a new folder inside <code>${listing.path}</code>, registered as a workspace.</p>
         <${Link} href=${'/clone?dest=' + encodeURIComponent(listing.path)} class="btn">Clone a repository<//>
-      </section>
+      </section>`}
     </div>` : null}
     ${dialog?.kind === 'mkdir' ? html`<${MkdirDialog} parent=${here} onClose=${() => setDialog(null)} onDone=${again} />` : null}
     ${dialog?.kind === 'rename' ? html`<${RenameFolderDialog} dir=${dialog.dir} path=${dialog.path}
@@ -92,27 +99,27 @@ export function AddPage({ query }) {
 
 const join = (parent, name) => (parent === '/' ? '/' + name : parent + '/' + name);
 
-function Dir({ parent, dir, onAct }) {
+function Dir({ parent, dir, backend, onAct }) {
   const p = join(parent, dir.name);
   return html`<li class="dir">
     <div class="dir-main">
-      <${Link} href=${addPath(p)} class="dir-name"><${Icon} name="folder" /><span>${dir.name}</span><//>
+      <${Link} href=${addPath(p, backend)} class="dir-name"><${Icon} name="folder" /><span>${dir.name}</span><//>
       <span class="dir-tags">
         ${dir.git ? html`<span class="tag">Git</span>` : null}
         ${dir.registeredId ? html`<${Link} href=${wsPath(dir.registeredId)} class="tag tag-ws"
           title="Registered workspace">${dir.running ? '● ' : ''}${dir.displayName}<//>` : null}
       </span>
     </div>
-    <span class="dir-actions">
+    ${onAct ? html`<span class="dir-actions">
       <button type="button" class="btn btn-sm btn-quiet" onClick=${() => onAct({ kind: 'rename', dir, path: p })}
         aria-label=${`Rename folder ${dir.name}`}>Rename</button>
       <button type="button" class="btn btn-sm btn-quiet" onClick=${() => onAct({ kind: 'remove', dir, path: p })}
         aria-label=${`Remove folder ${dir.name}`}>Remove</button>
-    </span>
+    </span>` : null}
   </li>`;
 }
 
-function Crumbs({ path }) {
+function Crumbs({ path, backend }) {
   if (!path) return null;
   const parts = path.split('/').filter(Boolean);
   const items = [{ label: '/', to: '/' }];
@@ -120,11 +127,11 @@ function Crumbs({ path }) {
   return html`<nav class="crumbs" aria-label="Folder path"><ol>
     ${items.map((it, i) => html`<li key=${it.to}>${i === items.length - 1
       ? html`<span aria-current="location">${it.label}</span>`
-      : html`<${Link} href=${addPath(it.to)}>${it.label}<//>`}</li>`)}
+      : html`<${Link} href=${addPath(it.to, backend)}>${it.label}<//>`}</li>`)}
   </ol></nav>`;
 }
 
-function GoTo({ current }) {
+function GoTo({ current, backend }) {
   const [value, setValue] = useState('');
   const [problem, setProblem] = useState('');
   const go = (e) => {
@@ -136,7 +143,7 @@ function GoTo({ current }) {
     }
     setProblem('');
     setValue('');
-    navigate(addPath(v));
+    navigate(addPath(v, backend));
   };
   return html`<form class="goto" onSubmit=${go}>
     <label class="field field-inline"><span class="sr-only">Go to folder</span>
@@ -260,7 +267,7 @@ function RemoveFolderDialog({ dir, path, onClose, onDone }) {
       ${dir.registeredId ? ' Its workspace registration is removed with it.' : ''}</p><p><code>${path}</code></p>`} />`;
 }
 
-function Register({ path }) {
+function Register({ path, backend }) {
   const [name, setName] = useState(baseName(path));
   const [startNow, setStartNow] = useState(true);
   const [ask, setAsk] = useState(false);
@@ -269,7 +276,7 @@ function Register({ path }) {
   useEffect(() => { setName(baseName(path)); setResult(null); action.setError(null); }, [path]);
   const configure = (init) => action.run(async () => {
     try {
-      const res = await hub.configure({ path, displayName: name.trim(), start: startNow, init });
+      const res = await hub.configure({ path, backend, displayName: name.trim(), start: startNow, init });
       await refresh();
       setAsk(false);
       announce(`${res.workspace.displayName} added`);
@@ -306,7 +313,7 @@ function Register({ path }) {
   </section>`;
 }
 
-function CreateRepository({ parent }) {
+function CreateRepository({ parent, backend }) {
   const [folder, setFolder] = useState('');
   const [name, setName] = useState('');
   const [touched, setTouched] = useState(false);
@@ -322,7 +329,8 @@ function CreateRepository({ parent }) {
     setRetained('');
     action.run(async () => {
       try {
-        const res = await hub.createRepository({ parent, folderName: folder, displayName: display.trim() || folder, start: startNow });
+        const res = await hub.createRepository({ parent, backend, folderName: folder, displayName: display.trim() || folder,
+          start: startNow });
         await refresh();
         announce(`${res.workspace.displayName} created`);
         navigate(wsPath(res.workspace.id));
@@ -346,7 +354,7 @@ function CreateRepository({ parent }) {
         Start it now</label>
       <${ErrorNote} error=${action.error} />
       ${retained ? html`<p class="note note-warn">The repository was kept at <code>${retained}</code>.
-        <${Link} href=${addPath(retained)}>Open it to register it<//>.</p>` : null}
+        <${Link} href=${addPath(retained, backend)}>Open it to register it<//>.</p>` : null}
       <button class="btn" type="submit" disabled=${action.busy || !folder || !!problem}>${action.busy ? 'Creating…' : 'Create repository'}</button>
     </form>
   </section>`;

@@ -1,6 +1,6 @@
 // Settings: this user's device sessions (revoke the others), push
 // notifications on this device, the default folder for new workspaces,
-// the theme, and what Hub this is.
+// the other machines workspaces live on, the theme, and what Hub this is.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub } from '../api.js';
@@ -11,6 +11,7 @@ import { Confirm, ErrorNote, Spinner, relTime, useAction, usePageTitle } from '.
 import { setTheme, theme } from '../theme.js';
 import { userName } from '../signin.js';
 import { NotificationsSection } from '../notify/section.js';
+import { HostsSection } from './hosts.js';
 
 export function SettingsPage() {
   usePageTitle('Settings');
@@ -19,6 +20,7 @@ export function SettingsPage() {
     <${Sessions} />
     <${NotificationsSection} />
     <${Defaults} />
+    <${HostsSection} />
     <${Appearance} />
     <${About} />
   </main>`;

@@ -16,6 +16,7 @@ import { Conversations } from './conversations.js';
 import { WorkspaceCredentials } from './wscredentials.js';
 import { Worktrees } from './worktrees.js';
 import { TerminalSection } from '../terminal/section.js';
+import { hostLabel } from './hosts.js';
 
 export function WorkspacePage({ id, query }) {
   const m = useModel();
@@ -77,6 +78,7 @@ function Head({ ws, status }) {
     </div>
     <div class="ws-meta">
       <span class="ws-path" title=${ws.path}><bdi>${ws.path}</bdi></span>
+        ${hostLabel(ws.backend) ? html`<span class="ws-host tag" title=${`Lives on ${hostLabel(ws.backend)}`}>on ${hostLabel(ws.backend)}</span>` : null}
       ${ws.branch ? html`<span class="ws-branch"><${Icon} name="branch" size=${14} />${ws.branch}</span>` : null}
       ${ws.parentId ? html`<span class="ws-parent">worktree of <${Link} href=${'/w/' + encodeURIComponent(ws.parentId)}>${workspace(ws.parentId)?.displayName || ws.parentId}<//></span>` : null}
     </div>

@@ -8,6 +8,7 @@ import { Link, wsPath } from '../router.js';
 import { activityOf, model, refresh, useModel } from '../model.js';
 import { announce } from '../announce.js';
 import { Badge, Confirm, Empty, ErrorNote, Icon, NameDialog, memo, statusOf, useAction, usePageTitle } from '../ui.js';
+import { hostLabel } from './hosts.js';
 
 let listReady = false;
 
@@ -111,6 +112,7 @@ const Row = memo(function Row({ ws, act, child }) {
       </div>
       <div class="ws-meta">
         <span class="ws-path" title=${ws.path}><bdi>${ws.path}</bdi></span>
+        ${hostLabel(ws.backend) ? html`<span class="ws-host tag" title=${`Lives on ${hostLabel(ws.backend)}`}>on ${hostLabel(ws.backend)}</span>` : null}
         ${ws.branch ? html`<span class="ws-branch"><${Icon} name="branch" size=${14} />${ws.branch}</span>` : null}
         ${ws.availability ? html`<span class="ws-warn">${ws.availability === 'missing' ? 'folder missing' : 'folder replaced'}</span>` : null}
         ${running && ws.credentialRestartRequired ? html`<span class="ws-warn">restart required</span>` : null}

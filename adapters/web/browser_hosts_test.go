@@ -1,0 +1,66 @@
+package web_test
+
+import (
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest/browsertest"
+	"github.com/wharfhub/wharf/fakes"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// hostsSays holds when Settings' hosts section says text.
+func hostsSays(text string) string {
+	return `(document.querySelector('section[aria-labelledby=hosts-title]') || {innerText: ''}).innerText.includes(` +
+		browsertest.JS(text) + `)`
+}
+
+// On a phone: a machine is added from Settings once its test passes (a
+// failed test says why and adds nothing), the Add page picks it, browses
+// its disk, registers a folder there, and the workspace shows where it
+// lives; the machine cannot be removed while the workspace lives there.
+func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
+	is := is.New(t)
+	hosts := fakes.NewHosts()
+	gpu := hosts.Machine("gpu")
+	gpu.FS.MkdirAll("/home/gpu/src/model")
+	is.NoErr(gpu.Git.Init(t.Context(), "/home/gpu/src/model")) // a repository on the host only
+	ip := notifyHub(t, browsertest.WithHosts(hosts))
+	p := openPage(t, browsertest.Phone)
+	must(t, p.LogIn(ip.Hub))
+	must(t, p.Go(ip.URL+"settings"))
+	must(t, p.Wait(hostsSays("Other machines"), wait))
+
+	gpu.FailCheck(hub.Errorf(hub.Unavailable, "the host key of gpu.example.net is not known: add it to known_hosts first"))
+	must(t, p.Type(`.host-add input[placeholder=gpu]`, "gpu"))
+	must(t, p.Type(`.host-add input[placeholder^=you]`, "ann@gpu.example.net"))
+	must(t, p.ClickText(`.host-add`, "Test and add"))
+	must(t, p.Wait(hostsSays("The host key of gpu.example.net is not known: add it to known_hosts first."), wait)) // why
+	must(t, p.Wait(`!document.querySelector('.hosts')`, wait))                                                     // nothing added
+
+	gpu.FailCheck(nil)
+	must(t, p.ClickText(`.host-add`, "Test and add"))
+	must(t, p.Wait(`document.querySelector('.hosts li') && `+hostsSays("ann@gpu.example.net"), wait)) // added
+	must(t, p.Wait(fitsIn(browsertest.Phone), wait))                                                // and fits
+
+	must(t, p.Go(ip.URL+"add"))
+	must(t, p.Wait(`document.querySelector('.seg.where')`, wait)) // the machine picker
+	must(t, p.ClickText(`.seg.where`, "gpu"))
+	must(t, p.Wait(`location.search.includes('backend=ssh%3Agpu') && document.querySelector('.browser-here').innerText === '/home/gpu'`, wait)) // its home
+	must(t, p.Wait(`!document.querySelector('.browser-bar').innerText.includes('New folder')`, wait))                                       // no folder changes there
+	must(t, p.ClickText(`.dirs`, "src"))
+	must(t, p.ClickText(`.dirs`, "model"))
+	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src/model'`, wait))
+	must(t, p.Wait(`!document.querySelector('#clone-title')`, wait)) // clones stay on the Hub's machine
+	must(t, p.ClickText(`section[aria-labelledby=register-title]`, "Register"))
+	must(t, p.Wait(`location.pathname === '/w/model'`, wait))                                               // registered
+	must(t, p.Wait(`(document.querySelector('.ws-host') || {innerText: ''}).innerText === 'on gpu'`, wait)) // showing where
+	is.Equal(gpu.Backend.StartCount("model"), 1)                                                            // started on the host
+
+	must(t, p.Go(ip.URL+"settings"))
+	must(t, p.Wait(hostsSays("1 workspace"), wait))
+	must(t, p.Click(`button[aria-label="Remove gpu"]`))
+	must(t, p.ClickText(`dialog`, "Remove"))
+	must(t, p.Wait(`(document.querySelector('dialog') || {innerText: ''}).innerText.includes('forget them first')`, wait)) // refused, saying why
+}
