@@ -42,13 +42,13 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	gpu.FailCheck(nil)
 	must(t, p.ClickText(`.host-add`, "Test and add"))
 	must(t, p.Wait(`document.querySelector('.hosts li') && `+hostsSays("ann@gpu.example.net"), wait)) // added
-	must(t, p.Wait(fitsIn(browsertest.Phone), wait))                                                // and fits
+	must(t, p.Wait(fitsIn(browsertest.Phone), wait))                                                  // and fits
 
 	must(t, p.Go(ip.URL+"add"))
 	must(t, p.Wait(`document.querySelector('.seg.where')`, wait)) // the machine picker
 	must(t, p.ClickText(`.seg.where`, "gpu"))
 	must(t, p.Wait(`location.search.includes('backend=ssh%3Agpu') && document.querySelector('.browser-here').innerText === '/home/gpu'`, wait)) // its home
-	must(t, p.Wait(`!document.querySelector('.browser-bar').innerText.includes('New folder')`, wait))                                       // no folder changes there
+	must(t, p.Wait(`!document.querySelector('.browser-bar').innerText.includes('New folder')`, wait))                                           // no folder changes there
 	must(t, p.ClickText(`.dirs`, "src"))
 	must(t, p.ClickText(`.dirs`, "model"))
 	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src/model'`, wait))
