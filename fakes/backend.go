@@ -226,9 +226,16 @@ func (b *Backend) Running(id string) bool {
 // Crash ends the running session of id on its own, as a dying child
 // would: its Done closes and its connections break. Without a running
 // session of id it does nothing.
-func (b *Backend) Crash(id string) {
+func (b *Backend) Crash(id string) { b.CrashBecause(id, "") }
+
+// CrashBecause is Crash of a session that says why it ended
+// (hub.EndReporter): reason, or nothing when "".
+func (b *Backend) CrashBecause(id, reason string) {
 	b.mu.Lock()
 	s := b.running[id]
+	if s != nil {
+		s.reason = reason
+	}
 	b.mu.Unlock()
 	if s != nil {
 		s.end()
@@ -301,6 +308,14 @@ type workspaceSession struct {
 	notices *sessionNotices // its notification feed's log, guarded by b.mu (backend_notify.go)
 	once    sync.Once
 	done    chan struct{}
+	reason  string // why it ended on its own (CrashBecause), guarded by b.mu
+}
+
+// EndReason is what CrashBecause said.
+func (s *workspaceSession) EndReason() string {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.reason
 }
 
 func newWorkspaceSession(b *Backend, id string) *workspaceSession {

@@ -83,6 +83,14 @@ type WorkspaceSession interface {
 	NotificationSource
 }
 
+// EndReporter is implemented by a WorkspaceSession that can say why it
+// ended on its own (its Done closed without a Stop): a host that stayed
+// unreachable, a child that exited. The reason is a public sentence in
+// the user's terms, shown with the stopped workspace; "" when it has none.
+type EndReporter interface {
+	EndReason() string
+}
+
 // FeedRequest says which upstream to open.
 type FeedRequest struct {
 	// Topic is TopicDocument, TopicInventory, TopicConversation or

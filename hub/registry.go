@@ -54,6 +54,9 @@ type WorkspaceView struct {
 	RepositoryID, Branch string
 	// Missing is true when no directory is at Path any more.
 	Missing bool
+	// EndedReason says why the workspace's last session ended on its own
+	// (EndReporter), while it stays stopped; "" otherwise.
+	EndedReason string
 	// ParentID is the workspace of the main checkout, on a linked
 	// worktree whose main checkout is registered; CreateWorktree is true
 	// on a main checkout that can hold linked worktrees.

@@ -35,6 +35,7 @@ type hubWorkspace struct {
 	SourceRef                 string                    `json:"sourceRef,omitempty"`
 	Ownership                 string                    `json:"ownership,omitempty"`
 	CreateWorktree            bool                      `json:"createWorktree,omitempty"`
+	EndedReason               string                    `json:"endedReason,omitempty"`
 }
 
 type credentialAssignmentNames struct {
@@ -66,6 +67,7 @@ func toHubWorkspace(v hub.WorkspaceView) hubWorkspace {
 		SourceRef:                 v.SourceRef,
 		Ownership:                 string(v.Ownership),
 		CreateWorktree:            v.CreateWorktree,
+		EndedReason:               v.EndedReason,
 	}
 	if out.CredentialAssignments.Authentication == nil {
 		out.CredentialAssignments.Authentication = []string{}

@@ -57,6 +57,8 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	must(t, p.Wait(`location.pathname === '/w/model'`, wait))                                               // registered
 	must(t, p.Wait(`(document.querySelector('.ws-host') || {innerText: ''}).innerText === 'on gpu'`, wait)) // showing where
 	is.Equal(gpu.Backend.StartCount("model"), 1)                                                            // started on the host
+	gpu.Backend.CrashBecause("model", "gpu could not be reached for 45 s; its session ended.")
+	must(t, p.Wait(`(document.querySelector('.ws-meta .ws-warn') || {innerText: ''}).innerText === 'gpu could not be reached for 45 s; its session ended.'`, wait)) // why it stopped
 
 	must(t, p.Go(ip.URL+"settings"))
 	must(t, p.Wait(hostsSays("1 workspace"), wait))

@@ -16,6 +16,7 @@ type workspaceSessionStarted struct {
 func (c workspaceSessionStarted) apply(h *Hub) (took, shown bool) {
 	h.mu.Lock()
 	h.running[c.id] = c.rw
+	delete(h.ended, c.id)
 	h.mu.Unlock()
 	if c.rw.grant != nil {
 		h.grants.put(c.rw.grant)

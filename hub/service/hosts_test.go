@@ -3,6 +3,7 @@ package service_test
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/matryer/is"
 
@@ -181,4 +182,33 @@ func TestAHubWithoutAConnectorRefusesHosts(t *testing.T) {
 	defer h.Close()
 	_, err = h.AddHost(e.ctx, "gpu", "gpu.example.net")
 	is.Equal(hub.KindOf(err), hub.Unavailable) // refuses hosts
+}
+
+// A session that ends on its own says why, as long as its workspace
+// stays stopped: a host that could not be reached, say.
+func TestASessionThatEndsOnItsOwnSaysWhy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		e.addHost("gpu")
+		gpu := e.hosts.Machine("gpu")
+		gpu.FS.MkdirAll("/srv/app")
+		is.NoErr(gpu.Git.Init(e.ctx, "/srv/app"))
+		act, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:gpu", Start: true})
+		is.NoErr(err) // running there
+		local := e.register(e.repo("/home/ann/a"))
+		e.start(local)
+
+		gpu.Backend.CrashBecause(act.ID, "gpu could not be reached for 45 s; the session there ended.")
+		e.backend.Crash(local)
+		synctest.Wait()
+		is.Equal(e.stateOf(act.ID).EndedReason, "gpu could not be reached for 45 s; the session there ended.") // the host's reason
+		is.Equal(e.stateOf(local).EndedReason, "The session ended on its own.")                                // or a plain one
+
+		e.start(act.ID)
+		is.Equal(e.stateOf(act.ID).EndedReason, "") // gone once it starts again
+		_, err = e.StopWorkspace(e.ctx, act.ID)
+		is.NoErr(err)                               // a stop asked for
+		is.Equal(e.stateOf(act.ID).EndedReason, "") // is no end on its own
+	})
 }

@@ -171,6 +171,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	running  map[string]*runningWorkspace // by workspace id
+	ended    map[string]string            // why a session ended on its own, by workspace id, until the next start
 	stranded map[int64]hub.JournalKind    // journals left pending; they fence changes until recovery
 	closed   bool
 	watchers sync.WaitGroup // session watchers, waited for by Close
@@ -199,6 +200,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		tools:      p.Tools,
 		credLimits: credential.NewLimits(),
 		running:    map[string]*runningWorkspace{},
+		ended:      map[string]string{},
 		stranded:   map[int64]hub.JournalKind{},
 		log:        cfg.Logger,
 		kdf:        make(chan struct{}, cfg.KDFConcurrency),

@@ -239,6 +239,9 @@ func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
 	at := make(map[string]string, len(ws))
 	for i, w := range ws {
 		s.Workspaces[i] = st.h.withCredentials(ctx, viewOf(w, running[w.ID], facts[w.ID]))
+		if !s.Workspaces[i].Running {
+			s.Workspaces[i].EndedReason = st.h.endedReason(w.ID)
+		}
 		at[w.Path] = w.ID
 	}
 	for i := range s.Workspaces {
@@ -256,7 +259,11 @@ func (st *hubState) rebuild(ctx context.Context) (*hub.HubState, error) {
 // view describes w as it is now, learning its facts when none are known.
 func (h *Hub) view(w hub.Workspace) hub.WorkspaceView {
 	running := h.runningSessions()
-	return h.withCredentials(context.Background(), viewOf(w, running[w.ID], h.st.learn([]hub.Workspace{w}, running, false)[w.ID]))
+	v := h.withCredentials(context.Background(), viewOf(w, running[w.ID], h.st.learn([]hub.Workspace{w}, running, false)[w.ID]))
+	if !v.Running {
+		v.EndedReason = h.endedReason(w.ID)
+	}
+	return v
 }
 
 // withCredentials adds to v what its workspace is assigned and whether

@@ -52,6 +52,24 @@ func (h *Hub) workspaceSession(id string) *runningWorkspace {
 }
 
 // runningSessions returns the sessions that run now, by workspace id.
+// endReason is why rs ended on its own, in the user's terms.
+func endReason(rs hub.WorkspaceSession) string {
+	if r, ok := rs.(hub.EndReporter); ok {
+		if why := r.EndReason(); why != "" {
+			return why
+		}
+	}
+	return "The session ended on its own."
+}
+
+// endedReason is why id's last session ended on its own; "" when it did
+// not, or the workspace started again since.
+func (h *Hub) endedReason(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ended[id]
+}
+
 func (h *Hub) runningSessions() map[string]*runningWorkspace {
 	h.mu.Lock()
 	out := make(map[string]*runningWorkspace, len(h.running))
@@ -149,6 +167,9 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 	<-ls.rs.Done()
 	h.mu.Lock()
 	crashed := !ls.stopping
+	if crashed {
+		h.ended[id] = endReason(ls.rs)
+	}
 	h.mu.Unlock()
 	ctx := context.Background()
 	h.settle(ctx, workspaceSessionEnded{id: id, rw: ls})
@@ -157,7 +178,8 @@ func (h *Hub) watch(id string, ls *runningWorkspace) {
 		return
 	}
 	h.counters.sessionCrashes.Add(1)
-	h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session ended on its own", slog.String("workspace", id))
+	h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session ended on its own", slog.String("workspace", id),
+		slog.String("reason", h.endedReason(id)))
 	unlock, err := h.wsLocks.Lock(ctx, id)
 	if err != nil {
 		return
@@ -285,6 +307,9 @@ func (h *Hub) forgetWorkspace(ctx context.Context, id string, reserve bool) (hub
 	case err != nil:
 		return hub.WorkspaceAction{}, hub.Wrap(hub.Internal, err, "failed to forget workspace")
 	}
+	h.mu.Lock()
+	delete(h.ended, id)
+	h.mu.Unlock()
 	// The workspace is forgotten whatever becomes of its data: a failure
 	// is logged and the next start tries again.
 	_ = h.removeData(ctx, journal, id, w.Backend)

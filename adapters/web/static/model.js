@@ -219,7 +219,7 @@ function envelope(env) {
     const before = model.activity.get(env.ws);
     model.activity.set(env.ws, ev.data);
     const w = workspace(env.ws);
-    if (!w) refresh(); // registered since the state was read
+    if (!w || (before?.running && !ev.data.running)) refresh(); // registered since, or stopped: why (endedReason)
     else if (before && ev.data.awaiting && !before.awaiting) announce(`${w.displayName} awaits you`);
     else if (before && ev.data.finished && !before.finished) announce(`${w.displayName} finished`);
     changed();

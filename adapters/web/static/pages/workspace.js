@@ -80,6 +80,7 @@ function Head({ ws, status }) {
       <span class="ws-path" title=${ws.path}><bdi>${ws.path}</bdi></span>
         ${hostLabel(ws.backend) ? html`<span class="ws-host tag" title=${`Lives on ${hostLabel(ws.backend)}`}>on ${hostLabel(ws.backend)}</span>` : null}
       ${ws.branch ? html`<span class="ws-branch"><${Icon} name="branch" size=${14} />${ws.branch}</span>` : null}
+      ${!running && ws.endedReason ? html`<span class="ws-warn" role="status">${ws.endedReason}</span>` : null}
       ${ws.parentId ? html`<span class="ws-parent">worktree of <${Link} href=${'/w/' + encodeURIComponent(ws.parentId)}>${workspace(ws.parentId)?.displayName || ws.parentId}<//></span>` : null}
     </div>
     <div class="ws-actions">
