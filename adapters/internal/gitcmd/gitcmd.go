@@ -290,6 +290,12 @@ func (r *Runner) runLimited(ctx context.Context, dir string, args, extra []strin
 	cmd.WaitDelay = r.opts.WaitDelay
 
 	err := cmd.Run()
+	if ctx.Err() != nil && cmd.Process != nil {
+		// Killed: the leader is reaped, but what it left in its group
+		// may still be dying. Return once it is gone, so "killed with
+		// everything it started" holds when the caller hears of it.
+		awaitGroupGone(cmd.Process.Pid, goneWithin)
+	}
 	fail := func(code int, why error) (Result, error) {
 		return Result{}, &Error{Dir: dir, Args: args, Code: code, Stderr: stderr.Bytes(), Err: why}
 	}
