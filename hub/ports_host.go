@@ -37,8 +37,10 @@ type HostPlace interface {
 	Backend
 	// FS is the host's file system: paths are paths on the host.
 	FS() FS
-	// Git runs git on the host. Its Clone is refused (Invalid): clone
-	// jobs run on the Hub's machine only.
+	// Git runs git on the host: Inspect and Init. Its Clone and its
+	// worktree methods are refused (Invalid): clone jobs and worktrees
+	// run on the Hub's machine only, and the core refuses them for a
+	// workspace on a host before it asks.
 	Git() GitRunner
 	// Check reaches the host now, connecting when not connected, and
 	// confirms that workspaces can run there. A failure is an

@@ -91,6 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return backupCmd(ctx, args[0], args[1:], getenv, stderr)
 	case "session":
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "hostop":
+		return hostopCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "git-credential":
 		return gitCredentialCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "gpg":

@@ -1,0 +1,25 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/wharfhub/wharf/adapters/gitexec"
+	"github.com/wharfhub/wharf/adapters/internal/hostop"
+	"github.com/wharfhub/wharf/adapters/osfs"
+)
+
+// RunHostOps serves the Hub's folder and repository operations on this
+// machine over stdin and stdout (adapters/internal/hostop): what a
+// program running a Daemon does when started as `wharf hostop`, which the
+// ssh backend runs on a host, over its connection, for the workspaces that
+// live there. It runs the same osfs and gitexec code the Hub runs on its
+// own machine, with this login's environment; stderr takes its logs.
+func RunHostOps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	git := gitexec.New(gitexec.Options{Logger: log, Env: os.Environ()})
+	defer git.Close()
+	return hostop.Serve(ctx, stdin, stdout, osfs.FS{}, git)
+}

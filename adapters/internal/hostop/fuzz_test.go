@@ -1,0 +1,30 @@
+package hostop
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzDecodeFrame feeds the frame reader and the strict decoding of both
+// ends arbitrary bytes: nothing panics, and nothing over the bound is read.
+func FuzzDecodeFrame(f *testing.F) {
+	f.Add([]byte("\x00\x00\x00\x1a{\"id\":1,\"op\":\"lstat\",\"path\":\"/\"}"))
+	f.Add([]byte("\x00\x00\x00\x10{\"id\":1,\"err\":{}}"))
+	f.Add([]byte("\x7f\xff\xff\xff"))
+	f.Add([]byte("\x00\x00\x00\x02{}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		body, err := readFrame(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if len(body) > maxFrame {
+			t.Fatalf("read %d bytes, over the bound", len(body))
+		}
+		var req request
+		_ = decodeStrict(body, &req)
+		var resp response
+		if decodeStrict(body, &resp) == nil {
+			_ = fromWire(resp.Err)
+		}
+	})
+}
