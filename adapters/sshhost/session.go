@@ -1,0 +1,355 @@
+package sshhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/adapters/internal/childrun"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// startScript starts a session on the host: $1 is the private runtime
+// folder, $2 the session's name there, $3 the workspace folder, $4 its
+// data folder; the command follows. It prints the shell's pid first:
+// sshd made the shell the leader of a new session and process group, and
+// exec keeps the pid, so that pid names the group a forced stop kills.
+const startScript = `umask 077
+rt="$1"; n="$2"; dir="$3"; data="$4"; shift 4
+[ -d "$dir" ] || exit 66
+mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
+echo "$$" > "$rt/$n.pid" || exit 67
+printf 'wharf-pid %s\n' "$$"
+exec "$@"`
+
+// Exit statuses of startScript's own refusals.
+const (
+	exitNoFolder  = 66
+	exitNoRuntime = 67
+)
+
+// killScript kills the group $1 on the host, unless its leader is
+// (on a system with /proc) no longer the session serving socket $2: the
+// pid may have been reused once the session ended.
+const killScript = `p="$1"
+if [ -r "/proc/$p/cmdline" ]; then
+  tr '\0' '\n' < "/proc/$p/cmdline" | grep -qxF -- "$2" || exit 0
+fi
+kill -KILL -- "-$p" 2>/dev/null || true`
+
+// cleanScript removes a session's leftovers on the host: its socket and
+// pid file ($@).
+const cleanScript = `rm -f -- "$@"`
+
+// Start starts the session of spec on the host: connects (when not
+// connected), puts the binary there, forwards the session's socket back
+// to RuntimeDir, starts `wharf session` over the master and returns once
+// the session printed its readiness line and answered a facts call
+// through the forward. On any failure nothing is left running, forwarded
+// or bound. A workspace whose session still runs is a Conflict.
+func (h *Host) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, childrun.StartInterrupted(err)
+	}
+	if spec.WorkspaceID == "" {
+		return nil, hub.Errorf(hub.Internal, "session has no workspace id")
+	}
+	name := shortHash(spec.WorkspaceID)
+	lsock := filepath.Join(h.opts.RuntimeDir, name+".sock")
+	if err := h.reserve(lsock, spec.WorkspaceID); err != nil {
+		return nil, err
+	}
+	s, err := h.start(ctx, spec, name, lsock)
+	if err != nil {
+		h.release(lsock)
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = childrun.StartInterrupted(ctx.Err())
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// start is Start once the workspace's slot is reserved.
+func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, lsock string) (*session, error) {
+	r, err := h.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := h.install(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{h: h, name: name, lsock: lsock,
+		rsock:   remoteSocket(r.root, name),
+		pidFile: path.Join(r.root, "run", name+".pid")}
+	if err := h.forward(ctx, "forward", s.forwardSpec()); err != nil {
+		return nil, err
+	}
+	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
+	argv := append([]string{path.Join(r.root, "run"), name, spec.Path, data, bin},
+		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
+			Agents: h.opts.AgentCommands}.Argv()...)
+	if err := s.spawn(spec.WorkspaceID, argv); err != nil {
+		h.unforward(s)
+		return nil, err
+	}
+	if err := s.AwaitReady(ctx); err != nil {
+		s.Abort(err)
+		switch s.exitCode() {
+		case exitNoFolder:
+			return nil, hub.Wrap(hub.Internal, err, "workspace folder is missing or not a directory on the host")
+		case exitNoRuntime:
+			return nil, hub.Wrap(hub.Internal, err, "the session's private folders could not be made on the host")
+		}
+		return nil, err
+	}
+	h.log.Debug("session started", "workspace", spec.WorkspaceID, "pid", s.pid.Load())
+	return s, nil
+}
+
+// session is one remote session: the shared childrun.Session, reached
+// through the forward, plus the local ssh client whose channel runs the
+// remote child.
+type session struct {
+	*childrun.Session
+	h       *Host
+	name    string // the hash naming its sockets and pid file
+	lsock   string // the forward's local end
+	rsock   string // the child's socket on the host
+	pidFile string
+	cmd     *exec.Cmd
+	pipes   *childrun.Pipes
+	pid     atomic.Int64 // the remote child's pid (and group); 0 until it printed it
+
+	ended     atomic.Bool // the local client has exited
+	closeOnce sync.Once
+	state     *os.ProcessState // set before Done is closed
+}
+
+// forwardSpec is the -L argument of the session's forward.
+func (s *session) forwardSpec() []string { return []string{"-L", s.lsock + ":" + s.rsock} }
+
+// spawn starts the local ssh client that runs the child over the master,
+// and the goroutines that read it and wait for it.
+func (s *session) spawn(id string, argv []string) error {
+	h := s.h
+	cmd := h.remoteCommand(context.Background(), startScript, argv...)
+	cmd.WaitDelay = 0 // the pipes are files the reaper closes itself
+	p, err := childrun.NewPipes()
+	if err != nil {
+		return hub.Wrap(hub.Internal, err, "session could not be started")
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.ChildEnds()
+	err = cmd.Start()
+	p.CloseChildEnds()
+	if err != nil {
+		p.CloseOurEnds()
+		h.log.Error("ssh could not be started", "workspace", id, "err", err)
+		return hub.Wrap(hub.Internal, err, "session could not be started")
+	}
+	s.cmd, s.pipes = cmd, p
+	h.live.Add(1)
+	s.Session = childrun.New(childrun.Config{
+		WorkspaceID: id, Socket: s.lsock, Process: s, Terminate: "the end of its input",
+		ReadyTimeout: h.opts.ReadyTimeout, StopGrace: h.opts.StopGrace,
+		Log: h.log.With("workspace", id),
+	})
+	go s.readStdout()
+	go s.ReadStderr(p.StderrR)
+	go s.reap()
+	return nil
+}
+
+// readStdout reads the pid line the start script prints, then hands the
+// rest (the child's own stdout) to the shared reader.
+func (s *session) readStdout() {
+	if pid, ok := readPid(s.pipes.StdoutR); ok {
+		s.pid.Store(int64(pid))
+	}
+	s.ReadStdout(s.pipes.StdoutR)
+}
+
+// maxPidLine bounds the pid line.
+const maxPidLine = 32
+
+// readPid reads "wharf-pid N\n" one byte at a time, never past its end.
+func readPid(r io.Reader) (int, bool) {
+	var line [maxPidLine]byte
+	for n := 0; n < len(line); n++ {
+		if _, err := io.ReadFull(r, line[n:n+1]); err != nil {
+			return 0, false
+		}
+		if line[n] == '\n' {
+			v, ok := strings.CutPrefix(string(line[:n]), "wharf-pid ")
+			pid, err := strconv.Atoi(v)
+			return pid, ok && err == nil && pid > 1
+		}
+	}
+	return 0, false
+}
+
+// Terminate closes the child's stdin (childrun.Process): the channel's
+// end reaches the child as the Hub being gone, its polite stop.
+func (s *session) Terminate() {
+	s.closeOnce.Do(func() { s.pipes.StdinW.Close() })
+}
+
+// Kill kills the child's group on the host over the master, then the
+// local client, so the session ends even when the host cannot be reached
+// (childrun.Process).
+func (s *session) Kill() {
+	if s.ended.Load() {
+		return
+	}
+	if pid := s.pid.Load(); pid > 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
+		defer cancel()
+		var stderr boundedBuffer
+		cmd := s.h.remoteCommand(ctx, killScript, strconv.FormatInt(pid, 10), s.rsock)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			s.h.log.Warn("the session's processes on the host could not be killed", "pid", pid, "err", err,
+				"stderr", strings.TrimSpace(stderr.String()))
+		}
+	}
+	if !s.ended.Load() {
+		_ = s.cmd.Process.Kill() // a no-op once it has been waited for
+	}
+}
+
+// reap is the one goroutine that waits for the local client. Its exit is
+// the session's end (the child exited, was killed, or the connection was
+// lost). It then cancels the forward, removes the sockets on both ends
+// and the pid file, frees the workspace's slot and finishes the session.
+func (s *session) reap() {
+	err := s.cmd.Wait()
+	s.ended.Store(true)
+	s.state = s.cmd.ProcessState
+	s.Drain(time.Second)
+	s.pipes.CloseOurEnds()
+	s.h.unforward(s)
+	ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
+	var stderr boundedBuffer
+	clean := s.h.remoteCommand(ctx, cleanScript, s.rsock, s.pidFile)
+	clean.Stderr = &stderr
+	if cerr := clean.Run(); cerr != nil {
+		s.h.log.Warn("the session's socket on the host could not be removed", "err", cerr,
+			"stderr", strings.TrimSpace(stderr.String()))
+	}
+	cancel()
+	s.h.release(s.lsock)
+	s.h.live.Add(-1)
+	status := s.state.String()
+	if s.state.ExitCode() == sshExitFailure {
+		status = "the connection to the host was lost or the session was killed (" + status + ")"
+	}
+	s.Finish(status, err)
+}
+
+// exitCode is the local client's exit status once the session ended, or
+// -1.
+func (s *session) exitCode() int {
+	select {
+	case <-s.Done():
+		return s.state.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// forward asks the master to forward (op "forward") or stop forwarding
+// (op "cancel") spec.
+func (h *Host) forward(ctx context.Context, op string, spec []string) error {
+	var stderr boundedBuffer
+	cmd := h.controlCommand(ctx, op, spec...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		h.log.Warn("ssh "+op+" failed", "err", err, "stderr", strings.TrimSpace(stderr.String()))
+		if ctx.Err() != nil {
+			return childrun.StartInterrupted(ctx.Err())
+		}
+		return hub.Wrap(hub.Unavailable, err, fmt.Sprintf("host %s: the session's connection could not be set up", h.opts.Name))
+	}
+	return nil
+}
+
+// unforward cancels the session's forward and removes its local socket.
+// A master that is gone took the forward with it.
+func (h *Host) unforward(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
+	defer cancel()
+	if h.masterUp(ctx) {
+		_ = h.forward(ctx, "cancel", s.forwardSpec())
+	}
+	if err := os.Remove(s.lsock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		h.log.Warn("could not remove the session's forwarded socket", "err", err)
+	}
+}
+
+// reserve claims the local socket for a new session of id until release.
+func (h *Host) reserve(sock, id string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch other, ok := h.sessions[sock]; {
+	case !ok:
+		h.sessions[sock] = id
+		return nil
+	case other == id:
+		return hub.Errorf(hub.Conflict, "the session of this workspace is already running")
+	default:
+		return hub.Errorf(hub.Internal, "session socket name collision; try again after stopping another session")
+	}
+}
+
+func (h *Host) release(sock string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.sessions, sock)
+}
+
+// dataName is the name of workspace id's data folder on the host: 16 hex
+// digits of the SHA-256 of the id.
+func dataName(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
+}
+
+// RemoveWorkspaceData removes the data folder of workspace id on the
+// host, and everything in it (rm -rf removes links rather than follow
+// them). A session of id still running is a Conflict.
+func (h *Host) RemoveWorkspaceData(ctx context.Context, id string) error {
+	h.mu.Lock()
+	running := false
+	for _, other := range h.sessions {
+		running = running || other == id
+	}
+	h.mu.Unlock()
+	if running {
+		return hub.Errorf(hub.Conflict, "the session of this workspace is running")
+	}
+	r, err := h.connect(ctx)
+	if err != nil {
+		return err
+	}
+	var stderr boundedBuffer
+	cmd := h.remoteCommand(ctx, `rm -rf -- "$1"`, path.Join(r.root, "data", dataName(id)))
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return h.remoteFailure(ctx, err, stderr.String(), "workspace data could not be removed")
+	}
+	return nil
+}
