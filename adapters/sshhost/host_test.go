@@ -52,7 +52,7 @@ func TestAStartOverABinaryWithAnotherHashReplacesIt(t *testing.T) {
 	is.NoErr(r.host.Check(testContext(t)))
 	r.start(t, "alpha")
 	bins, _ := filepath.Glob(filepath.Join(r.root, "bin", "*", "wharf"))
-	is.Equal(len(bins), 1)                                                 // the copy
+	is.Equal(len(bins), 1) // the copy
 	damaged := bins[0] + ".damaged"
 	is.NoErr(os.WriteFile(damaged, []byte("#!/bin/sh\nexit 1\n"), 0o700))
 	is.NoErr(os.Rename(damaged, bins[0])) // damaged on the host (the running one keeps its own)
@@ -65,9 +65,9 @@ func TestAStartOverABinaryWithAnotherHashReplacesIt(t *testing.T) {
 
 func TestCheckTellsWhyAHostCannotBeUsed(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
+		name    string
 		arrange func(t *testing.T, r *rig)
-		want   string
+		want    string
 	}{
 		{"a changed host key", func(t *testing.T, r *rig) { r.srv.RotateHostKey(t) },
 			"its host key has changed since it was last seen; ssh refuses it"},
@@ -107,7 +107,7 @@ func TestCheckTellsWhyAHostCannotBeUsed(t *testing.T) {
 				is.True(!strings.Contains(msg, leak)) // and quoting none of ssh's words
 			}
 			_, err = r.host.Start(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()})
-			is.Equal(hub.MessageOf(err), msg) // a start is refused alike
+			is.Equal(hub.MessageOf(err), msg)   // a start is refused alike
 			is.Equal(r.host.Copies(), int64(0)) // before anything is copied
 			is.Equal(r.host.Live(), int64(0))   // or started
 		})
