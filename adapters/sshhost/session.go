@@ -24,16 +24,22 @@ import (
 
 // startScript starts a session on the host: $1 is the private runtime
 // folder, $2 the session's name there, $3 the workspace folder, $4 its
-// data folder; the command follows. It prints the shell's pid first:
-// sshd made the shell the leader of a new session and process group, and
-// exec keeps the pid, so that pid names the group a forced stop kills.
+// data folder, $5 its socket; the command follows. It prints its pid
+// first: sshd made this shell the leader of a new session and process
+// group, which the child joins, so that pid names the group a forced stop
+// kills. Once the child exits the shell removes the socket and pid file
+// itself, so an orderly end costs no further round trip; a killed group
+// leaves them to the reaper.
 const startScript = `umask 077
-rt="$1"; n="$2"; dir="$3"; data="$4"; shift 4
+rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
 [ -d "$dir" ] || exit 66
 mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
 echo "$$" > "$rt/$n.pid" || exit 67
 printf 'wharf-pid %s\n' "$$"
-exec "$@"`
+"$@"
+rc=$?
+rm -f -- "$sock" "$rt/$n.pid"
+exit $rc`
 
 // Exit statuses of startScript's own refusals.
 const (
@@ -48,7 +54,7 @@ const killScript = `p="$1"
 if [ -r "/proc/$p/cmdline" ]; then
   tr '\0' '\n' < "/proc/$p/cmdline" | grep -qxF -- "$2" || exit 0
 fi
-kill -KILL -- "-$p" 2>/dev/null || true`
+kill -s KILL -- "-$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
 
 // cleanScript removes a session's leftovers on the host: its socket and
 // pid file ($@).
@@ -100,7 +106,7 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 		return nil, err
 	}
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
-	argv := append([]string{path.Join(r.root, "run"), name, spec.Path, data, bin},
+	argv := append([]string{path.Join(r.root, "run"), name, spec.Path, data, s.rsock, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
 			Agents: h.opts.AgentCommands}.Argv()...)
 	if err := s.spawn(spec.WorkspaceID, argv); err != nil {
@@ -242,15 +248,11 @@ func (s *session) reap() {
 	s.Drain(time.Second)
 	s.pipes.CloseOurEnds()
 	s.h.unforward(s)
-	ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
-	var stderr boundedBuffer
-	clean := s.h.remoteCommand(ctx, cleanScript, s.rsock, s.pidFile)
-	clean.Stderr = &stderr
-	if cerr := clean.Run(); cerr != nil {
-		s.h.log.Warn("the session's socket on the host could not be removed", "err", cerr,
-			"stderr", strings.TrimSpace(stderr.String()))
+	if s.state.ExitCode() == sshExitFailure || s.state.ExitCode() < 0 {
+		// The shell was killed, or the connection lost: its clean-up may
+		// not have run.
+		s.h.clean(s)
 	}
-	cancel()
 	s.h.release(s.lsock)
 	s.h.live.Add(-1)
 	status := s.state.String()
@@ -258,6 +260,19 @@ func (s *session) reap() {
 		status = "the connection to the host was lost or the session was killed (" + status + ")"
 	}
 	s.Finish(status, err)
+}
+
+// clean removes a session's socket and pid file on the host.
+func (h *Host) clean(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
+	defer cancel()
+	var stderr boundedBuffer
+	cmd := h.remoteCommand(ctx, cleanScript, s.rsock, s.pidFile)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		h.log.Warn("the session's socket on the host could not be removed", "err", err,
+			"stderr", strings.TrimSpace(stderr.String()))
+	}
 }
 
 // exitCode is the local client's exit status once the session ended, or
@@ -292,9 +307,7 @@ func (h *Host) forward(ctx context.Context, op string, spec []string) error {
 func (h *Host) unforward(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
 	defer cancel()
-	if h.masterUp(ctx) {
-		_ = h.forward(ctx, "cancel", s.forwardSpec())
-	}
+	_ = h.forward(ctx, "cancel", s.forwardSpec()) // fails only when the master, and the forward, are gone
 	if err := os.Remove(s.lsock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		h.log.Warn("could not remove the session's forwarded socket", "err", err)
 	}
