@@ -107,7 +107,7 @@ func TestStopsLeaveNothingOnTheHost(t *testing.T) {
 			is.Equal(entries(t, r.opts.RuntimeDir), []string{filepath.Base(r.host.ControlPath())}) // nor on the Hub, but the master's
 			is.Equal(r.host.Live(), int64(0))                                                      // and the session is gone
 			if tc.forced {
-				is.True(took >= time.Second)                                      // killed after the grace
+				is.True(took >= time.Second)                                               // killed after the grace
 				is.True(strings.Contains(r.logs.String(), "ignored the end of its input")) // and logged why
 			} else {
 				is.True(!strings.Contains(r.logs.String(), "killing it")) // no kill was needed
