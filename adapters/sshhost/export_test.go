@@ -24,3 +24,17 @@ func (h *Host) Expect(goos, goarch string) { h.goos, h.goarch = goos, goarch }
 
 // ControlPath is the master's control socket.
 func (h *Host) ControlPath() string { return h.ctlPath }
+
+// SSHArgs are the arguments every ssh process of h begins with.
+func (h *Host) SSHArgs() []string { return h.sshPrefix() }
+
+// RemoteLine is the command line h sends the host to run script with
+// args.
+func RemoteLine(script string, args ...string) string {
+	return remoteLine(script, args)
+}
+
+// Classify names why ssh failed, from its stderr.
+func Classify(stderr string) string {
+	return [...]string{"other", "changed host key", "unknown host key", "login refused", "unreachable"}[classify(stderr)]
+}

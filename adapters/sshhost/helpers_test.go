@@ -51,10 +51,16 @@ type rig struct {
 func newRig(t *testing.T, change func(*sshhost.Options)) *rig {
 	t.Helper()
 	srv := sshdtest.Start(t)
-	dir := shortDir(t)
-	r := &rig{srv: srv, client: srv.NewClient(t, dir, ""), root: t.TempDir(), logs: &syncBuffer{}}
+	return newRigOn(t, srv, srv.NewClient(t, shortDir(t), ""), t.TempDir(), change)
+}
+
+// newRigOn is a Host of srv, logged in as client, with its remote root
+// at root: rigs that share a root share the copied binary.
+func newRigOn(t *testing.T, srv *sshdtest.Server, client sshdtest.Client, root string, change func(*sshhost.Options)) *rig {
+	t.Helper()
+	r := &rig{srv: srv, client: client, root: root, logs: &syncBuffer{}}
 	r.opts = sshhost.Options{
-		Name: "build1", Destination: r.client.Alias, RuntimeDir: filepath.Join(dir, "rt"),
+		Name: "build1", Destination: r.client.Alias, RuntimeDir: filepath.Join(shortDir(t), "rt"),
 		SSH: []string{"ssh", "-F", r.client.Config}, RemoteRoot: r.root,
 		Logger:    slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		StopGrace: time.Second,

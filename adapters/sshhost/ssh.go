@@ -14,24 +14,33 @@ import (
 
 // This file builds ssh command lines and reads ssh's failures.
 
-// sshOptions are the options every ssh process of a host is given, master
-// or client. ForwardAgent and ForwardX11 are off: credentials the Hub
-// lends a session are forwarded to it alone, never the Hub user's agent.
-func (h *Host) sshOptions() []string {
+// hardening are the options every ssh process of a host is given first,
+// master or client: ssh takes the first value of an option, so neither
+// the configured SSH command nor the user's ssh_config can undo them.
+// BatchMode never prompts; StrictHostKeyChecking refuses an unknown or
+// changed host key; ForwardAgent and ForwardX11 are off, since the
+// credentials the Hub lends a session are forwarded to it alone, never
+// the Hub user's agent.
+func (h *Host) hardening() []string {
 	return []string{
 		"-o", "ControlPath=" + strings.ReplaceAll(h.ctlPath, "%", "%%"),
 		"-o", "BatchMode=yes",
 		"-o", "StrictHostKeyChecking=yes",
-		"-o", "ServerAliveInterval=15",
-		"-o", "ServerAliveCountMax=3",
-		"-o", "ExitOnForwardFailure=yes",
-		"-o", "StreamLocalBindUnlink=yes",
 		"-o", "ForwardAgent=no",
 		"-o", "ForwardX11=no",
 		"-o", "PermitLocalCommand=no",
-		"-o", "LogLevel=ERROR", // ssh's refusals, which connectFailure reads, and nothing chattier
+		"-o", "ExitOnForwardFailure=yes",
+		"-o", "StreamLocalBindUnlink=yes",
 		"-e", "none",
 	}
+}
+
+// tunables follow the configured SSH command, which may change them
+// (tests shorten the keep-alive).
+var tunables = []string{
+	"-o", "ServerAliveInterval=15",
+	"-o", "ServerAliveCountMax=3",
+	"-o", "LogLevel=ERROR", // ssh's refusals, which connectFailure reads, and nothing chattier
 }
 
 // masterCommand starts the host's master: it forks into the background
@@ -56,17 +65,25 @@ func (h *Host) controlCommand(ctx context.Context, op string, extra ...string) *
 // with args as its positional parameters ($1...). The whole command line
 // is quoted for the remote user's shell, which hands it to /bin/sh.
 func (h *Host) remoteCommand(ctx context.Context, script string, args ...string) *exec.Cmd {
+	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-T", "--", h.opts.Destination, remoteLine(script, args))
+	return h.command(ctx, argv)
+}
+
+// remoteLine is the command line that runs script in /bin/sh with args,
+// each one word whatever it holds.
+func remoteLine(script string, args []string) string {
 	line := "/bin/sh -c " + shellQuote(script) + " wharf"
 	for _, a := range args {
 		line += " " + shellQuote(a)
 	}
-	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-T", "--", h.opts.Destination, line)
-	return h.command(ctx, argv)
+	return line
 }
 
-// sshPrefix is the ssh command and the host's options.
+// sshPrefix is the arguments of every ssh process of the host: the
+// hardening, the configured command's own, then the tunables.
 func (h *Host) sshPrefix() []string {
-	return append(append([]string{}, h.opts.SSH[1:]...), h.sshOptions()...)
+	args := append(h.hardening(), h.opts.SSH[1:]...)
+	return append(args, tunables...)
 }
 
 // command is an ssh process of the host in the configured environment.
