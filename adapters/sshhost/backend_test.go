@@ -14,7 +14,7 @@ func TestBackend(t *testing.T) {
 	// One host for the whole suite, each test with its own Hub side
 	// (runtime folder, master): the binary is copied once.
 	srv := sshdtest.Start(t)
-	client, root := srv.NewClient(t, shortDir(t), ""), t.TempDir()
+	client, root := srv.NewClient(t, shortDir(t), ""), shortDir(t)
 	porttest.Backend(t, func(t *testing.T) (hub.Backend, string) {
 		r := newRigOn(t, srv, client, root, nil)
 		// The host is this machine: a folder of the test is a folder on

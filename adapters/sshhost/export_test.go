@@ -38,3 +38,6 @@ func RemoteLine(script string, args ...string) string {
 func Classify(stderr string) string {
 	return [...]string{"other", "changed host key", "unknown host key", "login refused", "unreachable"}[classify(stderr)]
 }
+
+// RemoteSocket is a session's socket on the host.
+func RemoteSocket(rs hub.WorkspaceSession) string { return rs.(*session).rsock }

@@ -51,7 +51,7 @@ type rig struct {
 func newRig(t *testing.T, change func(*sshhost.Options)) *rig {
 	t.Helper()
 	srv := sshdtest.Start(t)
-	return newRigOn(t, srv, srv.NewClient(t, shortDir(t), ""), t.TempDir(), change)
+	return newRigOn(t, srv, srv.NewClient(t, shortDir(t), ""), shortDir(t), change)
 }
 
 // newRigOn is a Host of srv, logged in as client, with its remote root

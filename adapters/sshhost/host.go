@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -133,7 +134,7 @@ func New(opts Options) (*Host, error) {
 	if strings.ContainsAny(dir, ":\n") {
 		return nil, fmt.Errorf("ssh host: runtime directory %s holds ':' or a line break, which ssh's forwards cannot name", dir)
 	}
-	if n := len(dir) + 1 + hashLen + len(".sock"); n > maxSocketPath {
+	if n := len(dir) + 1 + hashLen + 1 + len(credenv.LongestSocketName); n > maxSocketPath {
 		return nil, fmt.Errorf("ssh host: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -59,7 +60,7 @@ func (h *Host) probe(ctx context.Context) (*remote, error) {
 	if goos == "linux" {
 		limit = 107
 	}
-	if n := len(remoteSocket(root, "")) + hashLen; n > limit {
+	if n := len(path.Join(root, "run")) + 1 + hashLen + 1 + len(credenv.LongestSocketName); n > limit {
 		return nil, hub.Errorf(hub.Unavailable, "host %s: the remote directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter remote root", h.opts.Name, printable(root), n, limit)
 	}

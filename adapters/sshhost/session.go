@@ -24,27 +24,38 @@ import (
 
 // startScript starts a session on the host: $1 is the private runtime
 // folder, $2 the session's name there, $3 the workspace folder, $4 its
-// data folder, $5 its socket; the command follows. It prints its pid
-// first: sshd made this shell the leader of a new session and process
-// group, which the child joins, so that pid names the group a forced stop
-// kills. Once the child exits the shell removes the socket and pid file
-// itself, so an orderly end costs no further round trip; a killed group
-// leaves them to the reaper.
+// data folder, $5 its socket; the command follows. It first reads the
+// session's variables from stdin (envPreamble: NAME=value lines, and
+// PATH+=dir to put dir first on PATH, up to an empty line; read takes
+// no byte past it), then prints its pid: sshd made this shell the leader
+// of a new session and process group, which the child joins, so that pid
+// names the group a forced stop kills. Once the child exits the shell
+// removes the socket, pid file and credentials folder itself, so an
+// orderly end costs no further round trip; a killed group leaves them to
+// the reaper.
 const startScript = `umask 077
 rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
+while IFS= read -r line && [ -n "$line" ]; do
+  case "$line" in
+    PATH+=*) PATH="${line#PATH+=}:$PATH"; export PATH ;;
+    [A-Za-z_]*=*) export "$line" || exit 68 ;;
+    *) exit 68 ;;
+  esac
+done
 [ -d "$dir" ] || exit 66
 mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
 echo "$$" > "$rt/$n.pid" || exit 67
 printf 'wharf-pid %s\n' "$$"
 "$@"
 rc=$?
-rm -f -- "$sock" "$rt/$n.pid"
+rm -rf -- "$sock" "$rt/$n.pid" "$rt/$n"
 exit $rc`
 
 // Exit statuses of startScript's own refusals.
 const (
-	exitNoFolder  = 66
-	exitNoRuntime = 67
+	exitNoFolder     = 66
+	exitNoRuntime    = 67
+	exitBadVariables = 68
 )
 
 // killScript kills the group $1 on the host, unless its leader is
@@ -56,9 +67,9 @@ if [ -r "/proc/$p/cmdline" ]; then
 fi
 kill -s KILL -- "-$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
 
-// cleanScript removes a session's leftovers on the host: its socket and
-// pid file ($@).
-const cleanScript = `rm -f -- "$@"`
+// cleanScript removes a session's leftovers on the host: its socket,
+// pid file and credentials folder ($@).
+const cleanScript = `rm -rf -- "$@"`
 
 // Start starts the session of spec on the host: connects (when not
 // connected), puts the binary there, forwards the session's socket back
@@ -99,18 +110,33 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	if err != nil {
 		return nil, err
 	}
+	run := path.Join(r.root, "run")
 	s := &session{h: h, name: name, lsock: lsock,
 		rsock:   remoteSocket(r.root, name),
-		pidFile: path.Join(r.root, "run", name+".pid")}
+		pidFile: path.Join(run, name+".pid")}
+	pr, err := h.project(ctx, spec.Credentials, name, path.Join(run, name), bin)
+	if err != nil {
+		h.log.Error("session credentials could not be prepared", "workspace", spec.WorkspaceID, "err", err)
+		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")
+	}
+	s.proj = pr
+	if err := h.upload(ctx, pr); err != nil {
+		pr.hub.Close()
+		return nil, err
+	}
 	if err := h.forward(ctx, "forward", s.forwardSpec()); err != nil {
+		pr.hub.Close()
+		h.clean(s)
 		return nil, err
 	}
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
-	argv := append([]string{path.Join(r.root, "run"), name, spec.Path, data, s.rsock, bin},
+	argv := append([]string{run, name, spec.Path, data, s.rsock, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
 			Agents: h.opts.AgentCommands}.Argv()...)
 	if err := s.spawn(spec.WorkspaceID, argv); err != nil {
 		h.unforward(s)
+		pr.hub.Close()
+		h.clean(s)
 		return nil, err
 	}
 	if err := s.AwaitReady(ctx); err != nil {
@@ -140,14 +166,18 @@ type session struct {
 	cmd     *exec.Cmd
 	pipes   *childrun.Pipes
 	pid     atomic.Int64 // the remote child's pid (and group); 0 until it printed it
+	proj    *projection  // its credentials, closed by reap
 
 	ended     atomic.Bool // the local client has exited
 	closeOnce sync.Once
 	state     *os.ProcessState // set before Done is closed
 }
 
-// forwardSpec is the -L argument of the session's forward.
-func (s *session) forwardSpec() []string { return []string{"-L", s.lsock + ":" + s.rsock} }
+// forwardSpec is the session's forwards: its socket to the Hub (-L), and
+// its credentials' sockets to the host (-R).
+func (s *session) forwardSpec() []string {
+	return append([]string{"-L", s.lsock + ":" + s.rsock}, s.proj.forwards()...)
+}
 
 // spawn starts the local ssh client that runs the child over the master,
 // and the goroutines that read it and wait for it.
@@ -168,6 +198,11 @@ func (s *session) spawn(id string, argv []string) error {
 		return hub.Wrap(hub.Internal, err, "session could not be started")
 	}
 	s.cmd, s.pipes = cmd, p
+	// The variables go first on the channel; the pipe holds them until
+	// the start script reads them.
+	if _, err := p.StdinW.Write(envPreamble(s.proj.env)); err != nil {
+		h.log.Warn("the session's variables could not be sent", "workspace", id, "err", err)
+	}
 	h.live.Add(1)
 	s.Session = childrun.New(childrun.Config{
 		WorkspaceID: id, Socket: s.lsock, Process: s, Terminate: "the end of its input",
@@ -248,6 +283,7 @@ func (s *session) reap() {
 	s.Drain(time.Second)
 	s.pipes.CloseOurEnds()
 	s.h.unforward(s)
+	s.proj.hub.Close() // the forwards are gone: nothing on the host reaches its sockets
 	if s.state.ExitCode() == sshExitFailure || s.state.ExitCode() < 0 {
 		// The shell was killed, or the connection lost: its clean-up may
 		// not have run.
@@ -267,7 +303,7 @@ func (h *Host) clean(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
 	defer cancel()
 	var stderr boundedBuffer
-	cmd := h.remoteCommand(ctx, cleanScript, s.rsock, s.pidFile)
+	cmd := h.remoteCommand(ctx, cleanScript, s.rsock, s.pidFile, s.proj.remote)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		h.log.Warn("the session's socket on the host could not be removed", "err", err,
