@@ -292,8 +292,16 @@ func (s *session) reap() {
 	s.h.release(s.lsock)
 	s.h.live.Add(-1)
 	status := s.state.String()
-	if s.state.ExitCode() == sshExitFailure {
-		status = "the connection to the host was lost or the session was killed (" + status + ")"
+	if code := s.state.ExitCode(); code == sshExitFailure || code < 0 {
+		// ssh's own failure, or ssh killed: the child was killed, or the
+		// master (the connection) is gone.
+		status = "the session was killed (" + status + ")"
+		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
+		up := s.h.masterUp(ctx)
+		cancel()
+		if !up {
+			status = "the connection to the host was lost (" + s.state.String() + ")"
+		}
 	}
 	s.Finish(status, err)
 }

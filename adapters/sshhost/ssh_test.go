@@ -36,6 +36,21 @@ func TestTheConfiguredSSHCommandCannotUndoTheHardening(t *testing.T) {
 	is.Equal(conf["controlpath"], h.ControlPath()) // one master, in the private runtime folder
 }
 
+func TestAPartitionIsNoticedWithin45SecondsByDefault(t *testing.T) {
+	is := is.New(t)
+	ssh, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Skip("ssh is not installed")
+	}
+	h, err := sshhost.New(sshhost.Options{Name: "build1", Destination: "user@example", RuntimeDir: shortDir(t),
+		SSH: []string{ssh, "-F", "/dev/null"}})
+	is.NoErr(err)
+	out, err := exec.Command(ssh, append(h.SSHArgs(), "-G", "user@example")...).Output()
+	is.NoErr(err)
+	is.True(strings.Contains(string(out), "\nserveraliveinterval 15\n")) // a keep-alive every 15 s
+	is.True(strings.Contains(string(out), "\nserveralivecountmax 3\n"))  // three unanswered end the master: 45 s
+}
+
 func TestRemoteArgumentsReachTheScriptAsOneWordEach(t *testing.T) {
 	for _, arg := range []string{"plain", "with space", "it's", `"double"`, "$HOME", "`id`", "a\\b", "-n", "*", "'; touch x; '", ""} {
 		t.Run(arg, func(t *testing.T) {
