@@ -28,9 +28,16 @@
 // sockets on both ends and the pid file are removed; nothing is left on
 // the host but the cached binary and the workspaces' data directories.
 //
+// Credentials stay on the Hub (credentials.go): the session's agent and
+// credential sockets are served on the Hub and forwarded into its
+// private runtime folder on the host; its variables cross the channel.
+//
 // Failures: ServerAliveInterval 15 × ServerAliveCountMax 3 makes the
-// master notice a dead link within 45 s; it then exits, every session's
-// channel ends, and each session ends (Done) with the reason logged.
+// master notice a dead link within 45 s; meanwhile facts and feeds are
+// unavailable. The master then exits, every session's channel ends, and
+// each session ends (Done) with the lost connection logged. A Hub that
+// dies closes its sessions' stdin, so they end too; Reap ends what a Hub
+// left behind when that could not reach the host.
 //
 // Remote commands never run a program a repository names: the only
 // programs are POSIX sh with fixed scripts, uname, the copied binary,
