@@ -162,3 +162,71 @@ func unlockedSSH(t *testing.T, v *fakes.KeyVault, id string) hub.NewKey {
 	}
 	return k
 }
+
+func TestGitInARemoteSessionClonesOverSSHWithTheLentKey(t *testing.T) {
+	is := is.New(t)
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	v := fakes.NewKeyVault(fakes.NewClock(brokerEpoch))
+	broker := fakes.NewSessionBroker(v, fakes.NewClock(brokerEpoch))
+	lentKey := unlockedSSH(t, v, "mine")
+	broker.LendSSH("mine")
+	r := newRig(t, nil)
+	// The sshd is the git host too: it accepts the Hub's key (the rig's
+	// client) and the lent one.
+	r.srv.Authorize(t, r.client.AuthorizedKey+"\n"+lentKey.PublicKey)
+	repo := filepath.Join(r.root, "repo.git")
+	is.NoErr(exec.Command(git, "init", "-q", "--bare", repo).Run())
+
+	host := r.srv.Host()
+	rs, err := r.host.Start(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir(),
+		Credentials: hub.SessionCredentials{Broker: broker, Tools: tools(t),
+			Logins: []hub.SessionLogin{{Host: host, CredentialID: "mine", Type: hub.CredentialSSH, PublicKey: lentKey.PublicKey}}}})
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, r.logs)
+	}
+	t.Cleanup(func() { rs.Stop(testContext(t)) })
+	env := childEnv(t, sshhost.RemotePid(rs))
+	var environ []string
+	for k, v := range env {
+		if k == "GIT_SSH_COMMAND" {
+			// ssh reads known_hosts from the account's home; the test
+			// server's key is known in its own file.
+			v += " -o UserKnownHostsFile=" + r.srv.KnownHosts + " -o GlobalKnownHostsFile=/dev/null"
+		}
+		environ = append(environ, k+"="+v)
+	}
+	me := r.client.User
+	sessionGit := lookPath(t, env["PATH"], "git")
+	is.True(strings.HasPrefix(sessionGit, filepath.Join(r.root, "run"))) // the session's git is the projection's wrapper, on the host
+	dest := filepath.Join(t.TempDir(), "clone")
+	cmd := exec.Command(sessionGit, "clone", "-q", fmt.Sprintf("ssh://%s@%s%s", me, host, repo), dest)
+	cmd.Env = environ // the remote session's own environment, as its shell has it
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git clone: %v\n%s\nsshd: %s", err, out, r.srv)
+	}
+	_, err = os.Stat(filepath.Join(dest, ".git"))
+	is.NoErr(err) // cloned with the key the Hub lent, through the forwarded agent
+
+	broker.Revoke("mine")
+	cmd = exec.Command(sessionGit, "ls-remote", fmt.Sprintf("ssh://%s@%s%s", me, host, repo))
+	cmd.Env = environ
+	is.True(cmd.Run() != nil) // and a revoked key stops logging in at once, on the host too
+}
+
+// lookPath finds name on the search path path, as a shell with that PATH
+// would.
+func lookPath(t *testing.T, path, name string) string {
+	t.Helper()
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p
+		}
+	}
+	t.Fatalf("%s is not on the session's PATH %s", name, path)
+	return ""
+}

@@ -67,8 +67,8 @@ func (s *Server) String() string {
 	return s.log.String()
 }
 
-// Authorize makes the server accept exactly the key line given, for the
-// user the test runs as.
+// Authorize makes the server accept exactly the key lines given (one, or
+// several joined by line breaks), for the user the test runs as.
 func (s *Server) Authorize(t testing.TB, line string) {
 	t.Helper()
 	if err := os.WriteFile(s.authorized, []byte(line+"\n"), 0o600); err != nil {
@@ -237,6 +237,10 @@ func (s *Server) RotateHostKey(t testing.TB) {
 type Client struct {
 	Config string // give ssh -F Config
 	Alias  string // the Host entry: give ssh Alias as the destination
+	User   string // the user it logs in as: the test's
+	// AuthorizedKey is its key's authorized_keys line, for a test that
+	// authorizes another key beside it.
+	AuthorizedKey string
 }
 
 // NewClient makes a client key, makes the server accept it (replacing
@@ -261,7 +265,8 @@ func (s *Server) NewClient(t testing.TB, dir, knownHosts string) Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Authorize(t, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))))
+	line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub)))
+	s.Authorize(t, line)
 	if knownHosts == "" {
 		knownHosts = s.KnownHosts
 	}
@@ -269,7 +274,7 @@ func (s *Server) NewClient(t testing.TB, dir, knownHosts string) Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Client{Config: filepath.Join(dir, "ssh_config"), Alias: "wharf-test-host"}
+	c := Client{Config: filepath.Join(dir, "ssh_config"), Alias: "wharf-test-host", User: u.Username, AuthorizedKey: line}
 	text := fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n"+
 		"  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n"+
 		"  SendEnv WHARF_TEST_*\n  LogLevel ERROR\n", c.Alias, s.Port, u.Username, key, knownHosts)
