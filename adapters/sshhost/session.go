@@ -27,12 +27,15 @@ import (
 // data folder, $5 its socket; the command follows. It first reads the
 // session's variables from stdin (envPreamble: NAME=value lines, and
 // PATH+=dir to put dir first on PATH, up to an empty line; read takes
-// no byte past it), then prints its pid: sshd made this shell the leader
-// of a new session and process group, which the child joins, so that pid
-// names the group a forced stop kills. Once the child exits the shell
-// removes the socket, pid file and credentials folder itself, so an
-// orderly end costs no further round trip; a killed group leaves them to
-// the reaper.
+// no byte past it). It then starts the child as the leader of a new
+// session and process group (setsid; stdin is passed through fd 3,
+// since sh gives a background command /dev/null as its stdin before any
+// redirection of its own), and prints the
+// child's pid, which names the group a forced stop kills. Once the child
+// exits, the shell kills what it left in its group (as the local backend
+// does) and removes the socket, pid file and credentials folder, so an
+// orderly end, and a forced one, cost no further round trip. Without
+// setsid (not Linux) the child stays in the shell's group.
 const startScript = `umask 077
 rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
 while IFS= read -r line && [ -n "$line" ]; do
@@ -44,10 +47,19 @@ while IFS= read -r line && [ -n "$line" ]; do
 done
 [ -d "$dir" ] || exit 66
 mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
-echo "$$" > "$rt/$n.pid" || exit 67
-printf 'wharf-pid %s\n' "$$"
-"$@"
+exec 3<&0
+if command -v setsid >/dev/null 2>&1; then
+  setsid "$@" <&3 3<&- &
+else
+  "$@" <&3 3<&- &
+fi
+exec 3<&-
+c=$!
+echo "$c" > "$rt/$n.pid"
+printf 'wharf-pid %s\n' "$c"
+wait "$c"
 rc=$?
+kill -s KILL -- "-$c" 2>/dev/null
 rm -rf -- "$sock" "$rt/$n.pid" "$rt/$n"
 exit $rc`
 
@@ -58,14 +70,15 @@ const (
 	exitBadVariables = 68
 )
 
-// killScript kills the group $1 on the host, unless its leader is
+// killScript kills the group $1 on the host (or the process, when it
+// leads none: no setsid there), unless its leader is
 // (on a system with /proc) no longer the session serving socket $2: the
 // pid may have been reused once the session ended.
 const killScript = `p="$1"
 if [ -r "/proc/$p/cmdline" ]; then
   tr '\0' '\n' < "/proc/$p/cmdline" | grep -qxF -- "$2" || exit 0
 fi
-kill -s KILL -- "-$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
+kill -s KILL -- "-$p" 2>/dev/null || kill -s KILL "$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
 
 // cleanScript removes a session's leftovers on the host: its socket,
 // pid file and credentials folder ($@).
