@@ -262,8 +262,10 @@ func (s *session) Terminate() {
 	s.closeOnce.Do(func() { s.pipes.StdinW.Close() })
 }
 
-// Kill kills the child's group on the host over the master, then the
-// local client, so the session ends even when the host cannot be reached
+// Kill kills the child's group on the host over the master; the start
+// script then cleans up and the channel ends on its own. When that
+// cannot be done (no pid yet, the host unreachable) it kills the local
+// client instead, so the session ends on the Hub whatever the host does
 // (childrun.Process).
 func (s *session) Kill() {
 	if s.ended.Load() {
@@ -275,10 +277,12 @@ func (s *session) Kill() {
 		var stderr boundedBuffer
 		cmd := s.h.remoteCommand(ctx, killScript, strconv.FormatInt(pid, 10), s.rsock)
 		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			s.h.log.Warn("the session's processes on the host could not be killed", "pid", pid, "err", err,
-				"stderr", strings.TrimSpace(stderr.String()))
+		err := cmd.Run()
+		if err == nil {
+			return
 		}
+		s.h.log.Warn("the session's processes on the host could not be killed", "pid", pid, "err", err,
+			"stderr", strings.TrimSpace(stderr.String()))
 	}
 	if !s.ended.Load() {
 		_ = s.cmd.Process.Kill() // a no-op once it has been waited for

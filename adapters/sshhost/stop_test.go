@@ -163,7 +163,8 @@ func TestASessionEndsWhenTheHostsSSHDCrashesAndLeavesNothing(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("the session did not end")
 	}
-	is.True(!groupAlive(t, pid))                                           // its child read the end of its input and exited
+	is.True(waitGone(t, pid))                                              // its child read the end of its input and exited
+	is.True(!groupAlive(t, pid))                                           // with everything it started
 	is.Equal(entries(t, filepath.Join(r.root, "run")), []string(nil))      // cleaned up over a new connection
 	is.True(strings.Contains(r.logs.String(), "session ended on its own")) // the surprise is logged
 
