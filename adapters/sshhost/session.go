@@ -115,14 +115,21 @@ func (h *Host) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.Wo
 
 // start is Start once the workspace's slot is reserved.
 func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, lsock string) (*session, error) {
+	began := time.Now()
+	var steps []any // how long each step took, for the log
+	step := func(name string) {
+		steps = append(steps, name, time.Since(began).Round(time.Millisecond))
+	}
 	r, err := h.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
+	step("connected")
 	bin, err := h.install(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	step("installed")
 	run := path.Join(r.root, "run")
 	s := &session{h: h, name: name, lsock: lsock,
 		rsock:   remoteSocket(r.root, name),
@@ -133,15 +140,18 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")
 	}
 	s.proj = pr
+	step("projected")
 	if err := h.upload(ctx, pr); err != nil {
 		pr.hub.Close()
 		return nil, err
 	}
+	step("uploaded")
 	if err := h.forward(ctx, "forward", s.forwardSpec()); err != nil {
 		pr.hub.Close()
 		h.clean(s)
 		return nil, err
 	}
+	step("forwarded")
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
 	argv := append([]string{run, name, spec.Path, data, s.rsock, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
@@ -162,7 +172,8 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 		}
 		return nil, err
 	}
-	h.log.Debug("session started", "workspace", spec.WorkspaceID, "pid", s.pid.Load())
+	step("ready")
+	h.log.Debug("session started", append([]any{"workspace", spec.WorkspaceID, "pid", s.pid.Load()}, steps...)...)
 	return s, nil
 }
 
