@@ -23,7 +23,8 @@ import (
 //
 //   - its files (generated git and ssh configs, public keys, scripts),
 //     which hold paths and public halves only, are copied with every
-//     Hub-side path rewritten to the remote folder;
+//     Hub-side path rewritten to the remote folder (a tar the start
+//     script reads from the channel);
 //   - its sockets are forwarded back to the Hub's (`ssh -O forward -R`),
 //     so a signature, a token or an agent operation is asked of the Hub
 //     one request at a time, and ends when the forward is cancelled at
@@ -129,30 +130,16 @@ func folderTar(dir string, rewrite func(string) string) ([]byte, []string, error
 	return buf.Bytes(), socks, err
 }
 
-// unpackScript makes the session's folder $1 afresh (private) and
-// unpacks the tar on stdin into it.
-const unpackScript = `umask 077
-rm -rf -- "$1" && mkdir -p -- "$1" && chmod 0700 "$1" && tar -x -f - -C "$1"`
-
-// upload writes the projection's files to its folder on the host.
-func (h *Host) upload(ctx context.Context, pr *projection) error {
-	var stderr boundedBuffer
-	cmd := h.remoteCommand(ctx, unpackScript, pr.remote)
-	cmd.Stdin, cmd.Stderr = bytes.NewReader(pr.files), &stderr
-	if err := cmd.Run(); err != nil {
-		return h.remoteFailure(ctx, err, stderr.String(), "the session's credentials could not be prepared on the host")
-	}
-	return nil
-}
-
-// envPreamble is what the start script reads from stdin before it
-// starts the child: one NAME=value a line, then an empty line.
-func envPreamble(env []string) []byte {
+// preamble is what the start script reads from stdin before it starts
+// the child: the variables, one NAME=value a line, then an empty line,
+// then the size of the folder's tar on a line, and the tar.
+func (pr *projection) preamble() []byte {
 	var b bytes.Buffer
-	for _, kv := range env {
+	for _, kv := range pr.env {
 		b.WriteString(kv)
 		b.WriteByte('\n')
 	}
-	b.WriteByte('\n')
+	fmt.Fprintf(&b, "\n%d\n", len(pr.files))
+	b.Write(pr.files)
 	return b.Bytes()
 }

@@ -22,20 +22,23 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// startScript starts a session on the host: $1 is the private runtime
-// folder, $2 the session's name there, $3 the workspace folder, $4 its
-// data folder, $5 its socket; the command follows. It first reads the
-// session's variables from stdin (envPreamble: NAME=value lines, and
-// PATH+=dir to put dir first on PATH, up to an empty line; read takes
-// no byte past it). It then starts the child as the leader of a new
-// session and process group (setsid; stdin is passed through fd 3,
-// since sh gives a background command /dev/null as its stdin before any
-// redirection of its own), and prints the
-// child's pid, which names the group a forced stop kills. Once the child
-// exits, the shell kills what it left in its group (as the local backend
-// does) and removes the socket, pid file and credentials folder, so an
-// orderly end, and a forced one, cost no further round trip. Without
-// setsid (not Linux) the child stays in the shell's group.
+// startScript starts a session on the host in one round trip: $1 is the
+// private runtime folder, $2 the session's name there, $3 the workspace
+// folder, $4 its data folder, $5 its socket; the command follows. From
+// stdin (read takes no byte past a line; dd bs=1 none past its count) it
+// reads the session's variables (envPreamble: NAME=value lines, and
+// PATH+=dir to put dir first on PATH, up to an empty line), then the
+// size of the credentials folder's tar and the tar, which it unpacks into
+// a fresh private folder. It says "wharf-unpacked" and waits for "go":
+// meanwhile the Hub forwards the folder's sockets there. It then starts
+// the child as the leader of a new session and process group (setsid;
+// stdin passed through fd 3, since sh gives a background command
+// /dev/null as its stdin before any redirection of its own), and prints
+// the child's pid, which names the group a forced stop kills. Once the
+// child exits, the shell kills what it left in its group (as the local
+// backend does) and removes the socket, pid file and credentials folder,
+// so an orderly end, and a forced one, cost no further round trip.
+// Without setsid (not Linux) the child stays in the shell's group.
 const startScript = `umask 077
 rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
 while IFS= read -r line && [ -n "$line" ]; do
@@ -45,8 +48,14 @@ while IFS= read -r line && [ -n "$line" ]; do
     *) exit 68 ;;
   esac
 done
+IFS= read -r size || exit 68
+case "$size" in ''|*[!0-9]*) exit 68 ;; esac
 [ -d "$dir" ] || exit 66
 mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
+rm -rf -- "$rt/$n" && mkdir -- "$rt/$n" || exit 67
+dd bs=1 count="$size" 2>/dev/null | tar -x -f - -C "$rt/$n" || { rm -rf -- "$rt/$n"; exit 67; }
+echo wharf-unpacked
+IFS= read -r go && [ "$go" = go ] || { rm -rf -- "$rt/$n"; exit 69; }
 exec 3<&0
 if command -v setsid >/dev/null 2>&1; then
   setsid "$@" <&3 3<&- &
@@ -68,6 +77,7 @@ const (
 	exitNoFolder     = 66
 	exitNoRuntime    = 67
 	exitBadVariables = 68
+	exitNoGo         = 69
 )
 
 // killScript kills the group $1 on the host (or the process, when it
@@ -141,17 +151,10 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	}
 	s.proj = pr
 	step("projected")
-	if err := h.upload(ctx, pr); err != nil {
+	if err := h.forward(ctx, "forward", s.localForward()); err != nil {
 		pr.hub.Close()
 		return nil, err
 	}
-	step("uploaded")
-	if err := h.forward(ctx, "forward", s.forwardSpec()); err != nil {
-		pr.hub.Close()
-		h.clean(s)
-		return nil, err
-	}
-	step("forwarded")
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
 	argv := append([]string{run, name, spec.Path, data, s.rsock, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
@@ -159,9 +162,16 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	if err := s.spawn(spec.WorkspaceID, argv); err != nil {
 		h.unforward(s)
 		pr.hub.Close()
-		h.clean(s)
 		return nil, err
 	}
+	if err := s.forwardCredentials(ctx); err != nil {
+		s.Abort(err)
+		if s.exitCode() == exitNoFolder {
+			return nil, hub.Wrap(hub.Internal, err, "workspace folder is missing or not a directory on the host")
+		}
+		return nil, err
+	}
+	step("forwarded")
 	if err := s.AwaitReady(ctx); err != nil {
 		s.Abort(err)
 		switch s.exitCode() {
@@ -190,17 +200,43 @@ type session struct {
 	cmd     *exec.Cmd
 	pipes   *childrun.Pipes
 	pid     atomic.Int64 // the remote child's pid (and group); 0 until it printed it
-	proj    *projection  // its credentials, closed by reap
+
+	unpacked     chan bool     // the start script's first line: whether it unpacked the credentials
+	preambleSent chan struct{} // closed once the variables and folder are written (or failed)
+	proj         *projection   // its credentials, closed by reap
 
 	ended     atomic.Bool // the local client has exited
 	closeOnce sync.Once
 	state     *os.ProcessState // set before Done is closed
 }
 
-// forwardSpec is the session's forwards: its socket to the Hub (-L), and
-// its credentials' sockets to the host (-R).
-func (s *session) forwardSpec() []string {
-	return append([]string{"-L", s.lsock + ":" + s.rsock}, s.proj.forwards()...)
+// localForward is the forward of the session's socket to the Hub.
+func (s *session) localForward() []string { return []string{"-L", s.lsock + ":" + s.rsock} }
+
+// forwardCredentials waits until the start script has unpacked the
+// credentials folder, forwards its sockets there and lets the script
+// start the child.
+func (s *session) forwardCredentials(ctx context.Context) error {
+	select {
+	case ok := <-s.unpacked:
+		if !ok {
+			return hub.Errorf(hub.Internal, "the session's credentials could not be prepared on the host")
+		}
+	case <-s.Done():
+		return hub.Wrap(hub.Internal, errors.New(s.Tail()), "session exited before it was ready")
+	case <-ctx.Done():
+		return childrun.StartInterrupted(ctx.Err())
+	}
+	if fw := s.proj.forwards(); len(fw) > 0 {
+		if err := s.h.forward(ctx, "forward", fw); err != nil {
+			return err
+		}
+	}
+	<-s.preambleSent // the script read it all before it unpacked
+	if _, err := s.pipes.StdinW.Write([]byte("go\n")); err != nil {
+		return hub.Wrap(hub.Internal, err, "session could not be started")
+	}
+	return nil
 }
 
 // spawn starts the local ssh client that runs the child over the master,
@@ -222,11 +258,16 @@ func (s *session) spawn(id string, argv []string) error {
 		return hub.Wrap(hub.Internal, err, "session could not be started")
 	}
 	s.cmd, s.pipes = cmd, p
-	// The variables go first on the channel; the pipe holds them until
-	// the start script reads them.
-	if _, err := p.StdinW.Write(envPreamble(s.proj.env)); err != nil {
-		h.log.Warn("the session's variables could not be sent", "workspace", id, "err", err)
-	}
+	// The variables and the credentials folder go first on the channel,
+	// from a goroutine: a script that exits early stops reading, and the
+	// write then ends only when the reaper closes the pipe.
+	s.unpacked, s.preambleSent = make(chan bool, 1), make(chan struct{})
+	go func() {
+		defer close(s.preambleSent)
+		if _, err := p.StdinW.Write(s.proj.preamble()); err != nil {
+			h.log.Debug("the session's variables were not all sent", "workspace", id, "err", err)
+		}
+	}()
 	h.live.Add(1)
 	s.Session = childrun.New(childrun.Config{
 		WorkspaceID: id, Socket: s.lsock, Process: s, Terminate: "the end of its input",
@@ -239,32 +280,37 @@ func (s *session) spawn(id string, argv []string) error {
 	return nil
 }
 
-// readStdout reads the pid line the start script prints, then hands the
-// rest (the child's own stdout) to the shared reader.
+// readStdout reads the lines the start script prints (the credentials
+// unpacked, then the child's pid), then hands the rest (the child's own
+// stdout) to the shared reader.
 func (s *session) readStdout() {
-	if pid, ok := readPid(s.pipes.StdoutR); ok {
-		s.pid.Store(int64(pid))
+	line, ok := readLine(s.pipes.StdoutR)
+	s.unpacked <- ok && line == "wharf-unpacked"
+	if line, ok := readLine(s.pipes.StdoutR); ok {
+		v, ok := strings.CutPrefix(line, "wharf-pid ")
+		if pid, err := strconv.Atoi(v); ok && err == nil && pid > 1 {
+			s.pid.Store(int64(pid))
+		}
 	}
 	s.ReadStdout(s.pipes.StdoutR)
 }
 
-// maxPidLine bounds the pid line.
-const maxPidLine = 32
+// maxScriptLine bounds a line of the start script's.
+const maxScriptLine = 32
 
-// readPid reads "wharf-pid N\n" one byte at a time, never past its end.
-func readPid(r io.Reader) (int, bool) {
-	var line [maxPidLine]byte
+// readLine reads one line of the start script's, one byte at a time,
+// never past its end.
+func readLine(r io.Reader) (string, bool) {
+	var line [maxScriptLine]byte
 	for n := 0; n < len(line); n++ {
 		if _, err := io.ReadFull(r, line[n:n+1]); err != nil {
-			return 0, false
+			return "", false
 		}
 		if line[n] == '\n' {
-			v, ok := strings.CutPrefix(string(line[:n]), "wharf-pid ")
-			pid, err := strconv.Atoi(v)
-			return pid, ok && err == nil && pid > 1
+			return string(line[:n]), true
 		}
 	}
-	return 0, false
+	return "", false
 }
 
 // Terminate closes the child's stdin (childrun.Process): the channel's
@@ -379,7 +425,12 @@ func (h *Host) forward(ctx context.Context, op string, spec []string) error {
 func (h *Host) unforward(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
 	defer cancel()
-	_ = h.forward(ctx, "cancel", s.forwardSpec()) // fails only when the master, and the forward, are gone
+	// Each fails only when the master, and the forward, are gone, or the
+	// forward was never made (a failed start).
+	_ = h.forward(ctx, "cancel", s.localForward())
+	if fw := s.proj.forwards(); len(fw) > 0 {
+		_ = h.forward(ctx, "cancel", fw)
+	}
 	if err := os.Remove(s.lsock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		h.log.Warn("could not remove the session's forwarded socket", "err", err)
 	}
