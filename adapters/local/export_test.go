@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -23,7 +22,7 @@ func SocketOf(rs hub.WorkspaceSession) string { return rs.(*workspaceSession).so
 func ExitState(rs hub.WorkspaceSession) *os.ProcessState {
 	s := rs.(*workspaceSession)
 	select {
-	case <-s.done:
+	case <-s.Done():
 		return s.state
 	default:
 		return nil
@@ -36,20 +35,6 @@ func (b *Backend) Live() int64 { return b.live.Load() }
 // OnSpawn makes b report the pid of every child it spawns; set it before
 // the first Start.
 func (b *Backend) OnSpawn(f func(pid int)) { b.spawned = f }
-
-// OpenFeedVia opens a feed as a session does, through c (whose every
-// connection reaches the session), with done standing for the session's
-// end and maxEvent bounding one event's data.
-func OpenFeedVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxEvent int, req hub.FeedRequest) (hub.Feed, error) {
-	return feedSource{client: c, done: done, maxEvent: maxEvent}.open(ctx, req)
-}
-
-// OpenNotificationsVia opens a notification feed as a session does,
-// through c, with done standing for the session's end and maxFrame
-// bounding one frame.
-func OpenNotificationsVia(ctx context.Context, c *http.Client, done <-chan struct{}, maxFrame int, cursor string) (hub.NotificationFeed, error) {
-	return feedSource{client: c, done: done}.openNotifications(ctx, cursor, maxFrame)
-}
 
 // DataDirOf makes and returns the private data directory of workspace id.
 func (b *Backend) DataDirOf(id string) (string, error) { return b.dataDir(id) }

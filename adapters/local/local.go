@@ -18,11 +18,11 @@
 // generated git and ssh configs, with every ambient credential variable
 // removed. The folder goes when the child is reaped.
 //
-// Facts, feeds and forwarded requests all reach the child over its socket.
-// A feed (OpenFeed) is one GET of the child's Server-Sent Events endpoint
-// for its topic, held open for the feed's life and read into frames; the
-// notification feed (OpenNotifications) is read the same way from its own
-// endpoint, each frame decoded strictly and held to the port's order.
+// Facts, feeds and forwarded requests all reach the child over its socket,
+// and a stop escalates from SIGTERM to SIGKILL: that part of the
+// lifecycle is shared with the other backends (adapters/internal/childrun);
+// this package keeps what is local — spawning the process, its group, its
+// credential projection and data directory.
 package local
 
 import (
@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childproto"
+	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -197,7 +198,7 @@ func (b *Backend) Name() string { return "local" }
 // Conflict: two children would fight over one socket.
 func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, startInterrupted(err)
+		return nil, childrun.StartInterrupted(err)
 	}
 	if spec.WorkspaceID == "" {
 		return nil, hub.Errorf(hub.Internal, "session has no workspace id")
@@ -228,8 +229,8 @@ func (b *Backend) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 		b.release(sock)
 		return nil, err
 	}
-	if err := s.awaitReady(ctx); err != nil {
-		s.abort(err)
+	if err := s.AwaitReady(ctx); err != nil {
+		s.Abort(err)
 		return nil, err
 	}
 	b.log.Debug("session started", "workspace", spec.WorkspaceID, "pid", s.pid)
@@ -319,15 +320,15 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []strin
 	cmd.Env = proj.Apply(base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
-	p, err := newPipes()
+	p, err := childrun.NewPipes()
 	if err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "session could not be started")
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childEnds()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.ChildEnds()
 	err = cmd.Start()
-	p.closeChildEnds() // the child holds its own copies now
+	p.CloseChildEnds() // the child holds its own copies now
 	if err != nil {
-		p.closeOurEnds()
+		p.CloseOurEnds()
 		b.log.Error("session could not be started", "workspace", spec.WorkspaceID, "err", err)
 		return nil, hub.Wrap(hub.Internal, err, "session could not be started")
 	}
@@ -335,18 +336,14 @@ func (b *Backend) spawn(spec hub.WorkspaceSessionSpec, sock string, base []strin
 	if b.spawned != nil {
 		b.spawned(cmd.Process.Pid)
 	}
-	s := newWorkspaceSession(b, spec.WorkspaceID, sock, cmd, p)
-	s.proj = proj
-	go s.readStdout()
-	go s.readStderr()
+	s := &workspaceSession{b: b, sock: sock, cmd: cmd, pid: cmd.Process.Pid, pipes: p, proj: proj}
+	s.Session = childrun.New(childrun.Config{
+		WorkspaceID: spec.WorkspaceID, Socket: sock, Process: s, Terminate: "SIGTERM",
+		ReadyTimeout: b.opts.ReadyTimeout, StopGrace: b.opts.StopGrace,
+		Log: b.log.With("workspace", spec.WorkspaceID, "pid", s.pid),
+	})
+	go s.ReadStdout(p.StdoutR)
+	go s.ReadStderr(p.StderrR)
 	go s.reap()
 	return s, nil
-}
-
-// startInterrupted is Start's error when ctx ends first.
-func startInterrupted(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return hub.Wrap(hub.Internal, err, "session did not become ready in time")
-	}
-	return hub.Wrap(hub.Internal, err, "session start was cancelled")
 }

@@ -1,9 +1,17 @@
-// Package sshdtest serves SSH to tests as a Git host does: OpenSSH's
-// sshd on a loopback port, started without privileges of its own. The
-// test process accepts each connection and hands it to a new `sshd -i`
-// (inetd mode) with a throwaway host key and an authorized_keys file the
-// test writes, so a test can prove which key logged in, and that a
-// host key is confirmed before anything is sent.
+// Package sshdtest serves SSH to tests as a Git host or a remote
+// workspace host does: OpenSSH's sshd on a loopback port, started without
+// privileges of its own. The test process accepts each connection and
+// hands it to a new `sshd -i` (inetd mode) with a throwaway host key and
+// an authorized_keys file the test writes, so a test can prove which key
+// logged in, and that a host key is confirmed before anything is sent.
+//
+// Each connection's sshd leads its own process group (the sessions it
+// starts lead their own), so Signal can stop, continue or kill the
+// connections — a partition, its healing, a crash of the host's sshd —
+// without touching the programs they run. Unix-socket forwarding is on
+// (with StreamLocalBindUnlink, so a socket forwarded to the server
+// replaces a stale one), and variables named WHARF_TEST_* are accepted
+// from clients that send them (SendEnv).
 package sshdtest
 
 import (
@@ -14,6 +22,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -33,8 +42,12 @@ type Server struct {
 	KnownHosts string
 
 	authorized string // the authorized_keys file
+	hostKey    string // the host key file
 	mu         sync.Mutex
 	log        strings.Builder
+
+	connMu  sync.Mutex
+	running map[*exec.Cmd]bool // connections' sshd, until waited for
 }
 
 // Host is the server's host as ssh URLs and known_hosts name it.
@@ -54,8 +67,8 @@ func (s *Server) String() string {
 	return s.log.String()
 }
 
-// Authorize makes the server accept exactly the key line given, for the
-// user the test runs as.
+// Authorize makes the server accept exactly the key lines given (one, or
+// several joined by line breaks), for the user the test runs as.
 func (s *Server) Authorize(t testing.TB, line string) {
 	t.Helper()
 	if err := os.WriteFile(s.authorized, []byte(line+"\n"), 0o600); err != nil {
@@ -106,7 +119,8 @@ func Start(t testing.TB) *Server {
 	}
 	hostKey := filepath.Join(dir, "host_key")
 	cfg := filepath.Join(dir, "sshd_config")
-	s := &Server{authorized: filepath.Join(dir, "authorized_keys"), KnownHosts: filepath.Join(dir, "known_hosts")}
+	s := &Server{authorized: filepath.Join(dir, "authorized_keys"), KnownHosts: filepath.Join(dir, "known_hosts"),
+		hostKey: hostKey, running: map[*exec.Cmd]bool{}}
 	write := func(name, text string) {
 		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -116,7 +130,8 @@ func Start(t testing.TB) *Server {
 	write(s.authorized, "")
 	write(cfg, fmt.Sprintf("HostKey %s\nAuthorizedKeysFile %s\nStrictModes no\nPubkeyAuthentication yes\n"+
 		"PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin prohibit-password\n"+
-		"PidFile none\nLogLevel VERBOSE\n", hostKey, s.authorized))
+		"PidFile none\nLogLevel VERBOSE\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n"+
+		"AcceptEnv WHARF_TEST_*\n", hostKey, s.authorized))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +143,6 @@ func Start(t testing.TB) *Server {
 	write(s.KnownHosts, fmt.Sprintf("[127.0.0.1]:%d %s", s.Port, ssh.MarshalAuthorizedKey(s.HostKey)))
 
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var running []*exec.Cmd
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -145,27 +158,128 @@ func Start(t testing.TB) *Server {
 			}
 			cmd := exec.Command(sshd, "-i", "-e", "-f", cfg)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = f, f, s
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			s.connMu.Lock()
 			err = cmd.Start()
+			if err == nil {
+				s.running[cmd] = true
+			}
+			s.connMu.Unlock()
 			f.Close()
 			if err != nil {
 				fmt.Fprintln(s, "sshd did not start:", err)
 				continue
 			}
-			mu.Lock()
-			running = append(running, cmd)
-			mu.Unlock()
 			wg.Add(1)
-			go func() { defer wg.Done(); cmd.Wait() }()
+			go func() {
+				defer wg.Done()
+				cmd.Wait()
+				s.connMu.Lock()
+				delete(s.running, cmd)
+				s.connMu.Unlock()
+			}()
 		}
 	}()
 	t.Cleanup(func() {
 		l.Close()
-		mu.Lock()
-		for _, cmd := range running {
-			cmd.Process.Signal(syscall.SIGKILL) // ours; a no-op once it has exited and been waited for
-		}
-		mu.Unlock()
+		s.Signal(syscall.SIGCONT) // a stopped sshd ignores the kill until continued
+		s.Signal(syscall.SIGKILL)
 		wg.Wait()
 	})
 	return s
+}
+
+// Signal sends sig to the process group of every connection's sshd still
+// running (not to the sessions they started, which lead groups of their
+// own) and returns how many it signalled: SIGSTOP cuts every connection
+// off as a partition does, SIGCONT heals it, SIGKILL is a crash.
+func (s *Server) Signal(sig syscall.Signal) int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	n := 0
+	for cmd := range s.running {
+		// Ours until waited for, which removes it from running first.
+		if err := syscall.Kill(-cmd.Process.Pid, sig); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Connections counts the connections whose sshd still runs.
+func (s *Server) Connections() int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return len(s.running)
+}
+
+// RotateHostKey gives the server a new host key: connections made after
+// it present the new key, which KnownHosts does not name (a changed host
+// key, as a reinstalled or impersonated host shows).
+func (s *Server) RotateHostKey(t testing.TB) {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.hostKey, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Client is what an OpenSSH client needs to log in to the server: an
+// ssh_config file with one Host entry, Alias, naming the server, a key
+// the server accepts, and KnownHosts as its only known hosts file.
+type Client struct {
+	Config string // give ssh -F Config
+	Alias  string // the Host entry: give ssh Alias as the destination
+	User   string // the user it logs in as: the test's
+	// AuthorizedKey is its key's authorized_keys line, for a test that
+	// authorizes another key beside it.
+	AuthorizedKey string
+}
+
+// NewClient makes a client key, makes the server accept it (replacing
+// what Authorize set), and writes a client configuration in dir (kept
+// short: sockets may be made beside it) that uses it and no agent, with
+// known hosts knownHosts (s.KnownHosts when "").
+func (s *Server) NewClient(t testing.TB, dir, knownHosts string) Client {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(key, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub)))
+	s.Authorize(t, line)
+	if knownHosts == "" {
+		knownHosts = s.KnownHosts
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Client{Config: filepath.Join(dir, "ssh_config"), Alias: "wharf-test-host", User: u.Username, AuthorizedKey: line}
+	text := fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n"+
+		"  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n"+
+		"  SendEnv WHARF_TEST_*\n  LogLevel ERROR\n", c.Alias, s.Port, u.Username, key, knownHosts)
+	if err := os.WriteFile(c.Config, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

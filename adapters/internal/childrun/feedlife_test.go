@@ -1,4 +1,4 @@
-package local_test
+package childrun_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/local"
+	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -80,7 +80,7 @@ func TestFeedLifetime(t *testing.T) {
 		is := is.New(t)
 		c := newLiveChild(t)
 		ctx, cancel := context.WithCancel(testContext(t))
-		f, err := local.OpenFeedVia(ctx, c.client, c.done, 1<<10, activity)
+		f, err := childrun.OpenFeed(ctx, c.client, c.done, 1<<10, activity)
 		is.NoErr(err) // opened
 		defer f.Close()
 		cancel()
@@ -149,7 +149,7 @@ func TestFeedLifetime(t *testing.T) {
 			<-arrived
 			cancel()
 		}()
-		f, err := local.OpenFeedVia(ctx, u.client, u.done, 1<<10, activity)
+		f, err := childrun.OpenFeed(ctx, u.client, u.done, 1<<10, activity)
 		is.True(f == nil)                          // no feed
 		is.True(errors.Is(err, context.Canceled))  // the ctx's error
 		is.Equal(hub.KindOf(err), hub.Unavailable) // as unavailable

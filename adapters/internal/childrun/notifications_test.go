@@ -1,4 +1,4 @@
-package local_test
+package childrun_test
 
 import (
 	"errors"
@@ -10,14 +10,14 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/local"
+	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/hub"
 )
 
 // openNotices opens a notification feed of u from cursor with frames
 // bounded by maxFrame bytes.
 func (u *upstream) openNotices(t *testing.T, cursor string, maxFrame int) (hub.NotificationFeed, error) {
-	f, err := local.OpenNotificationsVia(testContext(t), u.client, u.done, maxFrame, cursor)
+	f, err := childrun.OpenNotifications(testContext(t), u.client, u.done, maxFrame, cursor)
 	if err == nil {
 		t.Cleanup(f.Close)
 	}

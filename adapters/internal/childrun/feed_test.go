@@ -1,4 +1,4 @@
-package local_test
+package childrun_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/wharfhub/wharf/adapters/local"
+	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -37,7 +37,7 @@ func newUpstream(t *testing.T, handler http.HandlerFunc) *upstream {
 
 // open opens a feed of topic with events bounded by maxEvent bytes.
 func (u *upstream) open(t *testing.T, req hub.FeedRequest, maxEvent int) (hub.Feed, error) {
-	f, err := local.OpenFeedVia(testContext(t), u.client, u.done, maxEvent, req)
+	f, err := childrun.OpenFeed(testContext(t), u.client, u.done, maxEvent, req)
 	if err == nil {
 		t.Cleanup(f.Close)
 	}

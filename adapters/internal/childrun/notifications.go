@@ -1,4 +1,4 @@
-package local
+package childrun
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // session, is Unavailable. A cursor no frame can carry (longer than
 // childproto.MaxNotificationCursorBytes, or not printable ASCII: never
 // one the feed gave) is Invalid, without asking.
-func (s *workspaceSession) OpenNotifications(ctx context.Context, cursor string) (hub.NotificationFeed, error) {
+func (s *Session) OpenNotifications(ctx context.Context, cursor string) (hub.NotificationFeed, error) {
 	return s.feeds.openNotifications(ctx, cursor, childproto.MaxNotificationFrameBytes)
 }
 

@@ -1,0 +1,28 @@
+package sshhost_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wharfhub/wharf/adapters/internal/sshdtest"
+	"github.com/wharfhub/wharf/fakes/porttest"
+	"github.com/wharfhub/wharf/hub"
+)
+
+func TestBackend(t *testing.T) {
+	// One host for the whole suite, each test with its own Hub side
+	// (runtime folder, master): the binary is copied once.
+	srv := sshdtest.Start(t)
+	client, root := srv.NewClient(t, shortDir(t), ""), shortDir(t)
+	porttest.Backend(t, func(t *testing.T) (hub.Backend, string) {
+		r := newRigOn(t, srv, client, root, nil)
+		// The host is this machine: a folder of the test is a folder on
+		// the host. A small one keeps the document feed's indexing quick.
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# alpha\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return r.host, dir
+	})
+}

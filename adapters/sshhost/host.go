@@ -1,0 +1,319 @@
+package sshhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/wharfhub/wharf/adapters/internal/credenv"
+	"github.com/wharfhub/wharf/hub"
+)
+
+var _ hub.Backend = (*Host)(nil)
+
+// Defaults of the Options durations.
+const (
+	DefaultReadyTimeout = 30 * time.Second
+	DefaultStopGrace    = 3 * time.Second
+	// DefaultRemoteRoot is where Wharf keeps its files on a host,
+	// relative to the remote user's home.
+	DefaultRemoteRoot = ".cache/wharf"
+)
+
+// Options configure a Host. The zero value of each optional field picks
+// its default.
+type Options struct {
+	// Name names the host in the Hub: 1-32 lowercase ASCII letters,
+	// digits and hyphens, beginning with a letter or digit. The backend
+	// is "ssh:"+Name.
+	Name string
+	// Destination is what ssh is given: an alias of the Hub user's
+	// ~/.ssh/config, or [user@]host. One beginning with '-' (an option to
+	// ssh), or holding spaces or control characters, is refused.
+	Destination string
+	// RuntimeDir is the Hub-side private directory (created 0700 when
+	// missing, refused when open to group or others) of the host's
+	// master socket and its sessions' forwarded sockets. It must be short
+	// enough for a Unix socket path (about 100 bytes) and hold no ':'
+	// (ssh's forward syntax). Required.
+	RuntimeDir string
+	// SSH is the ssh command and any options of its own (tests add
+	// -F <config>). Default: "ssh" from PATH.
+	SSH []string
+	// Binary is the local executable copied to the host and run there as
+	// `wharf session`. Default: the running executable.
+	Binary string
+	// RemoteRoot is the host directory of Wharf's files (bin/, run/,
+	// data/), relative to the remote user's home unless absolute.
+	// Default DefaultRemoteRoot.
+	RemoteRoot string
+	// Env is the environment of the local ssh processes (ssh needs HOME
+	// and SSH_AUTH_SOCK). Default: os.Environ() when New runs. The remote
+	// session's environment is the remote login's.
+	Env []string
+	// Logger receives ssh's and the sessions' stderr and lifecycle
+	// events. Default: discard.
+	Logger *slog.Logger
+	// ReadyTimeout bounds how long a session may take to become ready,
+	// once the host is reached and the binary in place. Default
+	// DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+	// StopGrace is how long a stop waits after closing the session's
+	// stdin before killing it, and then again for the kill to be
+	// confirmed. Default DefaultStopGrace.
+	StopGrace time.Duration
+	// AgentCommands sets the command of a coding agent by id in every
+	// session (childproto.Args.Agents); the commands run on the host.
+	AgentCommands map[string][]string
+}
+
+// Host is the backend of one host. It is safe for concurrent use.
+type Host struct {
+	opts    Options
+	log     *slog.Logger
+	ctlPath string // the master's control socket
+
+	// goos and goarch are what the host must run: the Hub's own.
+	goos, goarch string
+
+	connMu sync.Mutex // serializes connecting and installing
+	conn   *remote    // what the current master learned; nil until connected
+	closed bool
+
+	mu       sync.Mutex
+	sessions map[string]string // local socket path -> workspace id, from start to end
+
+	live   atomic.Int64 // sessions started and not yet ended
+	copies atomic.Int64 // binaries copied to the host
+}
+
+// remote is what Wharf knows of the host once connected.
+type remote struct {
+	root      string // RemoteRoot, absolute on the host
+	installed string // the remote path of the binary, once verified; "" before
+}
+
+// hashLen is the length of the hex hash naming a session's sockets and
+// runtime files (of the workspace id) and the control socket (of the
+// host's name).
+const hashLen = 12
+
+// maxSocketPath is the longest path a Unix socket can bind here: sun_path
+// less its terminating NUL (107 bytes on Linux, 103 on the BSDs).
+var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
+
+// New returns the Host of opts after preparing RuntimeDir; it does not
+// touch the network (Check, Start and Exec connect).
+func New(opts Options) (*Host, error) {
+	if err := checkName(opts.Name); err != nil {
+		return nil, err
+	}
+	if err := checkDestination(opts.Destination); err != nil {
+		return nil, err
+	}
+	if opts.RuntimeDir == "" {
+		return nil, errors.New("ssh host: no runtime directory")
+	}
+	dir, err := filepath.Abs(opts.RuntimeDir)
+	if err != nil {
+		return nil, fmt.Errorf("ssh host: runtime directory: %w", err)
+	}
+	if strings.ContainsAny(dir, ":\n") {
+		return nil, fmt.Errorf("ssh host: runtime directory %s holds ':' or a line break, which ssh's forwards cannot name", dir)
+	}
+	if n := len(dir) + 1 + hashLen + 1 + len(credenv.LongestSocketName); n > maxSocketPath {
+		return nil, fmt.Errorf("ssh host: runtime directory %s is too long for Unix sockets "+
+			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
+	}
+	if err := privateDir(dir); err != nil {
+		return nil, fmt.Errorf("ssh host: %w", err)
+	}
+	opts.RuntimeDir = dir
+	if len(opts.SSH) == 0 {
+		opts.SSH = []string{"ssh"}
+	} else {
+		opts.SSH = slices.Clone(opts.SSH)
+	}
+	if opts.Binary == "" {
+		if opts.Binary, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("ssh host: own executable: %w", err)
+		}
+	}
+	if opts.RemoteRoot == "" {
+		opts.RemoteRoot = DefaultRemoteRoot
+	}
+	if strings.ContainsAny(opts.RemoteRoot, ":\n\x00") {
+		return nil, fmt.Errorf("ssh host: remote root %q holds ':' or a control character", opts.RemoteRoot)
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Host{
+		opts: opts, log: log.With("backend", "ssh:"+opts.Name),
+		ctlPath: filepath.Join(dir, "cm-"+shortHash(opts.Name)),
+		goos:    runtime.GOOS, goarch: runtime.GOARCH,
+		sessions: map[string]string{},
+	}, nil
+}
+
+// checkName holds the host's name to hub.CheckHostName's rule.
+func checkName(name string) error {
+	ok := name != "" && len(name) <= 32 && name[0] != '-'
+	for _, r := range name {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
+	}
+	if !ok {
+		return hub.Errorf(hub.Invalid, "host name must be 1-32 lowercase letters, digits or hyphens, beginning with a letter or digit")
+	}
+	return nil
+}
+
+// checkDestination refuses what ssh could read as an option, and spaces
+// and control characters.
+func checkDestination(dest string) error {
+	switch {
+	case dest == "":
+		return hub.Errorf(hub.Invalid, "destination is required: a host name, user@host, or an alias from ~/.ssh/config")
+	case len(dest) > 255:
+		return hub.Errorf(hub.Invalid, "destination must be at most 255 bytes")
+	case dest[0] == '-':
+		return hub.Errorf(hub.Invalid, "destination must not begin with '-'")
+	}
+	for _, r := range dest {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return hub.Errorf(hub.Invalid, "destination must not contain spaces or control characters")
+		}
+	}
+	return nil
+}
+
+// privateDir creates dir with mode 0700 when missing and checks that it is
+// a real directory closed to group and others: its sockets reach the
+// sessions and the master without any other authentication.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("runtime directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("runtime directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("runtime directory %s is not a directory", dir)
+	case fi.Mode().Perm()&0o077 != 0:
+		return fmt.Errorf("runtime directory %s is open to group or others (mode %v); chmod 700 it", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// shortHash is hashLen hex digits of the SHA-256 of s: short, and free of
+// any character s may hold.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// Name reports "ssh:" and the host's name.
+func (h *Host) Name() string { return "ssh:" + h.opts.Name }
+
+// Check reaches the host now, connecting when not connected, and confirms
+// that sessions can run there: the same operating system and architecture
+// as the Hub. Its failures are Unavailable, with a public message in the
+// user's terms (an unknown or changed host key, a refused login, an
+// unreachable host, another system).
+func (h *Host) Check(ctx context.Context) error {
+	_, err := h.connect(ctx)
+	return err
+}
+
+// Close ends the master; sessions still running on the host end with it
+// (their channels close, so their stdin ends). Calls after Close fail.
+func (h *Host) Close() error {
+	h.connMu.Lock()
+	defer h.connMu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	h.conn = nil
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
+	defer cancel()
+	if h.masterUp(ctx) {
+		var stderr boundedBuffer
+		cmd := h.controlCommand(ctx, "exit")
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			h.log.Warn("the master did not exit", "err", err, "stderr", strings.TrimSpace(stderr.String()))
+			return hub.Wrap(hub.Internal, err, "the connection to the host could not be closed")
+		}
+	}
+	return nil
+}
+
+// errClosed is the error of calls after Close.
+var errClosed = hub.Errorf(hub.Unavailable, "the host's connection is closed")
+
+// connect makes sure the master runs, the host is what the Hub can run
+// on, and returns what is known of it. A master that died (a partition,
+// the host rebooted) is started again.
+func (h *Host) connect(ctx context.Context) (*remote, error) {
+	h.connMu.Lock()
+	defer h.connMu.Unlock()
+	if h.closed {
+		return nil, errClosed
+	}
+	if h.conn != nil && h.masterUp(ctx) {
+		return h.conn, nil
+	}
+	h.conn = nil
+	if !h.masterUp(ctx) {
+		var stderr boundedBuffer
+		cmd := h.masterCommand(ctx)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return nil, hub.Wrap(hub.Unavailable, ctx.Err(), fmt.Sprintf("host %s: the connection was not made in time", h.opts.Name))
+			}
+			err := h.connectFailure(err, stderr.String())
+			h.log.Warn("the host could not be reached", "err", err)
+			return nil, err
+		}
+	}
+	r, err := h.probe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.conn = r
+	return r, nil
+}
+
+// masterUp asks the master whether it runs.
+func (h *Host) masterUp(ctx context.Context) bool {
+	if _, err := os.Lstat(h.ctlPath); err != nil {
+		return false
+	}
+	return h.controlCommand(ctx, "check").Run() == nil
+}

@@ -1,0 +1,78 @@
+package sshhost
+
+// The scripts a session runs on the host, in /bin/sh, each given its
+// arguments as positional parameters (remoteLine), each one quoted word
+// and never shell text: nothing a repository or a workspace names is ever
+// run.
+
+// startScript starts a session on the host in one round trip: $1 is the
+// private runtime folder, $2 the session's name there, $3 the workspace
+// folder, $4 its data folder, $5 its socket; the command follows. From
+// stdin (read takes no byte past a line; dd bs=1 none past its count) it
+// reads the session's variables (projection.preamble: NAME=value lines, and
+// PATH+=dir to put dir first on PATH, up to an empty line), then the
+// size of the credentials folder's tar and the tar, which it unpacks into
+// a fresh private folder. It says "wharf-unpacked" and waits for "go":
+// meanwhile the Hub forwards the folder's sockets there. It then starts
+// the child as the leader of a new session and process group (setsid;
+// stdin passed through fd 3, since sh gives a background command
+// /dev/null as its stdin before any redirection of its own), and prints
+// the child's pid, which names the group a forced stop kills. Once the
+// child exits, the shell kills what it left in its group (as the local
+// backend does) and removes the socket, pid file and credentials folder,
+// so an orderly end, and a forced one, cost no further round trip.
+// Without setsid (not Linux) the child stays in the shell's group.
+const startScript = `umask 077
+rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
+while IFS= read -r line && [ -n "$line" ]; do
+  case "$line" in
+    PATH+=*) PATH="${line#PATH+=}:$PATH"; export PATH ;;
+    [A-Za-z_]*=*) export "$line" || exit 68 ;;
+    *) exit 68 ;;
+  esac
+done
+IFS= read -r size || exit 68
+case "$size" in ''|*[!0-9]*) exit 68 ;; esac
+[ -d "$dir" ] || exit 66
+mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
+rm -rf -- "$rt/$n" && mkdir -- "$rt/$n" || exit 67
+dd bs=1 count="$size" 2>/dev/null | tar -x -f - -C "$rt/$n" || { rm -rf -- "$rt/$n"; exit 67; }
+echo wharf-unpacked
+IFS= read -r go && [ "$go" = go ] || { rm -rf -- "$rt/$n"; exit 69; }
+exec 3<&0
+if command -v setsid >/dev/null 2>&1; then
+  setsid "$@" <&3 3<&- &
+else
+  "$@" <&3 3<&- &
+fi
+exec 3<&-
+c=$!
+echo "$c" > "$rt/$n.pid"
+printf 'wharf-pid %s\n' "$c"
+wait "$c"
+rc=$?
+kill -s KILL -- "-$c" 2>/dev/null
+rm -rf -- "$sock" "$rt/$n.pid" "$rt/$n"
+exit $rc`
+
+// Exit statuses of startScript's own refusals.
+const (
+	exitNoFolder     = 66
+	exitNoRuntime    = 67
+	exitBadVariables = 68
+	exitNoGo         = 69
+)
+
+// killScript kills the group $1 on the host (or the process, when it
+// leads none: no setsid there), unless its leader is
+// (on a system with /proc) no longer the session serving socket $2: the
+// pid may have been reused once the session ended.
+const killScript = `p="$1"
+if [ -r "/proc/$p/cmdline" ]; then
+  tr '\0' '\n' < "/proc/$p/cmdline" | grep -qxF -- "$2" || exit 0
+fi
+kill -s KILL -- "-$p" 2>/dev/null || kill -s KILL "$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
+
+// cleanScript removes a session's leftovers on the host: its socket,
+// pid file and credentials folder ($@).
+const cleanScript = `rm -rf -- "$@"`
