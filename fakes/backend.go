@@ -207,6 +207,17 @@ func (b *Backend) StartCount(id string) int {
 	return b.starts[id]
 }
 
+// TotalStarts reports how many sessions Start began, of any workspace.
+func (b *Backend) TotalStarts() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, c := range b.starts {
+		n += c
+	}
+	return n
+}
+
 // Spec returns what the last Start of id was asked: the workspace's
 // folder and the credentials its session was lent.
 func (b *Backend) Spec(id string) hub.WorkspaceSessionSpec {

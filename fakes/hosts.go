@@ -2,6 +2,7 @@ package fakes
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/wharfhub/wharf/hub"
@@ -27,6 +28,7 @@ type Machine struct {
 	checkErr error // what Check returns
 	checks   int
 	closes   int
+	reaps    []int // Backend's total starts at each Reap
 }
 
 // NewHosts returns a connector with no machine yet.
@@ -74,6 +76,11 @@ func (m *Machine) FailCheck(err error) {
 // Checks and Closes report how often the machine was checked and closed.
 func (m *Machine) Checks() int { m.mu.Lock(); defer m.mu.Unlock(); return m.checks }
 
+// Reaps reports, for each Reap so far, how many sessions the machine's
+// backend had started by then: a test tells the order of reaps and
+// starts by it.
+func (m *Machine) Reaps() []int { m.mu.Lock(); defer m.mu.Unlock(); return slices.Clone(m.reaps) }
+
 // Closes reports how often a place of the machine was closed.
 func (m *Machine) Closes() int { m.mu.Lock(); defer m.mu.Unlock(); return m.closes }
 
@@ -98,6 +105,16 @@ func (p place) Check(ctx context.Context) error {
 		return hub.Wrap(hub.Unavailable, err, "the host could not be reached")
 	}
 	return p.checkErr
+}
+
+// Reap records the call; the fake's sessions never outlive its Hub, so
+// there is nothing to reap.
+func (p place) Reap(ctx context.Context) ([]string, error) {
+	starts := p.Backend.TotalStarts()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reaps = append(p.reaps, starts)
+	return nil, ctx.Err()
 }
 
 func (p place) Close() error {

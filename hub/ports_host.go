@@ -28,6 +28,16 @@ type HostConnector interface {
 	Connect(h Host) (HostPlace, error)
 }
 
+// SessionReaper is implemented by a HostPlace whose sessions may outlive
+// the Hub that started them (a host kept running while the Hub died or
+// lost its connection). Reap ends every session there the place did not
+// start itself, and removes what they left; it returns what it reaped,
+// for the log. A restarted Hub calls it once per host holding workspaces,
+// before it starts any session there.
+type SessionReaper interface {
+	Reap(ctx context.Context) ([]string, error)
+}
+
 // HostPlace is one host, as the core uses it: the backend that runs its
 // workspaces' sessions, and its file system and git, on which the core's
 // folder and repository operations of those workspaces run. Methods are

@@ -109,6 +109,11 @@ type Config struct {
 	// push services are trusted with instead of the system's: a private
 	// push service (or a test's).
 	PushCAFile string
+	// SSH is the ssh command (and options of its own) that reaches the
+	// configured hosts, whose workspaces live on other machines; nil is
+	// "ssh" from PATH, with the Hub user's own configuration. `wharf
+	// serve --ssh-config FILE` gives ["ssh", "-F", FILE].
+	SSH []string
 	// Adapt, when set, may replace or wrap any of the real ports before the
 	// Hub is built: the one place an embedder swaps an adapter.
 	Adapt func(*service.Ports)
@@ -147,16 +152,19 @@ const (
 // Daemon is a running Hub with the adapters it was built over. Close it
 // once done.
 type Daemon struct {
-	cfg     Config
-	log     *slog.Logger
-	dir     *statedir.Dir
-	store   *sqlite.Store
-	git     *gitexec.Runner
-	hub     *service.Hub
-	handler http.Handler
-	metrics *metrics.Metrics // nil unless Config.Metrics
-	tls     *tls.Config      // the listener's: Config.TLS, or the ACME one
-	acme    *acmeCerts       // nil without Config.ACME
+	cfg   Config
+	log   *slog.Logger
+	dir   *statedir.Dir
+	store *sqlite.Store
+	git   *gitexec.Runner
+	// removeHostsDir removes an administration command's own hosts
+	// runtime folder at Close; nil for the daemon.
+	removeHostsDir func()
+	hub            *service.Hub
+	handler        http.Handler
+	metrics        *metrics.Metrics // nil unless Config.Metrics
+	tls            *tls.Config      // the listener's: Config.TLS, or the ACME one
+	acme           *acmeCerts       // nil without Config.ACME
 }
 
 // Open builds the Hub over the real adapters in cfg.StateDir, recovers
@@ -236,8 +244,14 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("web push: %w", err)
 	}
+	hostsDir, removeHostsDir, err := hostsRuntimeDir(d.dir.Path("hosts"), cfg.Admin)
+	if err != nil {
+		return nil, err
+	}
+	d.removeHostsDir = removeHostsDir
 	ports := service.Ports{Store: d.store, Clock: hub.SystemClock{}, FS: osfs.FS{}, Git: d.git, Backend: backend, Vault: vault, Tools: tools,
-		AgentLogins: logins, Pusher: pusher}
+		AgentLogins: logins, Pusher: pusher,
+		Hosts: &hostConnector{runtimeDir: hostsDir, ssh: cfg.SSH, agents: cfg.AgentCommands, log: d.log}}
 	if cfg.Adapt != nil {
 		cfg.Adapt(&ports)
 	}
@@ -389,6 +403,9 @@ func (d *Daemon) Close() error {
 	}
 	if d.git != nil {
 		err = errors.Join(err, d.git.Close())
+	}
+	if d.removeHostsDir != nil {
+		d.removeHostsDir()
 	}
 	if d.store != nil {
 		err = errors.Join(err, d.store.Close())

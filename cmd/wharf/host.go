@@ -28,6 +28,7 @@ func host(ctx context.Context, args []string, getenv func(string) string, stdout
 	fs.SetOutput(stderr)
 	defState, _ := statedir.Default(getenv)
 	stateDir := fs.String("state-dir", defState, "private state `directory`")
+	sshConfig := fs.String("ssh-config", getenv(envName("ssh-config")), "ssh_config `file` (absolute), as wharf serve's --ssh-config")
 	var pos []string
 	rest := args[1:]
 	for { // flags may come before, between or after the arguments
@@ -52,10 +53,13 @@ func host(ctx context.Context, args []string, getenv func(string) string, stdout
 	case *stateDir == "":
 		return usagef("host %s: no state directory; pass --state-dir", sub)
 	}
+	if err := checkSSHConfig(*sshConfig); err != nil {
+		return usagef("host %s: --ssh-config: %v", sub, err)
+	}
 	if _, err := os.Stat(filepath.Join(*stateDir, "wharf.db")); err != nil {
 		return fmt.Errorf("host %s: no Wharf database in %s (wharf serve or wharf user add creates one)", sub, *stateDir)
 	}
-	d, err := daemon.Open(ctx, daemon.Config{StateDir: *stateDir, Admin: true})
+	d, err := daemon.Open(ctx, daemon.Config{StateDir: *stateDir, Admin: true, SSH: sshCommand(*sshConfig)})
 	if err != nil {
 		return err
 	}
@@ -83,4 +87,29 @@ func host(ctx context.Context, args []string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "removed host %q; nothing on it was touched\n", pos[0])
 	}
 	return nil
+}
+
+// sshCommand is the ssh command that reaches the hosts: nil (plain "ssh"
+// with the user's own configuration) without a config file.
+func sshCommand(config string) []string {
+	if config == "" {
+		return nil
+	}
+	return []string{"ssh", "-F", config}
+}
+
+// checkSSHConfig refuses a --ssh-config that is relative or unreadable;
+// "" is none.
+func checkSSHConfig(p string) error {
+	if p == "" {
+		return nil
+	}
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("%q is not an absolute path", p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }

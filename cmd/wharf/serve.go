@@ -82,6 +82,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PublicHosts:    append(f.publicHosts, listenHost(f.listen)),
 		AgentCommands:  f.agents,
 		CloneCAFile:    f.cloneCAFile,
+		SSH:            sshCommand(f.sshConfig),
 		PushContact:    f.pushContact,
 		PushCAFile:     f.pushCAFile,
 		ACME:           daemon.ACME{Domain: f.acmeDomain, Email: f.acmeEmail, Directory: f.acmeDirectory, CAFile: f.acmeCAFile},

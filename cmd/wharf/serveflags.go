@@ -28,7 +28,7 @@ import (
 // serveFlags are the settings of wharf serve, parsed and checked together.
 type serveFlags struct {
 	listen, stateDir, tlsCert, tlsKey, logLevel, logFormat string
-	cloneCAFile                                            string
+	cloneCAFile, sshConfig                                 string
 	pushContact, pushCAFile                                string
 	pushHosts                                              []string
 	sessionLifetime, idleStop                              time.Duration
@@ -65,6 +65,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text (logfmt) or json, one object per line")
 	fs.StringVar(&f.cloneCAFile, "clone-ca-file", "", "PEM `file` of the certificate authorities HTTPS clones trust "+
 		"instead of the system's (a Git host with a private CA)")
+	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config `file` (absolute) that reaches the hosts workspaces live on, "+
+		"instead of your own ~/.ssh/config")
 	fs.BoolVar(&f.allowInsecureHTTP, "allow-insecure-http", false, "allow plain HTTP on a non-loopback address")
 	fs.StringVar(&f.pushContact, "push-contact", "", "the operator's `address` push services "+
 		"may write to (mailto: or https:), which turns Web Push notifications on")
@@ -117,6 +119,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		if err := checkCAFile(f.cloneCAFile); err != nil {
 			return f, usagef("serve: --clone-ca-file: %v", err)
 		}
+	}
+	if err := checkSSHConfig(f.sshConfig); err != nil {
+		return f, usagef("serve: --ssh-config: %v", err)
 	}
 	if f.pushCAFile != "" {
 		if err := checkCAFile(f.pushCAFile); err != nil {

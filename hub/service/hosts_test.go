@@ -212,3 +212,32 @@ func TestASessionThatEndsOnItsOwnSaysWhy(t *testing.T) {
 		is.Equal(e.stateOf(act.ID).EndedReason, "") // is no end on its own
 	})
 }
+
+// A restarted Hub reaps what an earlier one left on each host holding
+// workspaces before it starts any session there, then starts the ones
+// that were running, in the background of its start.
+func TestARestartedHubReapsAHostBeforeItStartsSessionsThere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		e.addHost("gpu")
+		e.addHost("idle") // holds no workspace: never reached
+		gpu := e.hosts.Machine("gpu")
+		for _, p := range []string{"/srv/a", "/srv/b"} {
+			gpu.FS.MkdirAll(p)
+			is.NoErr(gpu.Git.Init(e.ctx, p))
+		}
+		a, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/a", Backend: "ssh:gpu", Start: true})
+		is.NoErr(err) // running there
+		_, err = e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/b", Backend: "ssh:gpu"})
+		is.NoErr(err) // stopped there
+		is.Equal(gpu.Backend.StartCount(a.ID), 1)
+
+		e.restart()
+		synctest.Wait()
+		is.Equal(gpu.Reaps(), []int{1})                       // reaped once, before any start of this Hub
+		is.Equal(gpu.Backend.StartCount(a.ID), 2)             // then the running one started again
+		is.True(e.Running(a.ID))                              // and runs
+		is.Equal(e.hosts.Machine("idle").Reaps(), []int(nil)) // a host without workspaces is left alone
+	})
+}

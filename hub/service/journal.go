@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -357,19 +358,77 @@ func (h *Hub) autostart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	onHosts := map[string][]hub.Workspace{}
 	for _, w := range ws {
+		if w.Backend != hub.LocalBackend {
+			onHosts[w.Backend] = append(onHosts[w.Backend], w)
+			continue
+		}
 		if !w.AutoStart {
 			continue
 		}
-		if _, err := h.StartWorkspace(ctx, w.ID); err != nil {
-			h.log.LogAttrs(ctx, slog.LevelWarn, "could not restart a workspace that was running",
-				slog.String("workspace", w.ID), slog.Any("err", err))
-			if hub.KindOf(err) != hub.Conflict {
-				if err := h.setAutoStart(ctx, w.ID, false); err != nil {
-					return err
-				}
+		if err := h.restart(ctx, w); err != nil {
+			return err
+		}
+	}
+	for backend, ws := range onHosts {
+		h.watchers.Add(1)
+		go h.resumeHost(backend, ws)
+	}
+	return nil
+}
+
+// restart starts w again at the Hub's start; a start that fails is
+// logged, and w recorded as stopped unless it already runs.
+func (h *Hub) restart(ctx context.Context, w hub.Workspace) error {
+	_, err := h.StartWorkspace(ctx, w.ID)
+	if err == nil {
+		return nil
+	}
+	h.log.LogAttrs(ctx, slog.LevelWarn, "could not restart a workspace that was running",
+		slog.String("workspace", w.ID), slog.Any("err", err))
+	if hub.KindOf(err) == hub.Conflict {
+		return nil
+	}
+	return h.setAutoStart(ctx, w.ID, false)
+}
+
+// hostResumeTimeout bounds reaping a host and starting its sessions
+// again at the Hub's start.
+const hostResumeTimeout = 2 * time.Minute
+
+// resumeHost, in the background of the Hub's start, reaps what a Hub
+// before this one left running on the host of backend (SessionReaper),
+// then starts its workspaces that were running. Their workspace locks
+// are held while it reaps, so no start there races the reaping.
+func (h *Hub) resumeHost(backend string, ws []hub.Workspace) {
+	defer h.watchers.Done()
+	ctx, cancel := context.WithTimeout(h.bg, hostResumeTimeout)
+	defer cancel()
+	log := h.log.With(slog.String("backend", backend))
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	unlock, err := h.wsLocks.LockAll(ctx, ids)
+	if err != nil {
+		return
+	}
+	if pl, err := h.placeOf(ctx, backend); err != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "a host's workspaces cannot be resumed", slog.Any("err", err))
+	} else if r, ok := pl.backend.(hub.SessionReaper); ok {
+		if reaped, err := r.Reap(ctx); err != nil {
+			log.LogAttrs(ctx, slog.LevelWarn, "what an earlier Hub left on a host could not be reaped", slog.Any("err", err))
+		} else if len(reaped) > 0 {
+			log.LogAttrs(ctx, slog.LevelInfo, "reaped sessions an earlier Hub left on a host", slog.Int("sessions", len(reaped)))
+		}
+	}
+	unlock()
+	for _, w := range ws {
+		if w.AutoStart {
+			if err := h.restart(ctx, w); err != nil {
+				log.LogAttrs(ctx, slog.LevelWarn, "a host's workspace could not be recorded as stopped", slog.Any("err", err))
 			}
 		}
 	}
-	return nil
 }
