@@ -98,7 +98,12 @@ func Find(t testing.TB, name, pkg string) string {
 
 // Start starts a server that accepts no key until Authorize; the test's
 // cleanup stops it and every sshd it started.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartHome(t, "") }
+
+// StartHome is Start of a server whose sessions get home as their HOME
+// (sshd's SetEnv), so what a remote command keeps under its home lands
+// in a test's folder instead of the user's; "" keeps the account's.
+func StartHome(t testing.TB, home string) *Server {
 	t.Helper()
 	sshd := Find(t, "sshd", "openssh-server")
 	if os.Geteuid() == 0 {
@@ -131,7 +136,7 @@ func Start(t testing.TB) *Server {
 	write(cfg, fmt.Sprintf("HostKey %s\nAuthorizedKeysFile %s\nStrictModes no\nPubkeyAuthentication yes\n"+
 		"PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin prohibit-password\n"+
 		"PidFile none\nLogLevel VERBOSE\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n"+
-		"AcceptEnv WHARF_TEST_*\n", hostKey, s.authorized))
+		"AcceptEnv WHARF_TEST_*\n", hostKey, s.authorized)+setEnvHome(home))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -282,4 +287,12 @@ func (s *Server) NewClient(t testing.TB, dir, knownHosts string) Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// setEnvHome is the sshd_config line that sets sessions' HOME; "" for none.
+func setEnvHome(home string) string {
+	if home == "" {
+		return ""
+	}
+	return "SetEnv HOME=" + home + "\n"
 }

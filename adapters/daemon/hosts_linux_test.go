@@ -1,0 +1,102 @@
+package daemon_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
+	"github.com/wharfhub/wharf/adapters/internal/sshdtest"
+)
+
+// TestAWorkspaceLivesOnAnotherMachine drives the real `wharf serve` with
+// a host behind a real sshd on loopback (its sessions' HOME a folder of
+// the test's): the host is added after its test; a folder on it is browsed, registered (git init there) and
+// started, the binary copied there; the session answers through the forward; a stop leaves no
+// socket there; the host cannot be removed while the workspace lives
+// there, and can once it is forgotten.
+func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "wssh") // short: sockets live below it
+	is.NoErr(err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	remote := filepath.Join(tmp, "rh")
+	is.NoErr(os.MkdirAll(filepath.Join(remote, "src", "app"), 0o755))
+	sshd := sshdtest.StartHome(t, remote)
+	client := sshd.NewClient(t, tmp, "")
+
+	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: filepath.Join(tmp, "st"),
+		Args: []string{"--ssh-config", client.Config}})
+	is.NoErr(err)
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
+	pw, err := d.FirstUserPassword()
+	is.NoErr(err)
+	c, _, err := daemontest.Login(ctx, daemontest.NewHTTPClient(nil), d.URL(), daemontest.FirstUser, pw)
+	is.NoErr(err)
+	do := func(method, path string, body any, out any) int {
+		t.Helper()
+		status, raw, err := c.Do(ctx, method, path, body, out)
+		is.NoErr(err)
+		if status >= 300 {
+			t.Logf("%s %s: %d %s", method, path, status, raw)
+		}
+		return status
+	}
+
+	is.Equal(do("POST", "api/hub/hosts", map[string]string{"name": "build1", "destination": client.Alias}, nil), http.StatusCreated) // tested and added
+	var listing struct{ Path string }
+	is.Equal(do("GET", "api/hub/browse?backend=ssh:build1", nil, &listing), http.StatusOK) // browse the host
+	is.Equal(listing.Path, remote)                                                         // from its login's home
+
+	var onboard struct {
+		Workspace  struct{ ID, Backend string }
+		Started    bool
+		StartError *string
+	}
+	is.Equal(do("POST", "api/hub/workspaces/configure", map[string]any{"path": filepath.Join(remote, "src", "app"),
+		"backend": "ssh:build1", "displayName": "App", "init": true, "start": true}, &onboard), http.StatusOK) // registered there
+	is.True(onboard.Started) // and started
+	bins, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/bin/*/wharf"))
+	is.Equal(len(bins), 1) // the binary was copied there
+	_, err = os.Stat(filepath.Join(remote, "src", "app", ".git"))
+	is.NoErr(err) // git init ran there
+	ws := onboard.Workspace.ID
+	is.Equal(do("GET", "s/"+ws+"/api/shells", nil, nil), http.StatusOK) // the session answers through the forward
+
+	is.Equal(do("POST", "api/hub/sessions/"+ws+"/stop", nil, nil), http.StatusOK) // a polite stop
+	socks, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/run/*.sock"))
+	is.Equal(len(socks), 0)                               // leaves no socket there
+	is.Equal(remoteProcesses(t, remote, " session "), "") // nor its session
+
+	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusConflict)  // in use
+	is.Equal(do("POST", "api/hub/workspaces/"+ws+"/forget", nil, nil), http.StatusOK)   // forget it
+	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusNoContent) // now it goes
+	var hosts struct{ Hosts []any }
+	is.Equal(do("GET", "api/hub/hosts", nil, &hosts), http.StatusOK)
+	is.Equal(len(hosts.Hosts), 0)                // gone
+	is.Equal(remoteProcesses(t, remote, ""), "") // with its connection: nothing of Wharf runs there
+}
+
+// remoteProcesses lists the processes running the binary copied under
+// remote whose command line holds with, one per line ("" for none).
+func remoteProcesses(t *testing.T, remote, with string) string {
+	t.Helper()
+	out, _ := exec.Command("pgrep", "-af", filepath.Join(remote, ".cache/wharf/bin")).Output()
+	var found []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && strings.Contains(line, with) {
+			found = append(found, line)
+		}
+	}
+	return strings.Join(found, "\n")
+}
