@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
@@ -118,10 +117,10 @@ var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 // New returns the Host of opts after preparing RuntimeDir; it does not
 // touch the network (Check, Start and Exec connect).
 func New(opts Options) (*Host, error) {
-	if err := checkName(opts.Name); err != nil {
+	if err := hub.CheckHostName(opts.Name); err != nil {
 		return nil, err
 	}
-	if err := checkDestination(opts.Destination); err != nil {
+	if err := hub.CheckDestination(opts.Destination); err != nil {
 		return nil, err
 	}
 	if opts.RuntimeDir == "" {
@@ -177,37 +176,6 @@ func New(opts Options) (*Host, error) {
 		goos:    runtime.GOOS, goarch: runtime.GOARCH,
 		sessions: map[string]string{},
 	}, nil
-}
-
-// checkName holds the host's name to hub.CheckHostName's rule.
-func checkName(name string) error {
-	ok := name != "" && len(name) <= 32 && name[0] != '-'
-	for _, r := range name {
-		ok = ok && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
-	}
-	if !ok {
-		return hub.Errorf(hub.Invalid, "host name must be 1-32 lowercase letters, digits or hyphens, beginning with a letter or digit")
-	}
-	return nil
-}
-
-// checkDestination refuses what ssh could read as an option, and spaces
-// and control characters.
-func checkDestination(dest string) error {
-	switch {
-	case dest == "":
-		return hub.Errorf(hub.Invalid, "destination is required: a host name, user@host, or an alias from ~/.ssh/config")
-	case len(dest) > 255:
-		return hub.Errorf(hub.Invalid, "destination must be at most 255 bytes")
-	case dest[0] == '-':
-		return hub.Errorf(hub.Invalid, "destination must not begin with '-'")
-	}
-	for _, r := range dest {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return hub.Errorf(hub.Invalid, "destination must not contain spaces or control characters")
-		}
-	}
-	return nil
 }
 
 // privateDir creates dir with mode 0700 when missing and checks that it is
