@@ -27,7 +27,8 @@ bench:
     go run ./bench/web > "$tmp/web.md"
     go run ./bench/chat > "$tmp/chat.md"
     go run ./bench/terminal > "$tmp/terminal.md"
-    { cat "$tmp/load.md"; echo; cat "$tmp/web.md"; echo; cat "$tmp/chat.md"; echo; cat "$tmp/terminal.md"; } > bench/RESULTS.md
+    go run ./bench/hosts > "$tmp/hosts.md"
+    { cat "$tmp/load.md"; echo; cat "$tmp/web.md"; echo; cat "$tmp/chat.md"; echo; cat "$tmp/terminal.md"; echo; cat "$tmp/hosts.md"; } > bench/RESULTS.md
 
 # Formatting and static checks, as CI runs them.
 lint:

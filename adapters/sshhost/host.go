@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -269,6 +270,7 @@ func (h *Host) connect(ctx context.Context) (*remote, error) {
 			h.log.Warn("the host could not be reached", "err", err)
 			return nil, err
 		}
+		h.interactive(ctx)
 	}
 	r, err := h.probe(ctx)
 	if err != nil {
@@ -278,10 +280,33 @@ func (h *Host) connect(ctx context.Context) (*remote, error) {
 	return r, nil
 }
 
-// masterUp asks the master whether it runs.
+// masterUp reports whether the master runs: whether its control socket
+// takes a connection. That is what `ssh -O check` learns too (neither
+// tests the network: a partition is the keep-alive's to notice), without
+// a process per start.
 func (h *Host) masterUp(ctx context.Context) bool {
-	if _, err := os.Lstat(h.ctlPath); err != nil {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", h.ctlPath)
+	if err != nil {
 		return false
 	}
-	return h.controlCommand(ctx, "check").Run() == nil
+	c.Close()
+	return true
+}
+
+// interactive makes the master's connection send at once: the first
+// session of an SSH connection decides, on both ends, whether it is
+// interactive, and only an interactive one turns Nagle's algorithm off
+// (TCP_NODELAY). A connection that carries forwarded sockets and
+// commands without a terminal would otherwise hold each small write
+// (an event of a feed, a request) until the previous one is acknowledged,
+// up to a delayed acknowledgement's 40 ms. So the first session asks for
+// a terminal and runs `true`. A failure is only logged: the connection
+// still works, more slowly.
+func (h *Host) interactive(ctx context.Context) {
+	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-tt", "--", h.opts.Destination, "true")
+	cmd := h.command(ctx, argv)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		h.log.Warn("the host's connection could not be made interactive", "err", err, "output", printable(string(out)))
+	}
 }

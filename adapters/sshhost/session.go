@@ -77,10 +77,6 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	}
 	s.proj = pr
 	step("projected")
-	if err := h.forward(ctx, "forward", s.localForward()); err != nil {
-		pr.hub.Close()
-		return nil, err
-	}
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
 	argv := append([]string{run, name, spec.Path, data, s.rsock, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
@@ -169,7 +165,7 @@ func (s *session) forwardCredentials(ctx context.Context) error {
 // and the goroutines that read it and wait for it.
 func (s *session) spawn(id string, argv []string) error {
 	h := s.h
-	cmd := h.remoteCommand(context.Background(), startScript, argv...)
+	cmd := h.remoteCommandWith(context.Background(), s.localForward(), startScript, argv...)
 	cmd.WaitDelay = 0 // the pipes are files the reaper closes itself
 	p, err := childrun.NewPipes()
 	if err != nil {

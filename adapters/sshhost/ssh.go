@@ -65,7 +65,16 @@ func (h *Host) controlCommand(ctx context.Context, op string, extra ...string) *
 // with args as its positional parameters ($1...). The whole command line
 // is quoted for the remote user's shell, which hands it to /bin/sh.
 func (h *Host) remoteCommand(ctx context.Context, script string, args ...string) *exec.Cmd {
-	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-T", "--", h.opts.Destination, remoteLine(script, args))
+	return h.remoteCommandWith(ctx, nil, script, args...)
+}
+
+// remoteCommandWith is remoteCommand with more ssh options before the
+// destination: a session's forward, which the master sets up before the
+// command's channel opens and keeps until it is cancelled, so the start
+// costs no `ssh -O forward` of its own.
+func (h *Host) remoteCommandWith(ctx context.Context, opts []string, script string, args ...string) *exec.Cmd {
+	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-T")
+	argv = append(append(argv, opts...), "--", h.opts.Destination, remoteLine(script, args))
 	return h.command(ctx, argv)
 }
 
