@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/daemon/daemontest"
 	"github.com/wharfhub/wharf/adapters/internal/sshdtest"
+	"github.com/wharfhub/wharf/fakes/agentscript"
 )
 
 // TestAWorkspaceLivesOnAnotherMachine drives the real `wharf serve` with
@@ -21,7 +23,8 @@ import (
 // the test's): the host is added after its test; a folder on it is browsed, registered (git init there) and
 // started, the binary copied there; the session answers through the forward; a stop leaves no
 // socket there; the host cannot be removed while the workspace lives
-// there, and can once it is forgotten.
+// there, and can once it is forgotten. A conversation with the scripted
+// agent runs there, its turn seen on the live stream.
 func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -35,8 +38,16 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	sshd := sshdtest.StartHome(t, remote)
 	client := sshd.NewClient(t, tmp, "")
 
+	agentDir := filepath.Join(tmp, "ag")
+	is.NoErr(os.MkdirAll(agentDir, 0o755))
+	agent := filepath.Join(agentDir, "acpagent")
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", agent, "github.com/wharfhub/wharf/fakes/acpagent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build the scripted agent: %v\n%s", err, out)
+	}
 	d, err := daemontest.Start(ctx, daemontest.Options{Binary: daemontest.Build(t), StateDir: filepath.Join(tmp, "st"),
-		Args: []string{"--ssh-config", client.Config}})
+		Args: []string{"--ssh-config", client.Config,
+			"--agent", `scripted=["` + agent + `","--state","` + filepath.Join(agentDir, "state") + `"]`}})
 	is.NoErr(err)
 	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
 	pw, err := d.FirstUserPassword()
@@ -72,6 +83,25 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.NoErr(err) // git init ran there
 	ws := onboard.Workspace.ID
 	is.Equal(do("GET", "s/"+ws+"/api/shells", nil, nil), http.StatusOK) // the session answers through the forward
+
+	// A conversation with the scripted agent, which runs there.
+	resp, err := c.Request(ctx, "GET", "api/hub/live?ws="+ws+"&activity=1", nil)
+	is.NoErr(err) // the live stream
+	defer resp.Body.Close()
+	events := daemontest.ReadSSE(resp.Body)
+	var conv struct{ Conversation struct{ ID string } }
+	is.Equal(do("POST", "s/"+ws+"/api/chat/conversations", map[string]any{"agent": "scripted"}, &conv), http.StatusCreated) // a conversation there
+	cid := url.PathEscape(conv.Conversation.ID)
+	is.Equal(do("POST", "s/"+ws+"/api/chat/conversations/"+cid+"/messages", map[string]any{"text": agentscript.Stream}, nil), http.StatusAccepted) // a message
+	_, err = events.Until(ctx, func(e daemontest.Event) bool { return strings.Contains(e.Data, `"finished":true`) })
+	is.NoErr(err) // the turn finished, seen on the live stream through the forward
+	var snap struct{ Items []struct{ Kind string } }
+	is.Equal(do("GET", "s/"+ws+"/api/chat/conversations/"+cid, nil, &snap), http.StatusOK)
+	answered := false
+	for _, it := range snap.Items {
+		answered = answered || it.Kind == "assistant_message"
+	}
+	is.True(answered) // the agent answered
 
 	is.Equal(do("POST", "api/hub/sessions/"+ws+"/stop", nil, nil), http.StatusOK) // a polite stop
 	socks, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/run/*.sock"))
