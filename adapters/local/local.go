@@ -135,7 +135,7 @@ func New(opts Options) (*Backend, error) {
 	if err := credenv.CheckDir(dir); err != nil { // at start, rather than at each session's
 		return nil, fmt.Errorf("local backend: runtime directory: %w; choose another state directory", err)
 	}
-	if err := privateDir(dir); err != nil {
+	if err := childrun.PrivateDir(dir); err != nil {
 		return nil, fmt.Errorf("local backend: %w", err)
 	}
 	opts.RuntimeDir = dir
@@ -143,7 +143,7 @@ func New(opts Options) (*Backend, error) {
 		if opts.DataDir, err = filepath.Abs(opts.DataDir); err != nil {
 			return nil, fmt.Errorf("local backend: data directory: %w", err)
 		}
-		if err := privateDir(opts.DataDir); err != nil {
+		if err := childrun.PrivateDir(opts.DataDir); err != nil {
 			return nil, fmt.Errorf("local backend: data %w", err)
 		}
 	}
@@ -167,25 +167,6 @@ func New(opts Options) (*Backend, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Backend{opts: opts, log: log.With("backend", "local"), sessions: map[string]string{}}, nil
-}
-
-// privateDir creates dir with mode 0700 when missing and checks that it is
-// a real directory closed to group and others: the sockets in it are the
-// only authentication the children have.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("runtime directory: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	switch {
-	case err != nil:
-		return fmt.Errorf("runtime directory: %w", err)
-	case !fi.IsDir():
-		return fmt.Errorf("runtime directory %s is not a directory", dir)
-	case fi.Mode().Perm()&0o077 != 0:
-		return fmt.Errorf("runtime directory %s is open to group or others (mode %v); chmod 700 it", dir, fi.Mode().Perm())
-	}
-	return nil
 }
 
 // Name reports "local".
@@ -244,7 +225,7 @@ func (b *Backend) dataDir(id string) (string, error) {
 		return "", nil
 	}
 	dir := b.dataPath(id)
-	return dir, privateDir(dir)
+	return dir, childrun.PrivateDir(dir)
 }
 
 // dataPath is the data directory of workspace id: 16 hex digits of the

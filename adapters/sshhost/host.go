@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -138,7 +139,7 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("ssh host: runtime directory %s is too long for Unix sockets "+
 			"(%d bytes of at most %d); choose a shorter state directory", dir, n, maxSocketPath)
 	}
-	if err := privateDir(dir); err != nil {
+	if err := childrun.PrivateDir(dir); err != nil {
 		return nil, fmt.Errorf("ssh host: %w", err)
 	}
 	opts.RuntimeDir = dir
@@ -177,25 +178,6 @@ func New(opts Options) (*Host, error) {
 		goos:    runtime.GOOS, goarch: runtime.GOARCH,
 		sessions: map[string]string{},
 	}, nil
-}
-
-// privateDir creates dir with mode 0700 when missing and checks that it is
-// a real directory closed to group and others: its sockets reach the
-// sessions and the master without any other authentication.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("runtime directory: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	switch {
-	case err != nil:
-		return fmt.Errorf("runtime directory: %w", err)
-	case !fi.IsDir():
-		return fmt.Errorf("runtime directory %s is not a directory", dir)
-	case fi.Mode().Perm()&0o077 != 0:
-		return fmt.Errorf("runtime directory %s is open to group or others (mode %v); chmod 700 it", dir, fi.Mode().Perm())
-	}
-	return nil
 }
 
 // shortHash is hashLen hex digits of the SHA-256 of s: short, and free of
