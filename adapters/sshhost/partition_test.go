@@ -64,6 +64,9 @@ func TestALongPartitionEndsTheSessionWithAReasonAndLeavesNothing(t *testing.T) {
 	noticed := time.Since(began)
 	is.True(noticed < 10*time.Second)                                                 // noticed within the keep-alive's bound (and slack)
 	is.True(strings.Contains(r.logs.String(), "the connection to the host was lost")) // the reason is logged
+	why, ok := rs.(hub.EndReporter)
+	is.True(ok)                                                                                                         // it can say why it ended
+	is.Equal(why.EndReason(), "The connection to build1 was lost for longer than the Hub waits, so its session ended.") // in the user's terms
 	_, err := rs.Dial(testContext(t))
 	is.Equal(hub.KindOf(err), hub.Unavailable) // the ended session is unavailable
 

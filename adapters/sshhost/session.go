@@ -122,6 +122,7 @@ type session struct {
 	cmd     *exec.Cmd
 	pipes   *childrun.Pipes
 	pid     atomic.Int64 // the remote child's pid (and group); 0 until it printed it
+	reason  string       // why it ended, in the user's terms; set by reap before Done closes
 
 	unpacked     chan bool     // the start script's first line: whether it unpacked the credentials
 	preambleSent chan struct{} // closed once the variables and folder are written (or failed)
@@ -288,18 +289,32 @@ func (s *session) reap() {
 	s.h.release(s.lsock)
 	s.h.live.Add(-1)
 	status := s.state.String()
+	s.reason = fmt.Sprintf("The session on %s ended on its own (%s).", s.h.opts.Name, status)
 	if code := s.state.ExitCode(); code == sshExitFailure || code < 0 {
 		// ssh's own failure, or ssh killed: the child was killed, or the
 		// master (the connection) is gone.
 		status = "the session was killed (" + status + ")"
+		s.reason = fmt.Sprintf("The session on %s was killed.", s.h.opts.Name)
 		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
 		up := s.h.masterUp(ctx)
 		cancel()
 		if !up {
 			status = "the connection to the host was lost (" + s.state.String() + ")"
+			s.reason = fmt.Sprintf("The connection to %s was lost for longer than the Hub waits, so its session ended.", s.h.opts.Name)
 		}
 	}
 	s.Finish(status, err)
+}
+
+// EndReason says why the session ended on its own, once it has
+// (hub.EndReporter): reap sets it before the session is finished.
+func (s *session) EndReason() string {
+	select {
+	case <-s.Done():
+		return s.reason
+	default:
+		return ""
+	}
 }
 
 // clean removes a session's socket and pid file on the host.
