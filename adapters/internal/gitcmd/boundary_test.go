@@ -39,9 +39,15 @@ const module = "github.com/wharfhub/wharf"
 //
 // osservice runs the service manager's own tools (systemctl, loginctl,
 // launchctl) for `wharf service`, never git.
+//
+// sshhost runs the system's ssh (never a path a repository or a host
+// names) with fixed POSIX sh scripts on the host, whose arguments are
+// quoted positional parameters; git runs there only inside `wharf
+// session` and `wharf hostop`, through gitcmd.
 var startsPrograms = []string{
 	module + "/adapters/internal/gitcmd",
 	module + "/adapters/local",
+	module + "/adapters/sshhost",
 	module + "/adapters/acp",
 	module + "/adapters/child/shells", // the workspace's login shells
 	module + "/adapters/credtools",
