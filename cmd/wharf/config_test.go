@@ -31,6 +31,7 @@ func TestEveryServeFlagHasItsEnvironmentVariable(t *testing.T) {
 		{"WHARF_LOG_LEVEL", "debug", func(is *is.I, f serveFlags) { is.Equal(f.logLevel, "debug") }},
 		{"WHARF_LOG_FORMAT", "json", func(is *is.I, f serveFlags) { is.Equal(f.logFormat, "json") }},
 		{"WHARF_CLONE_CA_FILE", ca, func(is *is.I, f serveFlags) { is.Equal(f.cloneCAFile, ca) }},
+		{"WHARF_SSH_CONFIG", ca, func(is *is.I, f serveFlags) { is.Equal(f.sshConfig, ca) }},
 		{"WHARF_ALLOW_INSECURE_HTTP", "true", func(is *is.I, f serveFlags) { is.True(f.allowInsecureHTTP) }},
 		{"WHARF_PUSH_CONTACT", "mailto:ops@example.org", func(is *is.I, f serveFlags) { is.Equal(f.pushContact, "mailto:ops@example.org") }},
 		{"WHARF_PUSH_CA_FILE", ca, func(is *is.I, f serveFlags) { is.Equal(f.pushCAFile, ca) }},
