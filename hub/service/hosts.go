@@ -74,6 +74,9 @@ func (h *Hub) AddHost(ctx context.Context, name, destination string) (hub.HostVi
 	}
 	host := hub.Host{Name: name, Destination: destination, AddedAt: h.clock.Now()}
 	if err := h.testHost(ctx, host); err != nil {
+		// Not stored: nothing may keep a connection to it (a master
+		// that came up before a later step failed, say).
+		h.hosts.drop(name)
 		return hub.HostView{}, err
 	}
 	if err := h.commit(ctx, func(tx *writes) error { return tx.CreateHost(host) }); err != nil {

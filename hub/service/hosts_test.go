@@ -30,15 +30,16 @@ func TestAHostIsAddedOnlyAfterItsTestPasses(t *testing.T) {
 	is.Equal(hub.KindOf(err), hub.Unavailable)                                                          // the test failed
 	is.Equal(hub.MessageOf(err), "the host key of gpu.example.net is not known: add it to known_hosts") // saying why
 	hs, err := e.Hosts(e.ctx)
-	is.NoErr(err)        // list
-	is.Equal(len(hs), 0) // nothing stored
+	is.NoErr(err)             // list
+	is.Equal(len(hs), 0)      // nothing stored
+	is.Equal(gpu.Closes(), 1) // and no connection kept to it
 
 	gpu.FailCheck(nil)
 	v, err := e.AddHost(e.ctx, "gpu", "gpu.example.net")
 	is.NoErr(err)                        // the test passes now
 	is.Equal(v.Backend, "ssh:gpu")       // its backend
 	is.Equal(gpu.Checks(), 2)            // tested each time
-	is.Equal(e.hosts.Connects("gpu"), 1) // over one connection
+	is.Equal(e.hosts.Connects("gpu"), 2) // over a new connection
 	hs, err = e.Hosts(e.ctx)
 	is.NoErr(err)                                                                                                   // list
 	is.True(len(hs) == 1 && hs[0].Name == "gpu" && hs[0].Destination == "gpu.example.net" && hs[0].Workspaces == 0) // stored
