@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -64,14 +65,13 @@ func (h *Hub) Browse(ctx context.Context, backend, dir string) (hub.BrowseResult
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		full := path.Join(canon, e.Name())
-		_, gitErr := pl.fs.Lstat(path.Join(full, ".git"))
-		be := hub.BrowseEntry{Name: e.Name(), Git: gitErr == nil}
-		if w, ok := byPath[full]; ok {
+		be := hub.BrowseEntry{Name: e.Name()}
+		if w, ok := byPath[path.Join(canon, e.Name())]; ok {
 			be.RegisteredID, be.DisplayName, be.Running = w.ID, w.DisplayName, h.Running(w.ID)
 		}
 		res.Dirs = append(res.Dirs, be)
 	}
+	markRepositories(pl, canon, res.Dirs)
 	// Case-insensitive order first, byte order to break ties, so the
 	// listing is stable across platforms and locales.
 	slices.SortFunc(res.Dirs, func(a, b hub.BrowseEntry) int {
@@ -81,4 +81,25 @@ func (h *Hub) Browse(ctx context.Context, backend, dir string) (hub.BrowseResult
 		return strings.Compare(a.Name, b.Name)
 	})
 	return res, nil
+}
+
+// browseLookups bounds the .git lookups a listing runs at once: on a host
+// each is a round trip, so a folder of many children would otherwise
+// take one round trip per child.
+const browseLookups = 8
+
+// markRepositories sets Git on each entry of dirs (children of canon on
+// pl) that holds a .git, looking them up browseLookups at a time.
+func markRepositories(pl place, canon string, dirs []hub.BrowseEntry) {
+	sem := make(chan struct{}, browseLookups)
+	var wg sync.WaitGroup
+	for i := range dirs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, err := pl.fs.Lstat(path.Join(canon, dirs[i].Name, ".git"))
+			dirs[i].Git = err == nil
+		})
+	}
+	wg.Wait()
 }
