@@ -164,6 +164,13 @@ func (a *acmeCerts) problem(cert *tls.Certificate, err error) error {
 	return nil
 }
 
+// errOrderFailedRecently is autocert's error for a handshake that waited
+// on another's order, or came within a minute of a failed one (autocert
+// keeps the failed order's empty state that long). It says nothing of
+// why: reported first, as a handshake racing the start's warm-up did, it
+// would hide the cause from the episode's one line.
+const errOrderFailedRecently = "acme/autocert: missing certificate"
+
 // report logs the first failure of an episode and the end of one (or the
 // first certificate served). err never holds a key: autocert's errors
 // name the domain, the CA's URLs and the CA's problem documents.
@@ -171,6 +178,8 @@ func (a *acmeCerts) report(err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
+	case err != nil && err.Error() == errOrderFailedRecently:
+		// Not a cause: the handshake that ran the order reports why.
 	case err != nil && !a.failing:
 		a.failing = true
 		a.log.Error("ACME: cannot obtain or renew the domain's certificate; without one, TLS handshakes naming the "+

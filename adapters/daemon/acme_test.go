@@ -18,7 +18,8 @@ import (
 
 // The domain's failures are logged once per episode: the first failure,
 // then nothing until a certificate is served again, which is logged and
-// ends the episode; the next failure starts a new one.
+// ends the episode; the next failure starts a new one. A handshake that
+// only waited on a failing order starts none: its error gives no cause.
 func TestACMEFailuresAreLoggedOncePerEpisode(t *testing.T) {
 	is := is.New(t)
 	var out bytes.Buffer
@@ -28,6 +29,7 @@ func TestACMEFailuresAreLoggedOncePerEpisode(t *testing.T) {
 		err  error
 		want string // the line logged, "" for none
 	}{
+		{errors.New("acme/autocert: missing certificate"), ""}, // a handshake that waited on the order, first
 		{refused, "level=ERROR msg=\"ACME: cannot obtain or renew"},
 		{refused, ""},
 		{errors.New("acme/autocert: missing certificate"), ""},
