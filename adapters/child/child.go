@@ -129,8 +129,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// feeds, which never go idle for Shutdown to close them.
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
+	held := newPresence(stdin, cfg.DetachGrace)
 	srv := &http.Server{
-		Handler:           NewHandler(cfg.WorkspaceID, HandlerOptions{Documents: docs, Chat: conversations, Shells: terminals, Logger: log}),
+		Handler: NewHandler(cfg.WorkspaceID, HandlerOptions{Documents: docs, Chat: conversations, Shells: terminals,
+			Hold: http.HandlerFunc(held.serveHold), Logger: log}),
 		BaseContext:       func(net.Listener) context.Context { return streams },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -147,8 +149,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	select {
 	case <-ctx.Done():
 		log.Info("stopping: asked to terminate")
-	case <-hubGone(stdin):
-		log.Info("stopping: stdin closed, the Hub is gone")
+	case <-held.stopAsked:
+		log.Info("stopping: the Hub asked")
+	case <-held.gone:
+		log.Info(held.why())
 	case err := <-served:
 		failed = fmt.Errorf("serve: %w", err)
 	}
@@ -230,19 +234,4 @@ func listen(path string) (*socketListener, error) {
 		return nil, fmt.Errorf("socket: %w", err)
 	}
 	return ln, nil
-}
-
-// hubGone returns a channel closed once stdin reaches EOF (or fails): the
-// Hub holds the writing end for the child's life, so the kernel closes it
-// when the Hub dies, however it dies. A nil stdin is never gone.
-func hubGone(stdin io.Reader) <-chan struct{} {
-	gone := make(chan struct{})
-	if stdin == nil {
-		return gone
-	}
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(gone)
-	}()
-	return gone
 }

@@ -63,7 +63,7 @@ type inProcess struct {
 
 // startChild runs Main and waits for its readiness line. Main changes the
 // working directory, so the test restores it (and cannot be parallel).
-func startChild(t *testing.T, id string) *inProcess {
+func startChild(t *testing.T, id string, extra ...string) *inProcess {
 	t.Helper()
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -72,7 +72,7 @@ func startChild(t *testing.T, id string) *inProcess {
 	stdoutR, stdoutW := io.Pipe()
 	c := &inProcess{socket: filepath.Join(dir, "s.sock"), stdin: stdinW, stderr: new(strings.Builder),
 		done: make(chan error, 1), cancel: cancel}
-	args := []string{"--workspace-id", id, "--path", dir, "--socket", c.socket}
+	args := append([]string{"--workspace-id", id, "--path", dir, "--socket", c.socket}, extra...)
 	go func() {
 		c.done <- child.Main(ctx, args, stdinR, stdoutW, c.stderr)
 		stdoutW.Close()

@@ -46,6 +46,9 @@ type HandlerOptions struct {
 	// frames' shells revision. nil: no shells (the facts list none, the
 	// API is 404).
 	Shells *shells.Registry
+	// Hold serves childproto.HoldPath, by which an adopting Hub holds a
+	// child started with a detach grace. nil: 404, as any unknown path.
+	Hold http.Handler
 	// Logger receives the chat and shells APIs' failures. Default
 	// discards.
 	Logger *slog.Logger
@@ -75,6 +78,9 @@ func NewHandler(workspaceID string, opts HandlerOptions) http.Handler {
 			childproto.WriteJSON(w, http.StatusOK, Info{WorkspaceID: workspaceID, WorkspaceAPIRevision: Revision})
 		},
 		childproto.NotificationsPath: serveNotifications(opts.Chat, opts.KeepAlive),
+	}
+	if opts.Hold != nil {
+		routes[childproto.HoldPath] = opts.Hold.ServeHTTP
 	}
 	for t, f := range feedsOf(opts) {
 		path := childproto.FeedPath(t)

@@ -23,12 +23,13 @@
 // Start: the Hub runs
 //
 //	<command...> session --workspace-id ID --path DIR --socket SOCK
-//	    [--data-dir DATA] [--agent ID=["command","arg",...]]...
+//	    [--data-dir DATA] [--detach-grace D] [--agent ID=["command","arg",...]]...
 //
 // (Args.Argv; the child parses what follows `session` with ParseArgs):
 // DATA is the workspace's private directory (mode 0700) where the child
 // keeps its conversation inventory across restarts, and each --agent sets
-// the command of a coding agent. It runs with
+// the command of a coding agent. --detach-grace lets the child outlive
+// its Hub for D, to be adopted by the next (hold.go). It runs with
 // a sanitized environment, in its own process group, stdin a pipe the Hub
 // holds open for the child's life, stdout and stderr pipes.
 //
@@ -47,6 +48,7 @@
 //	/s/{ID}/api/session    {"workspaceId":ID,"workspaceApiRevision":24} (the workspace API)
 //	POST /_wharf/agent-login {"agent":ID}  → 204                        (AgentLogin)
 //	/_wharf/notifications[?cursor=C]  the notification feed              (notifications.go)
+//	/_wharf/hold           200, then held open until the child stops     (hold.go; 404 without a grace)
 //
 // The facts' shells are the session's terminals, {"attached","label"}
 // each in creation order: the shells people opened and the terminals
@@ -118,7 +120,9 @@
 // Stop: SIGTERM makes the child end its feed streams, stop the document
 // feed, shut its server down gracefully within a short bound, remove the
 // socket and exit 0. EOF on stdin means the Hub is gone, even killed with
-// SIGKILL, and ends the child the same way. The Hub kills the whole process
+// SIGKILL, and ends the child the same way, unless the child has a
+// detach grace: then StopLine on stdin is the polite stop, and the end of
+// stdin starts the grace (hold.go). The Hub kills the whole process
 // group when its stop grace runs out, so anything the child started goes
 // too.
 package childproto

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Subcommand is the first argument of a child's command line, after the
@@ -28,6 +29,11 @@ type Args struct {
 	// or a new one): `--agent ID=JSON`, JSON an array of strings, ID an
 	// agent id (ValidAgentID).
 	Agents map[string][]string
+	// DetachGrace, optional, lets the child outlive its Hub: the end of
+	// stdin no longer stops it, StopLine does; it stops once it has been
+	// DetachGrace without stdin and without a Hub holding it (HoldPath).
+	// 0 keeps the first protocol: the end of stdin stops the child.
+	DetachGrace time.Duration
 }
 
 // Argv is the child's command line after the Hub's command: Subcommand,
@@ -37,6 +43,9 @@ func (a Args) Argv() []string {
 		"--workspace-id", a.WorkspaceID, "--path", a.Path, "--socket", a.Socket}
 	if a.DataDir != "" {
 		argv = append(argv, "--data-dir", a.DataDir)
+	}
+	if a.DetachGrace > 0 {
+		argv = append(argv, "--detach-grace", a.DetachGrace.String())
 	}
 	ids := make([]string, 0, len(a.Agents))
 	for id := range a.Agents {
@@ -66,6 +75,7 @@ func ParseArgs(args []string, usage io.Writer) (Args, error) {
 	fs.StringVar(&a.Path, "path", "", "workspace `directory`")
 	fs.StringVar(&a.Socket, "socket", "", "Unix `socket` to serve on")
 	fs.StringVar(&a.DataDir, "data-dir", "", "private `directory` of the workspace's state (optional)")
+	fs.DurationVar(&a.DetachGrace, "detach-grace", 0, "how long the session outlives its Hub, waiting to be adopted (optional)")
 	fs.Func("agent", "an agent's command, `ID=JSON` (a JSON array of strings); repeatable", func(v string) error {
 		id, js, ok := strings.Cut(v, "=")
 		var cmd []string
@@ -89,6 +99,8 @@ func ParseArgs(args []string, usage io.Writer) (Args, error) {
 		return a, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	case a.WorkspaceID == "" || a.Path == "" || a.Socket == "":
 		return a, fmt.Errorf("%w: --workspace-id, --path and --socket are required", ErrUsage)
+	case a.DetachGrace < 0:
+		return a, fmt.Errorf("%w: --detach-grace must not be negative", ErrUsage)
 	}
 	return a, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -22,6 +23,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{WorkspaceID: "-x", Path: "/a path/with spaces", Socket: "--socket"},
 		{WorkspaceID: "b", Path: "/p", Socket: "/s", DataDir: "/state/workspaces/ab",
 			Agents: map[string][]string{"scripted": {"/bin/agent", "--state", "a b"}, "opencode": {"oc", "acp"}}},
+		{WorkspaceID: "c", Path: "/p", Socket: "/s", DetachGrace: 5*time.Minute + 30*time.Millisecond},
 	} {
 		argv := a.Argv()
 		is.Equal(argv[0], childproto.Subcommand) // the subcommand first
@@ -46,6 +48,8 @@ func TestParseArgsRefuses(t *testing.T) {
 		{"flag without value", []string{"--workspace-id"}, "workspace-id"},
 		{"agent without a command", []string{"--agent", "x=[]"}, "agent"},
 		{"agent id with a colon", []string{"--agent", `a:b=["x"]`}, "agent"},
+		{"negative grace", []string{"--workspace-id", "a", "--path", "/p", "--socket", "s", "--detach-grace", "-1s"}, "detach-grace"},
+		{"grace without a unit", []string{"--workspace-id", "a", "--path", "/p", "--socket", "s", "--detach-grace", "5"}, "detach-grace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
