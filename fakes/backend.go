@@ -54,6 +54,8 @@ type Backend struct {
 	logins   agentLogins             // the sessions' agents and the login changes told (backend_agentlogin.go)
 	handlers map[string]http.Handler // SetSessionHandler's, by workspace
 	name     string                  // what Name reports
+	detached map[string]bool         // sessions let go and still running, by workspace (backend_adopt.go)
+	adopts   map[string]int          // adoptions, by workspace
 }
 
 // NewBackend returns a Backend named "local" with no session running.
@@ -65,7 +67,7 @@ func NewBackendNamed(name string) *Backend {
 	return &Backend{
 		running: map[string]*workspaceSession{}, starts: map[string]int{}, specs: map[string]hub.WorkspaceSessionSpec{},
 		facts: map[string]hub.WorkspaceSessionFacts{}, factsErr: map[string]error{},
-		changed: make(chan struct{}), name: name,
+		changed: make(chan struct{}), name: name, detached: map[string]bool{}, adopts: map[string]int{},
 	}
 }
 

@@ -107,14 +107,23 @@ func (p place) Check(ctx context.Context) error {
 	return p.checkErr
 }
 
-// Reap records the call; the fake's sessions never outlive its Hub, so
-// there is nothing to reap.
+// Adopt adopts a session of the machine's backend that a Hub let go
+// (backend_adopt.go).
+func (p place) Adopt(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
+	return p.Backend.adopt(ctx, spec)
+}
+
+// Reap records the call and ends the sessions let go and not adopted,
+// returning their workspaces.
 func (p place) Reap(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	starts := p.Backend.TotalStarts()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.reaps = append(p.reaps, starts)
-	return nil, ctx.Err()
+	p.mu.Unlock()
+	return p.Backend.reapDetached(), nil
 }
 
 func (p place) Close() error {

@@ -38,6 +38,29 @@ type SessionReaper interface {
 	Reap(ctx context.Context) ([]string, error)
 }
 
+// SessionAdopter is implemented by a HostPlace whose sessions outlive
+// the Hub that started them for a grace, so a restarted Hub loses no work
+// there. The core detaches (SessionDetacher) instead of stopping them
+// when it closes, and adopts them when it starts again, before it reaps
+// the rest; a session not adopted within the grace ends by itself.
+type SessionAdopter interface {
+	// Adopt returns the session of spec that an earlier Hub started and
+	// left running, held anew and lent spec's credentials, as Start would
+	// return it. NotFound when there is none to adopt: none runs, it runs
+	// another build, or it already belongs to this Hub; nothing changes
+	// on the host then. Other errors are Start's.
+	Adopt(ctx context.Context, spec WorkspaceSessionSpec) (WorkspaceSession, error)
+}
+
+// SessionDetacher is implemented by a WorkspaceSession that can be let go
+// of without ending it (SessionAdopter).
+type SessionDetacher interface {
+	// Detach lets go of the session: it keeps running where it runs, for
+	// its backend's grace, and Done closes once this Hub holds nothing of
+	// it. Detaching an ended session is a no-op.
+	Detach()
+}
+
 // HostPlace is one host, as the core uses it: the backend that runs its
 // workspaces' sessions, and its file system and git, on which the core's
 // folder and repository operations of those workspaces run. Methods are

@@ -214,31 +214,49 @@ func TestASessionThatEndsOnItsOwnSaysWhy(t *testing.T) {
 	})
 }
 
-// A restarted Hub reaps what an earlier one left on each host holding
-// workspaces before it starts any session there, then starts the ones
-// that were running, in the background of its start.
-func TestARestartedHubReapsAHostBeforeItStartsSessionsThere(t *testing.T) {
+// A Hub lets its sessions on hosts go when it closes; the next one
+// adopts each that is still running, in the background of its start,
+// then reaps what is left on the host (a session of a workspace it does
+// not know), and only then starts afresh the ones it could not adopt.
+// A local session is stopped and started again, as ever.
+func TestARestartedHubAdoptsItsSessionsOnHostsReapsTheRestThenStartsTheOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
 		e := newEnv(t)
 		e.addHost("gpu")
 		e.addHost("idle") // holds no workspace: never reached
 		gpu := e.hosts.Machine("gpu")
-		for _, p := range []string{"/srv/a", "/srv/b"} {
+		register := func(p string, start bool) string {
 			gpu.FS.MkdirAll(p)
 			is.NoErr(gpu.Git.Init(e.ctx, p))
+			w, err := e.Register(e.ctx, hub.RegisterRequest{Path: p, Backend: "ssh:gpu", Start: start})
+			is.NoErr(err) // registered there
+			return w.ID
 		}
-		a, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/a", Backend: "ssh:gpu", Start: true})
-		is.NoErr(err) // running there
-		_, err = e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/b", Backend: "ssh:gpu"})
-		is.NoErr(err) // stopped there
-		is.Equal(gpu.Backend.StartCount(a.ID), 1)
+		a, b, c := register("/srv/a", true), register("/srv/b", false), register("/srv/c", true)
+		local := e.register(e.repo("/home/ann/a"))
+		e.start(local)
+		orphan, err := gpu.Backend.Start(e.ctx, hub.WorkspaceSessionSpec{WorkspaceID: "unknown", Path: "/srv"})
+		is.NoErr(err)
+		orphan.(hub.SessionDetacher).Detach() // a session of a workspace this Hub does not know
 
 		e.restart()
+		is.Equal(gpu.Backend.Detached(), []string{a, c, "unknown"}) // the Hub let its host sessions go, running
+		gpu.Backend.EndDetached(c)                                  // and one of them ended meanwhile
 		synctest.Wait()
-		is.Equal(gpu.Reaps(), []int{1})                       // reaped once, before any start of this Hub
-		is.Equal(gpu.Backend.StartCount(a.ID), 2)             // then the running one started again
-		is.True(e.Running(a.ID))                              // and runs
+		is.Equal(gpu.Backend.Adoptions(a), 1)                 // the running one is adopted
+		is.Equal(gpu.Backend.StartCount(a), 1)                // not started again
+		is.Equal(gpu.Reaps(), []int{3})                       // the host reaped once, before any start of this Hub
+		is.Equal(gpu.Backend.Detached(), []string(nil))       // the unknown one with it
+		is.Equal(gpu.Backend.StartCount(c), 2)                // the one that ended is started afresh
+		is.Equal(gpu.Backend.StartCount(b), 0)                // the stopped one stays stopped
+		is.True(e.Running(a) && e.Running(c))                 // both run
+		is.Equal(e.backend.StartCount(local), 1)              // the local one was started again
 		is.Equal(e.hosts.Machine("idle").Reaps(), []int(nil)) // a host without workspaces is left alone
+
+		_, err = e.StopWorkspace(e.ctx, a)
+		is.NoErr(err)                                   // an adopted session stops as any other
+		is.True(!gpu.Backend.Running(a))                // on the host
+		is.Equal(gpu.Backend.Detached(), []string(nil)) // and is not let go
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/wharfhub/wharf/hub"
 )
@@ -391,44 +390,4 @@ func (h *Hub) restart(ctx context.Context, w hub.Workspace) error {
 		return nil
 	}
 	return h.setAutoStart(ctx, w.ID, false)
-}
-
-// hostResumeTimeout bounds reaping a host and starting its sessions
-// again at the Hub's start.
-const hostResumeTimeout = 2 * time.Minute
-
-// resumeHost, in the background of the Hub's start, reaps what a Hub
-// before this one left running on the host of backend (SessionReaper),
-// then starts its workspaces that were running. Their workspace locks
-// are held while it reaps, so no start there races the reaping.
-func (h *Hub) resumeHost(backend string, ws []hub.Workspace) {
-	defer h.watchers.Done()
-	ctx, cancel := context.WithTimeout(h.bg, hostResumeTimeout)
-	defer cancel()
-	log := h.log.With(slog.String("backend", backend))
-	ids := make([]string, len(ws))
-	for i, w := range ws {
-		ids[i] = w.ID
-	}
-	unlock, err := h.wsLocks.LockAll(ctx, ids)
-	if err != nil {
-		return
-	}
-	if pl, err := h.placeOf(ctx, backend); err != nil {
-		log.LogAttrs(ctx, slog.LevelWarn, "a host's workspaces cannot be resumed", slog.Any("err", err))
-	} else if r, ok := pl.backend.(hub.SessionReaper); ok {
-		if reaped, err := r.Reap(ctx); err != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "what an earlier Hub left on a host could not be reaped", slog.Any("err", err))
-		} else if len(reaped) > 0 {
-			log.LogAttrs(ctx, slog.LevelInfo, "reaped sessions an earlier Hub left on a host", slog.Int("sessions", len(reaped)))
-		}
-	}
-	unlock()
-	for _, w := range ws {
-		if w.AutoStart {
-			if err := h.restart(ctx, w); err != nil {
-				log.LogAttrs(ctx, slog.LevelWarn, "a host's workspace could not be recorded as stopped", slog.Any("err", err))
-			}
-		}
-	}
 }

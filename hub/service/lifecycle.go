@@ -16,6 +16,9 @@ type runningWorkspace struct {
 	rs       hub.WorkspaceSession
 	grant    *grant // what it was lent of the credentials
 	stopping bool   // set under Hub.mu once the Hub ends it, so its end is not mistaken for a crash
+	// detach, when set, lets the session go at the Hub's close rather than
+	// stop it: its place adopts sessions (adopt.go).
+	detach hub.SessionDetacher
 }
 
 // workspace loads a registered workspace, NotFound with the contract's
@@ -98,14 +101,15 @@ func (h *Hub) StartWorkspace(ctx context.Context, id string) (hub.WorkspaceActio
 		return hub.WorkspaceAction{}, hub.Wrap(hub.Unavailable, err, "request cancelled")
 	}
 	defer unlock()
-	if err := h.startLocked(ctx, id); err != nil {
+	if err := h.startLocked(ctx, id, startNew); err != nil {
 		return hub.WorkspaceAction{}, err
 	}
 	return hub.WorkspaceAction{ID: id, Running: true}, nil
 }
 
-// startLocked starts the session of id; the caller holds id's lock.
-func (h *Hub) startLocked(ctx context.Context, id string) error {
+// startLocked starts the session of id, or adopts it (adopt.go); the
+// caller holds id's lock.
+func (h *Hub) startLocked(ctx context.Context, id string, how startHow) error {
 	w, err := h.workspace(ctx, id)
 	if err != nil {
 		return err
@@ -135,7 +139,17 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		h.grants.end(g)
 		return hub.Wrap(hub.KindOf(err), err, fmt.Sprintf("session for '%s' failed to start: %s", id, hub.MessageOf(err)))
 	}
-	rs, err := pl.backend.Start(ctx, hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path, Credentials: creds})
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: id, Path: w.Path, Credentials: creds}
+	var rs hub.WorkspaceSession
+	if how == adoptOnly {
+		rs, err = adopt(ctx, pl, spec)
+	} else {
+		rs, err = pl.backend.Start(ctx, spec)
+	}
+	if how == adoptOnly && hub.KindOf(err) == hub.NotFound {
+		h.grants.end(g)
+		return err
+	}
 	if err != nil {
 		h.grants.end(g)
 		h.log.LogAttrs(ctx, slog.LevelWarn, "workspace session failed to start",
@@ -146,7 +160,7 @@ func (h *Hub) startLocked(ctx context.Context, id string) error {
 		}
 		return hub.Wrap(hub.Internal, err, fmt.Sprintf("session for '%s' failed to start: %s", id, why))
 	}
-	ls := &runningWorkspace{rs: rs, grant: g}
+	ls := &runningWorkspace{rs: rs, grant: g, detach: detacher(pl, rs)}
 	if err := h.setAutoStart(ctx, id, true, workspaceSessionStarted{id: id, rw: ls}); err != nil {
 		if serr := rs.Stop(ctx); serr != nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "workspace session could not be stopped",
@@ -385,7 +399,14 @@ func (h *Hub) Close() error {
 	h.mu.Unlock()
 	errs := make(chan error, len(all))
 	for _, ls := range all {
-		go func() { errs <- ls.rs.Stop(context.Background()) }()
+		go func() {
+			if ls.detach != nil {
+				ls.detach.Detach() // it runs on, for the next Hub to adopt
+				errs <- nil
+				return
+			}
+			errs <- ls.rs.Stop(context.Background())
+		}()
 	}
 	var err error
 	for range all {

@@ -330,7 +330,7 @@ func (h *Hub) finishOnboarding(ctx context.Context, w hub.Workspace, recovery st
 		if unlock, err := h.wsLocks.Lock(ctx, w.ID); err != nil {
 			res.StartError = "request cancelled"
 		} else {
-			if err := h.startLocked(ctx, w.ID); err != nil {
+			if err := h.startLocked(ctx, w.ID, startNew); err != nil {
 				res.StartError = hub.MessageOf(err)
 			} else {
 				res.Started = true
