@@ -64,6 +64,9 @@ func newRigOn(t *testing.T, srv *sshdtest.Server, client sshdtest.Client, root s
 		SSH: []string{"ssh", "-F", r.client.Config}, RemoteRoot: r.root,
 		Logger:    slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		StopGrace: time.Second,
+		// A session a test leaves (a partition, a crash of sshd) ends soon
+		// after: the tests that let one go and adopt it set more.
+		DetachGrace: time.Second,
 	}
 	if change != nil {
 		change(&r.opts)

@@ -29,6 +29,9 @@ var _ hub.Backend = (*Host)(nil)
 const (
 	DefaultReadyTimeout = 30 * time.Second
 	DefaultStopGrace    = 3 * time.Second
+	// DefaultDetachGrace is how long a session outlives a Hub that let
+	// it go or lost it, waiting to be adopted.
+	DefaultDetachGrace = 5 * time.Minute
 	// DefaultRemoteRoot is where Wharf keeps its files on a host,
 	// relative to the remote user's home.
 	DefaultRemoteRoot = ".cache/wharf"
@@ -76,6 +79,12 @@ type Options struct {
 	// stdin before killing it, and then again for the kill to be
 	// confirmed. Default DefaultStopGrace.
 	StopGrace time.Duration
+	// DetachGrace is how long a session outlives the Hub that let it go
+	// (its close, or its crash) or lost its connection, for a Hub to
+	// adopt it (Adopt) before it ends by itself. Default
+	// DefaultDetachGrace; negative: sessions end with the Hub's hold on
+	// them, and nothing is ever adopted.
+	DetachGrace time.Duration
 	// AgentCommands sets the command of a coding agent by id in every
 	// session (childproto.Args.Agents); the commands run on the host.
 	AgentCommands map[string][]string
@@ -167,6 +176,12 @@ func New(opts Options) (*Host, error) {
 	}
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = DefaultStopGrace
+	}
+	switch {
+	case opts.DetachGrace == 0:
+		opts.DetachGrace = DefaultDetachGrace
+	case opts.DetachGrace < 0:
+		opts.DetachGrace = 0
 	}
 	log := opts.Logger
 	if log == nil {

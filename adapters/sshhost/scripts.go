@@ -63,15 +63,30 @@ const (
 	exitNoGo         = 69
 )
 
-// killScript kills the group $1 on the host (or the process, when it
-// leads none: no setsid there), unless its leader is
-// (on a system with /proc) no longer the session serving socket $2: the
-// pid may have been reused once the session ended.
+// killScript sends signal $3 (KILL, TERM) to the group $1 on the host
+// (or the process, when it leads none: no setsid there), unless its
+// leader is (on a system with /proc) no longer the session serving socket
+// $2: the pid may have been reused once the session ended.
 const killScript = `p="$1"
 if [ -r "/proc/$p/cmdline" ]; then
   tr '\0' '\n' < "/proc/$p/cmdline" | grep -qxF -- "$2" || exit 0
 fi
-kill -s KILL -- "-$p" 2>/dev/null || kill -s KILL "$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
+kill -s "$3" -- "-$p" 2>/dev/null || kill -s "$3" "$p" 2>/dev/null || [ ! -d "/proc/$p" ]`
+
+// adoptScript prints "wharf-pid P" when the pid file $1 names a running
+// session (P) of the binary $2 serving socket $3 for workspace $4: its
+// command line on /proc says so. It exits 3 when there is none (no pid
+// file, the process gone, another program, a system without /proc) and
+// 4 when the session runs another binary: another build's, which this
+// Hub does not adopt.
+const adoptScript = `p=$(cat -- "$1" 2>/dev/null)
+case "$p" in ''|*[!0-9]*) exit 3 ;; esac
+[ -r "/proc/$p/cmdline" ] || exit 3
+c=$(tr '\0' '\n' < "/proc/$p/cmdline")
+printf '%s\n' "$c" | grep -qxF -- "$3" || exit 3
+printf '%s\n' "$c" | grep -qxF -- "$4" || exit 3
+[ "$(printf '%s\n' "$c" | head -n 1)" = "$2" ] || exit 4
+printf 'wharf-pid %s\n' "$p"`
 
 // cleanScript removes a session's leftovers on the host: its socket,
 // pid file and credentials folder ($@).

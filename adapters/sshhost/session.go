@@ -80,9 +80,9 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
 	argv := append([]string{run, name, spec.Path, data, s.rsock, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
-			Agents: h.opts.AgentCommands}.Argv()...)
+			Agents: h.opts.AgentCommands, DetachGrace: h.opts.DetachGrace}.Argv()...)
 	if err := s.spawn(spec.WorkspaceID, argv); err != nil {
-		h.unforward(s)
+		h.unforward(s.lsock, s.rsock, pr)
 		pr.hub.Close()
 		return nil, err
 	}
@@ -129,12 +129,14 @@ type session struct {
 	proj         *projection   // its credentials, closed by reap
 
 	ended     atomic.Bool // the local client has exited
+	detached  atomic.Bool // let go (Detach): its end leaves the child running
 	closeOnce sync.Once
 	state     *os.ProcessState // set before Done is closed
 }
 
-// localForward is the forward of the session's socket to the Hub.
-func (s *session) localForward() []string { return []string{"-L", s.lsock + ":" + s.rsock} }
+// localForward is the forward of a session's socket rsock to the Hub's
+// lsock.
+func localForward(lsock, rsock string) []string { return []string{"-L", lsock + ":" + rsock} }
 
 // forwardCredentials waits until the start script has unpacked the
 // credentials folder, forwards its sockets there and lets the script
@@ -166,7 +168,7 @@ func (s *session) forwardCredentials(ctx context.Context) error {
 // and the goroutines that read it and wait for it.
 func (s *session) spawn(id string, argv []string) error {
 	h := s.h
-	cmd := h.remoteCommandWith(context.Background(), s.localForward(), startScript, argv...)
+	cmd := h.remoteCommandWith(context.Background(), localForward(s.lsock, s.rsock), startScript, argv...)
 	cmd.WaitDelay = 0 // the pipes are files the reaper closes itself
 	p, err := childrun.NewPipes()
 	if err != nil {
@@ -236,10 +238,30 @@ func readLine(r io.Reader) (string, bool) {
 	return "", false
 }
 
-// Terminate closes the child's stdin (childrun.Process): the channel's
-// end reaches the child as the Hub being gone, its polite stop.
+// Terminate asks the child to stop in order (childrun.Process): the stop
+// line on its stdin, then the channel's end; without a detach grace, the
+// end alone is its polite stop.
 func (s *session) Terminate() {
-	s.closeOnce.Do(func() { s.pipes.StdinW.Close() })
+	s.closeOnce.Do(func() {
+		if s.h.opts.DetachGrace > 0 {
+			_, _ = s.pipes.StdinW.Write([]byte(childproto.StopLine))
+		}
+		s.pipes.StdinW.Close()
+	})
+}
+
+// Detach lets the session go (hub.SessionDetacher): the local client
+// ends, and so the channel; the child reads the end of its stdin and
+// runs on for the detach grace, for a Hub to adopt. Nothing on the host
+// is removed. It returns once the session is Done here.
+func (s *session) Detach() {
+	if s.ended.Load() {
+		return
+	}
+	s.detached.Store(true)
+	s.LetGo()
+	_ = s.cmd.Process.Kill() // a no-op once it has been waited for
+	<-s.Done()               // reap's every step is bounded
 }
 
 // Kill kills the child's group on the host over the master; the start
@@ -255,7 +277,7 @@ func (s *session) Kill() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
 		defer cancel()
 		var stderr boundedBuffer
-		cmd := s.h.remoteCommand(ctx, killScript, strconv.FormatInt(pid, 10), s.rsock)
+		cmd := s.h.remoteCommand(ctx, killScript, strconv.FormatInt(pid, 10), s.rsock, "KILL")
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		if err == nil {
@@ -279,8 +301,14 @@ func (s *session) reap() {
 	s.state = s.cmd.ProcessState
 	s.Drain(time.Second)
 	s.pipes.CloseOurEnds()
-	s.h.unforward(s)
+	s.h.unforward(s.lsock, s.rsock, s.proj)
 	s.proj.hub.Close() // the forwards are gone: nothing on the host reaches its sockets
+	if s.detached.Load() {
+		s.h.release(s.lsock)
+		s.h.live.Add(-1)
+		s.Finish("let go, running on the host", err)
+		return
+	}
 	if s.state.ExitCode() == sshExitFailure || s.state.ExitCode() < 0 {
 		// The shell was killed, or the connection lost: its clean-up may
 		// not have run.
@@ -357,18 +385,19 @@ func (h *Host) forward(ctx context.Context, op string, spec []string) error {
 	return nil
 }
 
-// unforward cancels the session's forward and removes its local socket.
-// A master that is gone took the forward with it.
-func (h *Host) unforward(s *session) {
+// unforward cancels the forwards of a session's socket (rsock to lsock)
+// and credentials, and removes lsock. A master that is gone took the
+// forwards with it.
+func (h *Host) unforward(lsock, rsock string, pr *projection) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
 	defer cancel()
 	// Each fails only when the master, and the forward, are gone, or the
 	// forward was never made (a failed start).
-	_ = h.forward(ctx, "cancel", s.localForward())
-	if fw := s.proj.forwards(); len(fw) > 0 {
+	_ = h.forward(ctx, "cancel", localForward(lsock, rsock))
+	if fw := pr.forwards(); len(fw) > 0 {
 		_ = h.forward(ctx, "cancel", fw)
 	}
-	if err := os.Remove(s.lsock); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(lsock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		h.log.Warn("could not remove the session's forwarded socket", "err", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -223,3 +224,46 @@ func (s *Session) AgentLoginChanged(ctx context.Context, agent string) error {
 	}
 	return nil
 }
+
+// Hold holds a child started with a detach grace, as an adopting Hub does
+// (childproto's hold.go): it returns once the child answered the hold, or
+// fails within ctx (Unavailable). The returned body ends when the child
+// ends (a clean EOF) or the connection breaks (an error); closing it
+// lets the child go.
+func (s *Session) Hold(ctx context.Context) (io.ReadCloser, error) {
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // until the child answers
+	req, err := http.NewRequestWithContext(hctx, http.MethodGet, "http://session"+childproto.HoldPath, nil)
+	if err != nil {
+		cancel()
+		return nil, hub.Wrap(hub.Internal, err, "session hold request")
+	}
+	resp, err := s.client.Do(req)
+	stop()
+	if err != nil {
+		cancel()
+		return nil, hub.Wrap(hub.Unavailable, err, "session did not answer")
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, hub.Wrap(hub.Unavailable, fmt.Errorf("hold: status %s", resp.Status), "session could not be held")
+	}
+	return &heldBody{ReadCloser: resp.Body, cancel: cancel}, nil
+}
+
+// heldBody is a hold's body; Close also ends its request.
+type heldBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *heldBody) Close() error {
+	b.cancel()
+	return b.ReadCloser.Close()
+}
+
+// LetGo records that the session's end, which the backend brings about,
+// lets the child go rather than ends it (a detach): Finish does not log it
+// as an end on its own.
+func (s *Session) LetGo() { s.markStopping() }

@@ -1,0 +1,102 @@
+//go:build linux
+
+package sshhost_test
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/wharfhub/wharf/adapters/sshhost"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// graceOf sets the sessions' detach grace.
+func graceOf(d time.Duration) func(*sshhost.Options) {
+	return func(o *sshhost.Options) { o.DetachGrace = d }
+}
+
+// ended waits, up to testTimeout, for rs to end.
+func ended(t *testing.T, rs hub.WorkspaceSession) bool {
+	t.Helper()
+	select {
+	case <-rs.Done():
+		return true
+	case <-time.After(testTimeout):
+		return false
+	}
+}
+
+func TestARestartedHubAdoptsTheSessionItsPredecessorLetGo(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t, graceOf(time.Minute))
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
+	rs, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err) // a session of the Hub before its restart
+	pid := sshhost.RemotePid(rs)
+	rs.(hub.SessionDetacher).Detach()
+	is.True(ended(t, rs))       // let go, it is done for that Hub
+	is.NoErr(r.host.Close())    // which closes its connection and exits
+	is.True(groupAlive(t, pid)) // while the session runs on there
+	restarted := r.newHost(t)   // the next Hub
+	_, err = restarted.Adopt(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "beta", Path: spec.Path})
+	is.Equal(hub.KindOf(err), hub.NotFound) // finds no session of another workspace
+
+	a, err := restarted.Adopt(testContext(t), spec)
+	is.NoErr(err)           // adopts this one
+	is.NoErr(factsOf(t, a)) // which answers through the new forward
+	is.Equal(restarted.Live(), int64(1))
+	_, err = restarted.Adopt(testContext(t), spec)
+	is.Equal(hub.KindOf(err), hub.NotFound) // and is adopted once
+	reaped, err := restarted.Reap(testContext(t))
+	is.NoErr(err)
+	is.Equal(len(reaped), 0)    // the reap leaves an adopted session alone
+	is.True(groupAlive(t, pid)) // the same process as before the restart
+
+	a.(hub.SessionDetacher).Detach() // let go and adopted again, as at a second restart
+	is.True(ended(t, a))
+	is.True(groupAlive(t, pid))
+	again, err := restarted.Adopt(testContext(t), spec)
+	is.NoErr(err) // adopted again
+
+	is.NoErr(again.Stop(testContext(t))) // an adopted session stops politely
+	is.True(waitGone(t, pid))
+	is.True(!groupAlive(t, pid))                            // nothing of it runs
+	is.True(strings.Contains(r.logs.String(), "exited"))    // it ended as asked
+	is.Equal(restarted.Live(), int64(0))                    // nothing is held
+	is.Equal(entries(t, filepath.Join(r.root, "run")), nil) // and its script left nothing on the host
+}
+
+func TestASessionNoHubAdoptsEndsAfterItsGrace(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t, graceOf(500*time.Millisecond))
+	rs := r.start(t, "alpha")
+	pid := sshhost.RemotePid(rs)
+	rs.(hub.SessionDetacher).Detach()
+	is.True(ended(t, rs))
+	is.True(waitGone(t, pid)) // no Hub came back: it ended by itself
+	is.True(!groupAlive(t, pid))
+	_, err := r.host.Adopt(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()})
+	is.Equal(hub.KindOf(err), hub.NotFound) // there is nothing to adopt
+}
+
+func TestAnAdoptedSessionKilledOnTheHostSaysSo(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t, graceOf(time.Minute))
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
+	rs, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err)
+	pid := sshhost.RemotePid(rs)
+	rs.(hub.SessionDetacher).Detach()
+	a, err := r.newHost(t).Adopt(testContext(t), spec)
+	is.NoErr(err) // adopted by another Host of the same machine
+	is.NoErr(syscall.Kill(-pid, syscall.SIGKILL))
+	is.True(ended(t, a)) // its end is noticed
+	why, ok := a.(hub.EndReporter)
+	is.True(ok)
+	is.Equal(why.EndReason(), "The session on build1 was killed.") // and explained
+}
