@@ -166,3 +166,17 @@ func TestBackendScripting(t *testing.T) {
 		is.NoErr(err) // but again after a stop
 	})
 }
+
+func TestAHostsPlaceAdopts(t *testing.T) {
+	machines := map[*testing.T]*fakes.Hosts{} // one machine per test, reached by each of its Hubs
+	porttest.Adopter(t, func(t *testing.T) (hub.Backend, string) {
+		if machines[t] == nil {
+			machines[t] = fakes.NewHosts()
+		}
+		p, err := machines[t].Connect(hub.Host{Name: "gpu", Destination: "gpu.example"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, "/home/gpu"
+	})
+}

@@ -82,7 +82,8 @@ type HostPlace interface {
 	// unreachable host, another operating system or architecture),
 	// never a secret.
 	Check(ctx context.Context) error
-	// Close ends the connection to the host; sessions still running there
-	// end with it. Calls after Close fail.
+	// Close ends the connection to the host; sessions still held there
+	// end with it (a place that adopts lets them run on for its grace,
+	// for the next Hub). Calls after Close fail.
 	Close() error
 }

@@ -24,7 +24,8 @@ import (
 // started, the binary copied there; the session answers through the forward; a stop leaves no
 // socket there; the host cannot be removed while the workspace lives
 // there, and can once it is forgotten. A conversation with the scripted
-// agent runs there, its turn seen on the live stream.
+// agent runs there, its turn seen on the live stream. The Hub restarts
+// meanwhile, and the next one adopts the session, which ran on.
 func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -102,6 +103,21 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 		answered = answered || it.Kind == "assistant_message"
 	}
 	is.True(answered) // the agent answered
+	resp.Body.Close()
+
+	// The Hub restarts: its session there runs on and is adopted.
+	running := remoteProcesses(t, remote, " session ")
+	is.True(running != "")                                     // the session's process there
+	is.NoErr(d.Stop(ctx))                                      // the Hub stops
+	is.Equal(remoteProcesses(t, remote, " session "), running) // the session runs on
+	d, err = d.Restart(ctx)
+	is.NoErr(err)
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
+	c, _, err = daemontest.Login(ctx, daemontest.NewHTTPClient(nil), d.URL(), daemontest.FirstUser, pw)
+	is.NoErr(err)
+	is.NoErr(d.WaitLog(ctx, "adopted a session an earlier Hub left running"))              // the next Hub adopts it
+	is.Equal(remoteProcesses(t, remote, " session "), running)                             // the same process
+	is.Equal(do("GET", "s/"+ws+"/api/chat/conversations/"+cid, nil, &snap), http.StatusOK) // with its conversation, through a new forward
 
 	is.Equal(do("POST", "api/hub/sessions/"+ws+"/stop", nil, nil), http.StatusOK) // a polite stop
 	socks, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/run/*.sock"))

@@ -197,6 +197,7 @@ func (a *adoptedSession) watch() {
 	a.reason = fmt.Sprintf("The session on %s ended on its own.", h.opts.Name)
 	switch {
 	case a.detached.Load():
+		h.letGo(a.WorkspaceID())
 		status = "let go, running on the host"
 	case err != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
@@ -205,6 +206,7 @@ func (a *adoptedSession) watch() {
 		status = "the session was killed"
 		a.reason = fmt.Sprintf("The session on %s was killed.", h.opts.Name)
 		if !up {
+			h.letGo(a.WorkspaceID())
 			status = "the connection to the host was lost"
 			a.reason = fmt.Sprintf("The connection to %s was lost for longer than the Hub waits, so its session ended.", h.opts.Name)
 		}
@@ -224,4 +226,25 @@ func (a *adoptedSession) EndReason() string {
 	default:
 		return ""
 	}
+}
+
+// letGo records that the session of workspace id may run on in its
+// grace, unheld.
+func (h *Host) letGo(id string) {
+	if h.opts.DetachGrace <= 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lingering[id] = true
+}
+
+// wasLetGo reports, once, whether the session of workspace id was let go
+// or lost by this Host.
+func (h *Host) wasLetGo(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was := h.lingering[id]
+	delete(h.lingering, id)
+	return was
 }

@@ -63,8 +63,9 @@ func TestARestartedHubAdoptsTheSessionItsPredecessorLetGo(t *testing.T) {
 	again, err := restarted.Adopt(testContext(t), spec)
 	is.NoErr(err) // adopted again
 
+	script := parentOf(pid)
 	is.NoErr(again.Stop(testContext(t))) // an adopted session stops politely
-	is.True(waitGone(t, pid))
+	is.True(waitGone(t, pid) && waitGone(t, script))
 	is.True(!groupAlive(t, pid))                            // nothing of it runs
 	is.True(strings.Contains(r.logs.String(), "exited"))    // it ended as asked
 	is.Equal(restarted.Live(), int64(0))                    // nothing is held
@@ -99,4 +100,50 @@ func TestAnAdoptedSessionKilledOnTheHostSaysSo(t *testing.T) {
 	why, ok := a.(hub.EndReporter)
 	is.True(ok)
 	is.Equal(why.EndReason(), "The session on build1 was killed.") // and explained
+}
+
+func TestAStartAfterALongPartitionAdoptsTheSessionThatRanOn(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t, func(o *sshhost.Options) {
+		keepAlive(1, 2)(o) // noticed within about 3 s
+		o.DetachGrace = time.Minute
+	})
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
+	rs, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err)
+	pid := sshhost.RemotePid(rs)
+	is.True(r.srv.Signal(syscall.SIGSTOP) > 0) // the host stops answering
+	is.True(ended(t, rs))                      // long enough for the Hub to end the session
+	is.Equal(rs.(hub.EndReporter).EndReason(), "The connection to build1 was lost for longer than the Hub waits, so its session ended.")
+	is.True(r.srv.Signal(syscall.SIGCONT) > 0) // the host is back
+
+	again, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err)                           // a start
+	is.Equal(sshhost.RemotePid(again), pid) // finds the session that ran on, and adopts it
+	is.NoErr(factsOf(t, again))             // which answers
+	is.NoErr(again.Stop(testContext(t)))    // and stops
+	is.True(waitGone(t, pid) && !groupAlive(t, pid))
+}
+
+func TestAStartEndsASessionLeftRunningItDoesNotAdopt(t *testing.T) {
+	is := is.New(t)
+	r := newRig(t, graceOf(time.Minute))
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
+	old, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err)
+	pid := sshhost.RemotePid(old)
+	old.(hub.SessionDetacher).Detach() // running on, unheld
+
+	other := r.newHost(t) // a Hub that knows nothing of it, and starts the workspace
+	rs, err := other.Start(testContext(t), spec)
+	is.NoErr(err)
+	is.True(sshhost.RemotePid(rs) != pid) // a new session
+	is.True(waitGone(t, pid))             // the one left running is ended first
+	is.NoErr(factsOf(t, rs))              // the new one answers: the old one's clean-up took nothing of it
+	_, remote, pidFile := sshhost.Sockets(rs)
+	names := entries(t, filepath.Join(r.root, "run"))
+	is.Equal(len(names), 3) // its socket, pid file and credentials folder
+	is.True(strings.HasSuffix(remote, names[1]) || strings.HasSuffix(pidFile, names[1]))
+	is.NoErr(rs.Stop(testContext(t)))
+	is.Equal(entries(t, filepath.Join(r.root, "run")), nil) // and a stop leaves nothing
 }

@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/sshdtest"
+	"github.com/wharfhub/wharf/adapters/sshhost"
 	"github.com/wharfhub/wharf/fakes/porttest"
 	"github.com/wharfhub/wharf/hub"
 )
@@ -24,5 +26,20 @@ func TestBackend(t *testing.T) {
 			t.Fatal(err)
 		}
 		return r.host, dir
+	})
+}
+
+func TestAdopter(t *testing.T) {
+	// One host; each Hub a Host of its own on it, with its own runtime
+	// folder and master, as a restarted Hub would have.
+	srv := sshdtest.Start(t)
+	client, root := srv.NewClient(t, shortDir(t), ""), shortDir(t)
+	dirs := map[*testing.T]string{}
+	porttest.Adopter(t, func(t *testing.T) (hub.Backend, string) {
+		r := newRigOn(t, srv, client, root, func(o *sshhost.Options) { o.DetachGrace = time.Minute })
+		if dirs[t] == "" {
+			dirs[t] = t.TempDir()
+		}
+		return r.host, dirs[t]
 	})
 }

@@ -221,3 +221,43 @@ func lookPath(t *testing.T, path, name string) string {
 	t.Fatalf("%s is not on the session's PATH %s", name, path)
 	return ""
 }
+
+func TestAnAdoptedSessionsAgentReachesTheNewHub(t *testing.T) {
+	is := is.New(t)
+	sshAdd, err := exec.LookPath("ssh-add")
+	if err != nil {
+		t.Skip("ssh-add is not installed")
+	}
+	lend := func() (hub.SessionCredentials, hub.NewKey) {
+		v := fakes.NewKeyVault(fakes.NewClock(brokerEpoch)) // each Hub's vault, unlocked anew
+		broker := fakes.NewSessionBroker(v, fakes.NewClock(brokerEpoch))
+		k := unlockedSSH(t, v, "mine")
+		broker.LendSSH("mine")
+		return hub.SessionCredentials{Broker: broker, Tools: tools(t),
+			Logins: []hub.SessionLogin{{Host: "git.example", CredentialID: "mine", Type: hub.CredentialSSH, PublicKey: k.PublicKey}}}, k
+	}
+	r := newRig(t, graceOf(time.Minute))
+	creds, _ := lend()
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir(), Credentials: creds}
+	rs, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err)
+	agent := childEnv(t, sshhost.RemotePid(rs))["SSH_AUTH_SOCK"]
+	rs.(hub.SessionDetacher).Detach()
+	listKeys := func() (string, error) {
+		cmd := exec.Command(sshAdd, "-L")
+		cmd.Env = []string{"SSH_AUTH_SOCK=" + agent}
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	_, err = listKeys()
+	is.True(err != nil) // let go, the session reaches no agent
+
+	spec.Credentials, _ = lend()
+	newKey := spec.Credentials.Logins[0].PublicKey
+	a, err := r.newHost(t).Adopt(testContext(t), spec)
+	is.NoErr(err) // the next Hub adopts it, lending its own
+	t.Cleanup(func() { a.Stop(testContext(t)) })
+	keys, err := listKeys()
+	is.NoErr(err)                                                                                        // and the session's agent socket, where its environment says, reaches that Hub's agent
+	is.Equal(strings.Join(strings.Fields(keys)[:2], " "), strings.Join(strings.Fields(newKey)[:2], " ")) // holding the key lent now
+}

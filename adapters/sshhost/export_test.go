@@ -4,7 +4,12 @@ import "github.com/wharfhub/wharf/hub"
 
 // RemotePid is the pid (and process group) of a session's child on the
 // host.
-func RemotePid(rs hub.WorkspaceSession) int { return int(rs.(*session).pid.Load()) }
+func RemotePid(rs hub.WorkspaceSession) int {
+	if a, ok := rs.(*adoptedSession); ok {
+		return int(a.pid)
+	}
+	return int(rs.(*session).pid.Load())
+}
 
 // Sockets are a session's forwarded socket on the Hub and its child's
 // socket on the host, and its pid file there.

@@ -105,6 +105,10 @@ type Host struct {
 
 	mu       sync.Mutex
 	sessions map[string]string // local socket path -> workspace id, from start to end
+	// lingering are the workspaces whose session this Host let go or lost
+	// the connection to: it may run on, in its grace, and a new start
+	// adopts it rather than start another (adopt.go).
+	lingering map[string]bool
 
 	live   atomic.Int64 // sessions started and not yet ended
 	copies atomic.Int64 // binaries copied to the host
@@ -191,7 +195,7 @@ func New(opts Options) (*Host, error) {
 		opts: opts, log: log.With("backend", "ssh:"+opts.Name),
 		ctlPath: filepath.Join(dir, "cm-"+shortHash(opts.Name)),
 		goos:    runtime.GOOS, goarch: runtime.GOARCH,
-		sessions: map[string]string{},
+		sessions: map[string]string{}, lingering: map[string]bool{},
 	}, nil
 }
 

@@ -20,7 +20,11 @@ package sshhost
 // the child's pid, which names the group a forced stop kills. Once the
 // child exits, the shell kills what it left in its group (as the local
 // backend does) and removes the socket, pid file and credentials folder,
-// so an orderly end, and a forced one, cost no further round trip.
+// so an orderly end, and a forced one, cost no further round trip; the
+// pid file goes last. A session of the same workspace still running there
+// (let go, of another build, which the Hub did not adopt) is killed first,
+// and its script given up to 5 s to clean up, so that clean-up never
+// removes what this start makes.
 // Without setsid (not Linux) the child stays in the shell's group.
 const startScript = `umask 077
 rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
@@ -33,6 +37,15 @@ while IFS= read -r line && [ -n "$line" ]; do
 done
 IFS= read -r size || exit 68
 case "$size" in ''|*[!0-9]*) exit 68 ;; esac
+if [ -f "$rt/$n.pid" ]; then
+  o=$(cat -- "$rt/$n.pid")
+  case "$o" in ''|*[!0-9]*) o=0 ;; esac
+  if [ "$o" -gt 1 ] && [ -r "/proc/$o/cmdline" ] && tr '\0' '\n' < "/proc/$o/cmdline" | grep -qxF -- "$sock"; then
+    kill -s KILL -- "-$o" 2>/dev/null
+    i=0
+    while [ -f "$rt/$n.pid" ] && [ "$i" -lt 5 ]; do sleep 1; i=$((i+1)); done
+  fi
+fi
 [ -d "$dir" ] || exit 66
 mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
 rm -rf -- "$rt/$n" && mkdir -- "$rt/$n" || exit 67
@@ -52,7 +65,8 @@ printf 'wharf-pid %s\n' "$c"
 wait "$c"
 rc=$?
 kill -s KILL -- "-$c" 2>/dev/null
-rm -rf -- "$sock" "$rt/$n.pid" "$rt/$n"
+rm -rf -- "$sock" "$rt/$n"
+rm -f -- "$rt/$n.pid"
 exit $rc`
 
 // Exit statuses of startScript's own refusals.

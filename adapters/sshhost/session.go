@@ -25,13 +25,23 @@ import (
 // to RuntimeDir, starts `wharf session` over the master and returns once
 // the session printed its readiness line and answered a facts call
 // through the forward. On any failure nothing is left running, forwarded
-// or bound. A workspace whose session still runs is a Conflict.
+// or bound. A workspace whose session still runs is a Conflict. A
+// session this Host let go, or lost the connection to, and that still
+// runs in its grace is adopted instead (adopt.go): a long partition
+// loses no work once the host is back.
 func (h *Host) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.WorkspaceSession, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, childrun.StartInterrupted(err)
 	}
 	if spec.WorkspaceID == "" {
 		return nil, hub.Errorf(hub.Internal, "session has no workspace id")
+	}
+	if h.wasLetGo(spec.WorkspaceID) {
+		a, err := h.Adopt(ctx, spec)
+		if err == nil {
+			return a, nil
+		}
+		h.log.Debug("the session let go could not be adopted; starting another", "workspace", spec.WorkspaceID, "err", err)
 	}
 	name := shortHash(spec.WorkspaceID)
 	lsock := filepath.Join(h.opts.RuntimeDir, name+".sock")
@@ -305,32 +315,36 @@ func (s *session) reap() {
 	s.proj.hub.Close() // the forwards are gone: nothing on the host reaches its sockets
 	if s.detached.Load() {
 		s.h.release(s.lsock)
+		s.h.letGo(s.WorkspaceID())
 		s.h.live.Add(-1)
 		s.Finish("let go, running on the host", err)
 		return
 	}
-	if s.state.ExitCode() == sshExitFailure || s.state.ExitCode() < 0 {
-		// The shell was killed, or the connection lost: its clean-up may
-		// not have run.
-		s.h.clean(s)
-	}
-	s.h.release(s.lsock)
-	s.h.live.Add(-1)
 	status := s.state.String()
 	s.reason = fmt.Sprintf("The session on %s ended on its own (%s).", s.h.opts.Name, status)
 	if code := s.state.ExitCode(); code == sshExitFailure || code < 0 {
 		// ssh's own failure, or ssh killed: the child was killed, or the
 		// master (the connection) is gone.
-		status = "the session was killed (" + status + ")"
-		s.reason = fmt.Sprintf("The session on %s was killed.", s.h.opts.Name)
 		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
 		up := s.h.masterUp(ctx)
 		cancel()
-		if !up {
-			status = "the connection to the host was lost (" + s.state.String() + ")"
+		switch {
+		case up || s.h.opts.DetachGrace <= 0:
+			// The shell was killed, or the child ended with the channel:
+			// its clean-up may not have run.
+			s.h.clean(s)
+			status = "the session was killed (" + status + ")"
+			s.reason = fmt.Sprintf("The session on %s was killed.", s.h.opts.Name)
+		default:
+			// The child runs on in its grace, its socket and pid file
+			// in place: a start adopts it once the host is back.
+			s.h.letGo(s.WorkspaceID())
+			status = "the connection to the host was lost (" + status + ")"
 			s.reason = fmt.Sprintf("The connection to %s was lost for longer than the Hub waits, so its session ended.", s.h.opts.Name)
 		}
 	}
+	s.h.release(s.lsock)
+	s.h.live.Add(-1)
 	s.Finish(status, err)
 }
 

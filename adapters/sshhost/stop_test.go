@@ -37,6 +37,21 @@ func procGroup(pid int) int {
 	return pgrp
 }
 
+// parentOf is the parent of pid from /proc (a session's child's is the
+// start script, which cleans up after it), or -1.
+func parentOf(pid int) int {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return -1
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
 // waitGone waits, up to testTimeout, for process pid to exit (a pidfd
 // becomes readable then), and reports whether it did. A pid already gone
 // is gone.
@@ -157,15 +172,17 @@ func TestASessionEndsWhenTheHostsSSHDCrashesAndLeavesNothing(t *testing.T) {
 	r := newRig(t, nil)
 	rs := r.start(t, "alpha")
 	pid := sshhost.RemotePid(rs)
+	script := parentOf(pid)
 	is.True(r.srv.Signal(syscall.SIGKILL) > 0) // the host's sshd dies
 	select {
 	case <-rs.Done():
 	case <-time.After(testTimeout):
 		t.Fatal("the session did not end")
 	}
-	is.True(waitGone(t, pid))                                              // its child read the end of its input and exited
+	is.True(waitGone(t, pid))                                              // its child read the end of its input and exited after its grace
 	is.True(!groupAlive(t, pid))                                           // with everything it started
-	is.Equal(entries(t, filepath.Join(r.root, "run")), []string(nil))      // cleaned up over a new connection
+	is.True(waitGone(t, script))                                           // and its start script
+	is.Equal(entries(t, filepath.Join(r.root, "run")), []string(nil))      // cleaned up after it
 	is.True(strings.Contains(r.logs.String(), "session ended on its own")) // the surprise is logged
 
 	again := r.start(t, "alpha")

@@ -93,6 +93,9 @@ func New(cfg Config) *Session {
 	return s
 }
 
+// WorkspaceID is the workspace whose session this is.
+func (s *Session) WorkspaceID() string { return s.cfg.WorkspaceID }
+
 // Socket is the Unix socket that reaches the child.
 func (s *Session) Socket() string { return s.cfg.Socket }
 
