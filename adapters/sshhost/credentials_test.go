@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,4 +261,46 @@ func TestAnAdoptedSessionsAgentReachesTheNewHub(t *testing.T) {
 	keys, err := listKeys()
 	is.NoErr(err)                                                                                        // and the session's agent socket, where its environment says, reaches that Hub's agent
 	is.Equal(strings.Join(strings.Fields(keys)[:2], " "), strings.Join(strings.Fields(newKey)[:2], " ")) // holding the key lent now
+}
+
+func TestACommitInARemoteSessionIsSignedByTheHubsKey(t *testing.T) {
+	is := is.New(t)
+	v := fakes.NewKeyVault(fakes.NewClock(brokerEpoch))
+	broker := fakes.NewSessionBroker(v, fakes.NewClock(brokerEpoch))
+	k, err := v.GenerateOpenPGP("Ann Example <ann@example.com>", []byte("pass"))
+	is.NoErr(err)
+	is.NoErr(v.Unlock("p", hub.CredentialOpenPGP, k.Sealed, []byte("pass")))
+	broker.LendSigning("p")
+	r := newRig(t, nil)
+	repo := t.TempDir() // a folder on the host, which is this machine
+	rs, err := r.host.Start(testContext(t), hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: repo,
+		Credentials: hub.SessionCredentials{Broker: broker, Tools: tools(t),
+			Signing: &hub.SessionSigning{CredentialID: "p", Type: hub.CredentialOpenPGP, PublicKey: k.PublicKey, Fingerprint: k.Fingerprint}}})
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, r.logs)
+	}
+	t.Cleanup(func() { rs.Stop(testContext(t)) })
+	env := childEnv(t, sshhost.RemotePid(rs))
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command(lookPath(t, env["PATH"], "git"), append([]string{"-c", "user.name=Ann", "-c", "user.email=ann@example.com"}, args...)...)
+		cmd.Dir, cmd.Env = repo, environ // as the remote session's shell runs it
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := git("init", "-q")
+	is.NoErr(err)
+	out, err = git("commit", "-q", "--allow-empty", "-S", "-m", "signed on the host by the Hub's key")
+	if err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	out, err = git("verify-commit", "--raw", "HEAD")
+	is.NoErr(err)                                                      // verified on the host
+	is.True(strings.Contains(out, "[GNUPG:] VALIDSIG "+k.Fingerprint)) // as the Hub's key's
+	is.True(slices.ContainsFunc(broker.Uses(), func(u hub.CredentialUse) bool {
+		return u.CredentialID == "p" && u.Purpose == hub.PurposeSignature
+	})) // the Hub made the signature, through the forwarded socket
 }

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/wharfhub/wharf/adapters/child"
+	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
 	"github.com/wharfhub/wharf/hub/chat"
@@ -18,7 +20,10 @@ import (
 
 // The test binary is the binary a Host copies to the test's sshd: run
 // there as `<binary> session ...` it is a real session child, and as
-// `<binary> cat` it copies its stdin to its stdout (for Exec). The
+// `<binary> cat` it copies its stdin to its stdout (for Exec), and as
+// `<binary> gpg` and `<binary> git-credential` it is the session's
+// signing program and credential helper, as wharf is (the test borrows
+// the local backend's, which cmd/wharf runs). The
 // session's mode comes from modeEnv, which the client sends (SendEnv)
 // and the server accepts.
 const modeEnv = "WHARF_TEST_SSH_MODE"
@@ -37,6 +42,19 @@ func TestMain(m *testing.M) {
 				os.Exit(1)
 			}
 			os.Exit(0)
+		case "gpg": // the session's signing program, as the projection names it
+			os.Exit(local.RunGPG(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		case "git-credential": // and its credential helper
+			if err := local.RunGitCredential(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
+				fmt.Fprintln(os.Stderr, "wharf git-credential:", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		default:
+			if !strings.HasPrefix(os.Args[1], "-") { // never the test suite, run again by a program it started
+				fmt.Fprintln(os.Stderr, "test binary: unknown command", os.Args[1])
+				os.Exit(2)
+			}
 		}
 	}
 	os.Exit(m.Run())
