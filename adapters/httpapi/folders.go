@@ -22,8 +22,9 @@ type browseResult struct {
 }
 
 type createFolderRequest struct {
-	Parent string `json:"parent"`
-	Name   string `json:"name"`
+	Parent  string `json:"parent"`
+	Name    string `json:"name"`
+	Backend string `json:"backend"`
 }
 
 type renameFolderRequest struct {
@@ -84,7 +85,7 @@ func (a *api) handleCreateFolder(w http.ResponseWriter, r *http.Request, _ calle
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
-	p, err := a.folders.CreateFolder(r.Context(), req.Parent, req.Name)
+	p, err := a.folders.CreateFolder(r.Context(), req.Backend, req.Parent, req.Name)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,13 @@ func TestHostsOverHTTP(t *testing.T) {
 	is.True(strings.Contains(string(r.body), `"app"`))                                                      // its folder
 	is.Equal(s.do(t, "GET", "/api/hub/browse?backend=ssh:nope", "", auth...).status, http.StatusBadRequest) // an unknown host
 	is.Equal(s.do(t, "GET", "/api/hub/browse?backend=", "", auth...).status, http.StatusBadRequest)         // an empty backend
+	r = s.do(t, "POST", "/api/hub/folders/create", `{"parent":"/srv","name":"made","backend":"ssh:gpu"}`, auth...)
+	is.Equal(r.status, http.StatusOK)                        // a folder made there
+	is.True(strings.Contains(string(r.body), `"/srv/made"`)) // at its path there
+	_, err := gpu.FS.Lstat("/srv/made")
+	is.NoErr(err) // on the host
+	is.Equal(s.do(t, "POST", "/api/hub/folders/create", `{"parent":"/srv","name":"x","backend":"ssh:nope"}`, auth...).status,
+		http.StatusBadRequest) // not on an unknown one
 
 	r = s.do(t, "POST", "/api/hub/workspaces/configure", `{"path":"/srv/app","backend":"ssh:gpu","displayName":"App"}`, auth...)
 	is.Equal(r.status, http.StatusOK) // registered there

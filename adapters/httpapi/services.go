@@ -52,7 +52,7 @@ type StateService interface {
 type FolderService interface {
 	// Browse lists dir on the machine backend names ("": the Hub's).
 	Browse(ctx context.Context, backend, dir string) (hub.BrowseResult, error)
-	CreateFolder(ctx context.Context, parent, name string) (string, error)
+	CreateFolder(ctx context.Context, backend, parent, name string) (string, error)
 	RenameFolder(ctx context.Context, path, name string, stop bool) (hub.RenameResult, error)
 	RemoveFolder(ctx context.Context, path string, stop bool) (hub.RemoveResult, error)
 }

@@ -304,3 +304,25 @@ func TestACommitInARemoteSessionIsSignedByTheHubsKey(t *testing.T) {
 		return u.CredentialID == "p" && u.Purpose == hub.PurposeSignature
 	})) // the Hub made the signature, through the forwarded socket
 }
+
+func TestARemoteSessionKeepsOnlyTheBasicsOfTheLoginsEnvironment(t *testing.T) {
+	is := is.New(t)
+	ambient := "tok-ambient-" + rand.Text()
+	r := newRig(t, func(o *sshhost.Options) {
+		// The login's environment on the host holds a token (the client
+		// sends WHARF_TEST_* and the server accepts them) and a variable
+		// the operator keeps.
+		o.Env = append(os.Environ(), "WHARF_TEST_TOKEN="+ambient, "WHARF_TEST_PROXY=http://proxy.example:3128")
+		o.KeepEnv = append(o.KeepEnv, "WHARF_TEST_PROXY")
+	})
+	rs := r.start(t, "alpha")
+	env := childEnv(t, sshhost.RemotePid(rs))
+	_, leaked := env["WHARF_TEST_TOKEN"]
+	is.True(!leaked)                                               // the host's ambient token never reaches the session
+	is.Equal(env["WHARF_TEST_PROXY"], "http://proxy.example:3128") // a variable the operator keeps does
+	is.True(env["HOME"] != "" && env["PATH"] != "")                // as do the basics
+	_, ssh := env["SSH_CONNECTION"]
+	is.True(!ssh) // and nothing of the login itself
+	_, err := sshhost.New(sshhost.Options{Name: "b", Destination: "b", RuntimeDir: shortDir(t), KeepEnv: []string{"A=B"}})
+	is.True(err != nil) // a name that is no variable's is refused
+}

@@ -67,6 +67,7 @@ func newRigOn(t *testing.T, srv *sshdtest.Server, client sshdtest.Client, root s
 		// A session a test leaves (a partition, a crash of sshd) ends soon
 		// after: the tests that let one go and adopt it set more.
 		DetachGrace: time.Second,
+		KeepEnv:     []string{modeEnv}, // the test child's mode, which the client sends
 	}
 	if change != nil {
 		change(&r.opts)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -66,8 +67,15 @@ type Options struct {
 	RemoteRoot string
 	// Env is the environment of the local ssh processes (ssh needs HOME
 	// and SSH_AUTH_SOCK). Default: os.Environ() when New runs. The remote
-	// session's environment is the remote login's.
+	// session's environment is the remote login's, filtered (KeepEnv).
 	Env []string
+	// KeepEnv names variables of the host login's environment its
+	// sessions keep beyond the basics every session keeps
+	// (credenv.InheritedNames: PATH, HOME, the agents' store locations,
+	// LC_* ...), say a proxy the host needs. Every other variable is
+	// unset before the session starts, so an ambient credential on the
+	// host never reaches it. Names are [A-Za-z_][A-Za-z0-9_]*.
+	KeepEnv []string
 	// Logger receives ssh's and the sessions' stderr and lifecycle
 	// events. Default: discard.
 	Logger *slog.Logger
@@ -112,6 +120,8 @@ type Host struct {
 
 	live   atomic.Int64 // sessions started and not yet ended
 	copies atomic.Int64 // binaries copied to the host
+
+	keepEnv string // the start script's $6: the login's variables a session keeps
 }
 
 // remote is what Wharf knows of the host once connected.
@@ -187,17 +197,27 @@ func New(opts Options) (*Host, error) {
 	case opts.DetachGrace < 0:
 		opts.DetachGrace = 0
 	}
+	keep := credenv.InheritedNames()
+	for _, n := range opts.KeepEnv {
+		if !envName.MatchString(n) {
+			return nil, fmt.Errorf("ssh host: %q is not a variable's name", n)
+		}
+		keep = append(keep, n)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Host{
+	return &Host{keepEnv: strings.Join(keep, " "),
 		opts: opts, log: log.With("backend", "ssh:"+opts.Name),
 		ctlPath: filepath.Join(dir, "cm-"+shortHash(opts.Name)),
 		goos:    runtime.GOOS, goarch: runtime.GOARCH,
 		sessions: map[string]string{}, lingering: map[string]bool{},
 	}, nil
 }
+
+// envName is what a variable's name may be, in the start script's shell.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // shortHash is hashLen hex digits of the SHA-256 of s: short, and free of
 // any character s may hold.

@@ -7,7 +7,14 @@ package sshhost
 
 // startScript starts a session on the host in one round trip: $1 is the
 // private runtime folder, $2 the session's name there, $3 the workspace
-// folder, $4 its data folder, $5 its socket; the command follows. From
+// folder, $4 its data folder, $5 its socket, $6 the names of the login's
+// variables the session keeps (space-separated; LC_* are kept too); the
+// command follows. It first unsets every other variable of the login's
+// environment (as the local backend starts its child from
+// credenv.AgentEnv): the host's ambient tokens, proxies and sockets never
+// reach the session. (A name is read from each line of env's output that
+// starts like an assignment; a value spanning lines can only add names to
+// unset.) From
 // stdin (read takes no byte past a line; dd bs=1 none past its count) it
 // reads the session's variables (projection.preamble: NAME=value lines, and
 // PATH+=dir to put dir first on PATH, up to an empty line), then the
@@ -27,7 +34,12 @@ package sshhost
 // removes what this start makes.
 // Without setsid (not Linux) the child stays in the shell's group.
 const startScript = `umask 077
-rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; shift 5
+rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; keep=" $6 "; shift 6
+for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
+  case "$keep" in *" $v "*) continue ;; esac
+  case "$v" in LC_*) continue ;; esac
+  unset "$v" 2>/dev/null
+done
 while IFS= read -r line && [ -n "$line" ]; do
   case "$line" in
     PATH+=*) PATH="${line#PATH+=}:$PATH"; export PATH ;;

@@ -88,7 +88,7 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	s.proj = pr
 	step("projected")
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
-	argv := append([]string{run, name, spec.Path, data, s.rsock, bin},
+	argv := append([]string{run, name, spec.Path, data, s.rsock, h.keepEnv, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
 			Agents: h.opts.AgentCommands, DetachGrace: h.opts.DetachGrace}.Argv()...)
 	if err := s.spawn(spec.WorkspaceID, argv); err != nil {

@@ -48,8 +48,16 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	must(t, p.Wait(`document.querySelector('.seg.where')`, wait)) // the machine picker
 	must(t, p.ClickText(`.seg.where`, "gpu"))
 	must(t, p.Wait(`location.search.includes('backend=ssh%3Agpu') && document.querySelector('.browser-here').innerText === '/home/gpu'`, wait)) // its home
-	must(t, p.Wait(`!document.querySelector('.browser-bar').innerText.includes('New folder')`, wait))                                           // no folder changes there
 	must(t, p.ClickText(`.dirs`, "src"))
+	must(t, p.ClickText(`.browser-bar`, "New folder")) // a folder made there
+	must(t, p.Type(`dialog[open] input`, "scratch"))
+	must(t, p.ClickText(`dialog[open]`, "Create"))
+	must(t, p.Wait(`location.search.includes('backend=ssh%3Agpu') && document.querySelector('.browser-here').innerText === '/home/gpu/src/scratch'`, wait)) // and opened, on the host
+	_, err := gpu.FS.Lstat("/home/gpu/src/scratch")
+	is.NoErr(err) // on its disk
+	must(t, p.ClickText(`.browser-bar`, "Up"))
+	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src' && document.querySelectorAll('.dir').length === 2`, wait))
+	must(t, p.Wait(`!document.querySelector('.dir-actions')`, wait)) // renames and removals stay on the Hub's machine
 	must(t, p.ClickText(`.dirs`, "model"))
 	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src/model'`, wait))
 	must(t, p.Wait(`!document.querySelector('#clone-title')`, wait)) // clones stay on the Hub's machine

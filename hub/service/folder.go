@@ -10,7 +10,9 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// Folder mutations change directories on the Hub host. They never replace
+// Folder mutations change directories on the Hub host (a folder is
+// created on a configured host too; renames and removals, which journal,
+// stay on the Hub's). They never replace
 // anything, never recurse, and keep the registry in step with the disk:
 // renaming or removing a folder that holds registered workspaces is
 // journaled and runs under the locks of every affected workspace. All
@@ -34,8 +36,10 @@ func (h *Hub) sourceFolder(p string) (string, error) {
 	return h.directDir(p, "folder path")
 }
 
-// CreateFolder makes one new folder under parent. It never registers it.
-func (h *Hub) CreateFolder(ctx context.Context, parent, name string) (string, error) {
+// CreateFolder makes one new folder under parent, on the machine of
+// backend ("" or local: the Hub's; ssh:<host>: a configured host's). It
+// never registers it.
+func (h *Hub) CreateFolder(ctx context.Context, backend, parent, name string) (string, error) {
 	parent, err := absPath(parent, "parent must be an absolute path")
 	if err != nil {
 		return "", err
@@ -46,30 +50,34 @@ func (h *Hub) CreateFolder(ctx context.Context, parent, name string) (string, er
 	if _, err := child(parent, name); err != nil {
 		return "", err
 	}
+	pl, err := h.placeOf(ctx, backend)
+	if err != nil {
+		return "", err
+	}
 	h.folderMu.Lock()
 	defer h.folderMu.Unlock()
 	if err := h.fence(fenceFolder); err != nil {
 		return "", err
 	}
-	if parent, err = h.directDir(parent, "parent"); err != nil {
+	if parent, err = pl.directDir(parent, "parent"); err != nil {
 		return "", err
 	}
 	dest, err := child(parent, name)
 	if err != nil {
 		return "", err
 	}
-	release, err := h.reserved.reserve(dest)
+	release, err := h.reserved.reserve(pl.key(dest))
 	if err != nil {
 		return "", err
 	}
 	defer release()
-	if h.exists(dest) {
+	if pl.exists(dest) {
 		return "", hub.Errorf(hub.Conflict, "destination already exists")
 	}
-	if err := h.unclaimed(ctx, hub.LocalBackend, dest); err != nil {
+	if err := h.unclaimed(ctx, pl.name, dest); err != nil {
 		return "", err
 	}
-	if err := h.fs.Mkdir(dest); err != nil {
+	if err := pl.fs.Mkdir(dest); err != nil {
 		return "", fsError(err, "folder creation failed")
 	}
 	return dest, nil

@@ -36,7 +36,7 @@ func TestCreateFolder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := e.CreateFolder(e.ctx, tc.parent, tc.folder)
+			_, err := e.CreateFolder(e.ctx, "", tc.parent, tc.folder)
 			is.Equal(hub.KindOf(err), tc.kind)   // status
 			is.Equal(hub.MessageOf(err), tc.msg) // message
 		})
@@ -44,7 +44,7 @@ func TestCreateFolder(t *testing.T) {
 	t.Run("permission", func(t *testing.T) {
 		is := is.New(t)
 		e.failOn("mkdir", "/home/ann/src/new", &fs.PathError{Op: "mkdir", Path: "/home/ann/src/new", Err: fs.ErrPermission})
-		_, err := e.CreateFolder(e.ctx, "/home/ann/src", "new")
+		_, err := e.CreateFolder(e.ctx, "", "/home/ann/src", "new")
 		is.Equal(hub.KindOf(err), hub.Forbidden)                     // 403
 		is.Equal(hub.MessageOf(err), "filesystem permission denied") // no host detail
 	})
@@ -227,14 +227,14 @@ func TestRemoveFolder(t *testing.T) {
 		_, err := e.RemoveFolder(e.ctx, "/home/ann/a", false)
 		is.Equal(hub.KindOf(err), hub.Internal)                                     // 500
 		is.Equal(hub.MessageOf(err), "registered folder removal requires recovery") // says so
-		_, err = e.CreateFolder(e.ctx, home, "x")
+		_, err = e.CreateFolder(e.ctx, "", home, "x")
 		is.Equal(hub.MessageOf(err), "a pending recovery journal requires Hub recovery before further folder changes") // fenced
 		_, err = e.StartWorkspace(e.ctx, id)
 		is.Equal(hub.MessageOf(err), "a pending recovery journal requires Hub recovery before further folder changes") // start fenced
 		e.restart()
 		is.Equal(e.pathOf(id), "")     // recovery finished the forget
 		is.Equal(len(e.journals()), 0) // and cleared the journal
-		_, err = e.CreateFolder(e.ctx, home, "x")
+		_, err = e.CreateFolder(e.ctx, "", home, "x")
 		is.NoErr(err) // no longer fenced
 	})
 }

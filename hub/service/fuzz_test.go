@@ -47,7 +47,7 @@ func FuzzFolderChanges(f *testing.F) {
 	h, fsys := fuzzHub(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, parent, name string) {
-		p, err := h.CreateFolder(ctx, parent, name)
+		p, err := h.CreateFolder(ctx, "", parent, name)
 		if err != nil {
 			switch hub.KindOf(err) {
 			case hub.Invalid, hub.NotFound, hub.Conflict, hub.Forbidden:

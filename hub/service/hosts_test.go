@@ -135,6 +135,20 @@ func TestCreatingAndBrowsingOnAHostTouchOnlyItsDisk(t *testing.T) {
 	for _, d := range local.Dirs {
 		is.True(d.RegisteredID != out.Workspace.ID) // does not show a host's workspace
 	}
+
+	p, err := e.CreateFolder(e.ctx, "ssh:gpu", "/home/gpu/src", "empty")
+	is.NoErr(err)                      // a folder made there
+	is.Equal(p, "/home/gpu/src/empty") // at its path there
+	fi, err := gpu.FS.Lstat("/home/gpu/src/empty")
+	is.True(err == nil && fi.IsDir()) // on the host's disk
+	_, err = e.fs.Lstat("/home/gpu/src/empty")
+	is.True(err != nil) // alone
+	_, err = e.CreateFolder(e.ctx, "ssh:gpu", "/home/gpu/src", "empty")
+	is.Equal(hub.KindOf(err), hub.Conflict) // never twice
+	_, err = e.CreateFolder(e.ctx, "ssh:gpu", "/home/gpu/src", "new")
+	is.Equal(hub.KindOf(err), hub.Conflict) // nor over a workspace's folder there
+	_, err = e.CreateFolder(e.ctx, "ssh:nowhere", "/home/gpu/src", "x")
+	is.Equal(hub.KindOf(err), hub.Invalid) // on an unknown machine
 }
 
 func TestAHostHoldingWorkspacesCannotBeRemoved(t *testing.T) {

@@ -57,7 +57,7 @@ func TestFolderNameRule(t *testing.T) {
 			is := is.New(t)
 			e := newEnv(t)
 			e.dir("/home/ann/src")
-			p, err := e.CreateFolder(e.ctx, "/home/ann/src", tc.in)
+			p, err := e.CreateFolder(e.ctx, "", "/home/ann/src", tc.in)
 			if tc.ok {
 				is.NoErr(err)                       // a valid name is accepted
 				is.Equal(p, "/home/ann/src/"+tc.in) // and kept as given

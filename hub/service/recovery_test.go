@@ -200,11 +200,11 @@ func TestRecoverConfigureWithInitAtEveryStep(t *testing.T) {
 func TestRecoverFolderCreateAtEveryStep(t *testing.T) {
 	crashEveryStep(t, 1,
 		func(e *env) { e.dir("/home/ann/src") },
-		func(e *env) { e.CreateFolder(e.ctx, "/home/ann/src", "new") },
+		func(e *env) { e.CreateFolder(e.ctx, "", "/home/ann/src", "new") },
 		func(t *testing.T, e *env, crashedAt int) {
 			is := is.New(t)
 			is.Equal(e.isDir("/home/ann/src/new"), crashedAt == 0) // all or nothing
-			_, err := e.CreateFolder(e.ctx, "/home/ann/src", "other")
+			_, err := e.CreateFolder(e.ctx, "", "/home/ann/src", "other")
 			is.NoErr(err) // and nothing fences later changes
 		})
 }

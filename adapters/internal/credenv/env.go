@@ -1,6 +1,9 @@
 package credenv
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // allowedEnv names the variables a child inherits from the base
 // environment; LC_* variables are allowed too. Everything else stays with
@@ -67,4 +70,18 @@ func AgentEnv(base []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// InheritedNames are the names AgentEnv keeps, sorted; LC_* variables are
+// kept too. A backend that cannot filter a Go slice (a shell on another
+// machine) filters by them.
+func InheritedNames() []string {
+	var names []string
+	for _, m := range []map[string]bool{allowedEnv, agentStoreEnv} {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }

@@ -4,7 +4,8 @@
 // folder in view (hubConfigureWorkspace, confirming `git init` when the
 // Hub says it needs one) or creating a new repository in it
 // (hubCreateConfiguredWorkspace), or cloning a repository into it (the
-// Clone page); on a host (?backend=), only registering and creating. The
+// Clone page); on a host (?backend=), only new folders, registering and
+// creating. The
 // folder in view is in the address (?path=), so Back and a reload keep
 // the place.
 import { useEffect, useState } from 'preact/hooks';
@@ -65,8 +66,8 @@ export function AddPage({ query }) {
         ${listing?.parent ? html`<${Link} href=${addPath(listing.parent, backend)} class="btn btn-sm btn-quiet"><${Icon} name="up" size=${16} />Up<//>` : null}
         <span class="browser-here" title=${here}>${here || ' '}</span>
         ${loading ? html`<${Spinner} label="Loading folders" />` : null}
-        ${remote ? null : html`<button type="button" class="btn btn-sm" disabled=${!listing} onClick=${() => setDialog({ kind: 'mkdir' })}>
-          <${Icon} name="plus" size=${16} />New folder</button>`}
+        <button type="button" class="btn btn-sm" disabled=${!listing} onClick=${() => setDialog({ kind: 'mkdir' })}>
+          <${Icon} name="plus" size=${16} />New folder</button>
       </div>
       ${error ? html`<div class="pad"><${ErrorNote} error=${error} />
         <button type="button" class="btn btn-sm" onClick=${again}>Try again</button>
@@ -89,7 +90,7 @@ export function AddPage({ query }) {
         <${Link} href=${'/clone?dest=' + encodeURIComponent(listing.path)} class="btn">Clone a repository<//>
       </section>`}
     </div>` : null}
-    ${dialog?.kind === 'mkdir' ? html`<${MkdirDialog} parent=${here} onClose=${() => setDialog(null)} onDone=${again} />` : null}
+    ${dialog?.kind === 'mkdir' ? html`<${MkdirDialog} parent=${here} backend=${backend} onClose=${() => setDialog(null)} onDone=${again} />` : null}
     ${dialog?.kind === 'rename' ? html`<${RenameFolderDialog} dir=${dialog.dir} path=${dialog.path}
       onClose=${() => setDialog(null)} onDone=${again} />` : null}
     ${dialog?.kind === 'remove' ? html`<${RemoveFolderDialog} dir=${dialog.dir} path=${dialog.path}
@@ -177,7 +178,7 @@ async function withStop(fn, setAsk) {
   }
 }
 
-function MkdirDialog({ parent, onClose, onDone }) {
+function MkdirDialog({ parent, backend, onClose, onDone }) {
   const [name, setName] = useState('');
   const action = useAction();
   const problem = name ? folderNameProblem(name) : '';
@@ -186,11 +187,11 @@ function MkdirDialog({ parent, onClose, onDone }) {
     const p = folderNameProblem(name);
     if (p) { action.setError(new Error(p)); return; }
     action.run(async () => {
-      const res = await hub.createFolder(parent, name);
+      const res = await hub.createFolder(parent, name, backend);
       announce(`Folder ${name} created`);
       onClose();
       onDone();
-      navigate(addPath(res.path));
+      navigate(addPath(res.path, backend));
     });
   };
   return html`<${Dialog} title="New folder" onClose=${onClose}>
