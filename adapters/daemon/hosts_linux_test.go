@@ -2,6 +2,8 @@ package daemon_test
 
 import (
 	"context"
+	"crypto/rand"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -76,13 +78,35 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 		StartError *string
 	}
 	is.Equal(do("POST", "api/hub/workspaces/configure", map[string]any{"path": filepath.Join(remote, "src", "app"),
-		"backend": "ssh:build1", "displayName": "App", "init": true, "start": true}, &onboard), http.StatusOK) // registered there
-	is.True(onboard.Started) // and started
-	bins, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/bin/*/wharf"))
-	is.Equal(len(bins), 1) // the binary was copied there
+		"backend": "ssh:build1", "displayName": "App", "init": true}, &onboard), http.StatusOK) // registered there
 	_, err = os.Stat(filepath.Join(remote, "src", "app", ".git"))
 	is.NoErr(err) // git init ran there
 	ws := onboard.Workspace.ID
+
+	// A token the Hub holds, lent to the workspace there.
+	sec := daemontest.NewSecrets()
+	token := "ghp_" + rand.Text()
+	sec.Register("token value", token)
+	var cred struct{ Credential struct{ ID string } }
+	is.Equal(do("POST", "api/hub/credentials/token", map[string]any{"name": "github", "host": "github.com", "token": token,
+		"capabilities": []string{"https-git", "github-cli"}}, &cred), http.StatusOK)
+	is.Equal(do("POST", "api/hub/credentials/"+cred.Credential.ID+"/assign", map[string]any{"workspaceId": ws, "role": "authentication",
+		"host": "github.com"}, nil), http.StatusOK)
+	is.Equal(do("POST", "api/hub/sessions/"+ws+"/start", nil, nil), http.StatusOK) // started there
+	bins, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/bin/*/wharf"))
+	is.Equal(len(bins), 1) // the binary was copied there
+	var environ []string
+	for k, v := range remoteEnv(t, remote) {
+		environ = append(environ, k+"="+v)
+	}
+	fill := exec.CommandContext(ctx, "sh", "-c", "git credential fill")
+	fill.Env, fill.Dir = environ, filepath.Join(remote, "src", "app") // as the session's shell there runs it
+	fill.Stdin = strings.NewReader("protocol=https\nhost=github.com\n\n")
+	answer, err := fill.CombinedOutput()
+	is.NoErr(err)                                                     // git there asks the Hub, through the forwarded socket
+	is.True(strings.Contains(string(answer), "password="+token+"\n")) // and is answered with the lent token
+	_, err = sec.ScanStateDir(filepath.Join(remote, ".cache/wharf"), "on the host, while the session runs")
+	is.NoErr(err)                                                       // and no file there holds it
 	is.Equal(do("GET", "s/"+ws+"/api/shells", nil, nil), http.StatusOK) // the session answers through the forward
 
 	// A conversation with the scripted agent, which runs there.
@@ -107,8 +131,9 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 
 	// The Hub restarts: its session there runs on and is adopted.
 	running := remoteProcesses(t, remote, " session ")
-	is.True(running != "")                                     // the session's process there
-	is.NoErr(d.Stop(ctx))                                      // the Hub stops
+	is.True(running != "") // the session's process there
+	is.NoErr(d.Stop(ctx))  // the Hub stops
+	logs := d.Stderr()
 	is.Equal(remoteProcesses(t, remote, " session "), running) // the session runs on
 	d, err = d.Restart(ctx)
 	is.NoErr(err)
@@ -131,6 +156,36 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.Equal(do("GET", "api/hub/hosts", nil, &hosts), http.StatusOK)
 	is.Equal(len(hosts.Hosts), 0)                // gone
 	is.Equal(remoteProcesses(t, remote, ""), "") // with its connection: nothing of Wharf runs there
+
+	is.NoErr(d.Stop(ctx))
+	_, err = sec.ScanStateDir(d.StateDir(), "after the run")
+	is.NoErr(err)
+	io.WriteString(sec.Log("wharf serve"), logs+d.Stderr())
+	sec.Check(t) // the token is in no log, no state file and no file on the host
+}
+
+// remoteEnv is the environment of the one session process running the
+// binary copied under remote (the child, not the start script around it).
+func remoteEnv(t *testing.T, remote string) map[string]string {
+	t.Helper()
+	var pid string
+	for _, line := range strings.Split(remoteProcesses(t, remote, " session "), "\n") {
+		p, cmd, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(cmd, filepath.Join(remote, ".cache/wharf/bin")) {
+			pid = p // the child itself, not the shell that started it
+		}
+	}
+	raw, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		t.Fatalf("the session's environment: %v", err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(string(raw), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // remoteProcesses lists the processes running the binary copied under
