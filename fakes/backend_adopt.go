@@ -53,11 +53,7 @@ func (b *Backend) adopt(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub
 func (b *Backend) reapDetached() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var ids []string
-	for id := range b.detached {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := b.detachedLocked()
 	clear(b.detached)
 	return ids
 }
@@ -67,6 +63,11 @@ func (b *Backend) reapDetached() []string {
 func (b *Backend) Detached() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.detachedLocked()
+}
+
+// detachedLocked is Detached, b.mu held.
+func (b *Backend) detachedLocked() []string {
 	var ids []string
 	for id := range b.detached {
 		ids = append(ids, id)

@@ -15,6 +15,7 @@ import (
 // finished workspace acknowledges it. The Hub runs in-process with the
 // fake backend, whose workspaces report the activity the test sets.
 func TestBrowserActivityBadgesAndAcknowledgement(t *testing.T) {
+	t.Parallel() // one of the longest (browser_test.go)
 	is := is.New(t)
 	needBrowser(t)
 	ctx := t.Context()

@@ -68,6 +68,7 @@ func jsList(ss []string) string {
 // can be made active and logged out. No key, code or address stays in
 // the page or in its storage.
 func TestBrowserAgentsPageLogsAnAgentIn(t *testing.T) {
+	t.Parallel() // one of the longest (browser_test.go)
 	for _, screen := range []browsertest.Screen{browsertest.Phone, browsertest.Desktop} {
 		t.Run(screen.Name, func(t *testing.T) {
 			is := is.New(t)

@@ -97,6 +97,7 @@ func TestBrowserConversationActivity(t *testing.T) {
 // changes: it takes the snapshot again): nothing shows twice or goes
 // missing.
 func TestBrowserConversationReconnects(t *testing.T) {
+	t.Parallel() // one of the longest (browser_test.go)
 	is := is.New(t)
 	e := newChatEnv(t)
 	proxy, err := browsertest.NewProxy(e.hub.URL)

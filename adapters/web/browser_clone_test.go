@@ -71,6 +71,7 @@ func TestBrowserCloneALocalRepository(t *testing.T) {
 // without showing anything twice, the answers go through masked fields
 // and are left nowhere in the page, and another device sees the result.
 func TestBrowserCloneAnswersPromptsThroughThePage(t *testing.T) {
+	t.Parallel() // one of the longest (browser_test.go)
 	is := is.New(t)
 	e := newEnv(t)
 	const password = "hunter2-very-secret"

@@ -97,6 +97,7 @@ func openCredentials(t *testing.T, p *browsertest.Page) {
 // the workspace shows the assignment and that it needs a restart, and the
 // restart clears that. Test and the public key work from the row.
 func TestBrowserCredentialGenerateAssignUnlock(t *testing.T) {
+	t.Parallel() // one of the longest (browser_test.go)
 	is := is.New(t)
 	e := newEnv(t)
 	id, err := e.api.Register(e.ctx, e.repo(t, "alpha"), "Alpha", true)

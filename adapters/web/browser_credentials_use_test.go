@@ -82,6 +82,7 @@ func approvalJS(words ...string) string {
 // phone, Deny refuses the next one; the log shows both, newest first,
 // with who decided.
 func TestBrowserCredentialUseWaitsForTheOwnersAnswer(t *testing.T) {
+	t.Parallel() // one of the longest (browser_test.go)
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the session's environment from /proc")
 	}

@@ -4,6 +4,13 @@ package web_test
 // `wharf serve` built from this checkout, with real git and workspace
 // sessions. Without Chromium these tests skip, loudly; .ci/run installs
 // it. They wait on DOM conditions with deadlines, never by sleeping.
+//
+// They run one after another, each against its own Hub, and the package's
+// test binary must finish within go test's default 10 minutes (the
+// README's command sets none). The longest of them, which share nothing
+// but the browser (each page in a browser context of its own) and depend
+// on no page having the focus, call t.Parallel: they run two at a time
+// once the others are done.
 
 import (
 	"context"
