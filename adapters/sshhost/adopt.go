@@ -74,9 +74,9 @@ func (h *Host) adopt(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 		return nil, err
 	}
 	run := path.Join(r.root, "run")
-	a := &adoptedSession{h: h, name: name, lsock: lsock, rsock: remoteSocket(r.root, name)}
+	a := &adoptedSession{h: h, name: name, lsock: lsock, rsock: remoteSocket(r.root, name), pidFile: path.Join(run, name+".pid")}
 	var out, stderr boundedBuffer
-	cmd := h.remoteCommand(ctx, adoptScript, path.Join(run, name+".pid"), bin, a.rsock, spec.WorkspaceID)
+	cmd := h.remoteCommand(ctx, adoptScript, a.pidFile, bin, a.rsock, spec.WorkspaceID)
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	switch err := cmd.Run(); {
 	case err == nil:
@@ -131,6 +131,7 @@ type adoptedSession struct {
 	name     string // the hash naming its sockets and pid file
 	lsock    string // the forward's local end
 	rsock    string // the child's socket on the host
+	pidFile  string // removed by the script that started it, last, once it is gone
 	pid      int64  // the child's pid (and group) on the host
 	proj     *projection
 	hold     io.ReadCloser
@@ -199,6 +200,10 @@ func (a *adoptedSession) watch() {
 	case a.detached.Load():
 		h.letGo(a.WorkspaceID())
 		status = "let go, running on the host"
+	case err == nil:
+		// The child ends its streams first: it is gone once its start
+		// script has cleaned up after it.
+		a.awaitGone()
 	case err != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
 		up := h.masterUp(ctx)
@@ -215,6 +220,20 @@ func (a *adoptedSession) watch() {
 		err = nil // the status says it
 	}
 	a.Finish(status, err)
+}
+
+// awaitGone waits, within twice the stop grace, until the start script
+// removed the pid file: the child has exited and nothing of it is left.
+func (a *adoptedSession) awaitGone() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*a.h.opts.StopGrace)
+	defer cancel()
+	var stderr boundedBuffer
+	cmd := a.h.remoteCommand(ctx, goneScript, a.pidFile)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		a.h.log.Warn("the end of a session on the host could not be confirmed", "pid", a.pid, "err", err,
+			"stderr", strings.TrimSpace(stderr.String()))
+	}
 }
 
 // EndReason says why the session ended on its own, once it has

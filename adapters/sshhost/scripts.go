@@ -12,9 +12,9 @@ package sshhost
 // command follows. It first unsets every other variable of the login's
 // environment (as the local backend starts its child from
 // credenv.AgentEnv): the host's ambient tokens, proxies and sockets never
-// reach the session. (A name is read from each line of env's output that
-// starts like an assignment; a value spanning lines can only add names to
-// unset.) From
+// reach the session. (The names are read from the shell's own `export
+// -p`, without a program of its own: each line's name before its '=';
+// a value spanning lines can only add names to unset.) From
 // stdin (read takes no byte past a line; dd bs=1 none past its count) it
 // reads the session's variables (projection.preamble: NAME=value lines, and
 // PATH+=dir to put dir first on PATH, up to an empty line), then the
@@ -35,11 +35,16 @@ package sshhost
 // Without setsid (not Linux) the child stays in the shell's group.
 const startScript = `umask 077
 rt="$1"; n="$2"; dir="$3"; data="$4"; sock="$5"; keep=" $6 "; shift 6
-for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
+set -f; ifs=$IFS; IFS='
+'
+for v in $(export -p); do
+  v=${v#export }; v=${v#declare -x }; v=${v%%=*}
+  case "$v" in ''|[0-9]*|*[!A-Za-z0-9_]*) continue ;; esac
   case "$keep" in *" $v "*) continue ;; esac
   case "$v" in LC_*) continue ;; esac
   unset "$v" 2>/dev/null
 done
+IFS=$ifs; set +f
 while IFS= read -r line && [ -n "$line" ]; do
   case "$line" in
     PATH+=*) PATH="${line#PATH+=}:$PATH"; export PATH ;;
@@ -117,3 +122,10 @@ printf 'wharf-pid %s\n' "$p"`
 // cleanScript removes a session's leftovers on the host: its socket,
 // pid file and credentials folder ($@).
 const cleanScript = `rm -rf -- "$@"`
+
+// goneScript waits, up to 10 s, until the pid file $1 is gone: the start
+// script removes it last, once the child has exited and its clean-up is
+// done.
+const goneScript = `i=0
+while [ -f "$1" ] && [ "$i" -lt 100 ]; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done
+[ ! -f "$1" ]`

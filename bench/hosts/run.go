@@ -238,6 +238,14 @@ func many(ctx context.Context, cfg config, w *wharf, host *sshd) ([]verdict, err
 			running++
 		}
 	}
+	if running < len(ids) {
+		// Why, from the Hub's log: its warnings and errors.
+		for _, line := range strings.Split(w.d.Stderr(), "\n") {
+			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				progress("log: %s", line)
+			}
+		}
+	}
 	out, _ := exec.Command("pgrep", "-fc", filepath.Join(host.home, ".cache/wharf/bin")+".* session ").Output()
 	for _, id := range ids {
 		w.do(ctx, "POST", "api/hub/sessions/"+id+"/stop", nil, nil, http.StatusOK)
