@@ -122,7 +122,18 @@ type Host struct {
 	copies atomic.Int64 // binaries copied to the host
 
 	keepEnv string // the start script's $6: the login's variables a session keeps
+
+	// starting bounds the starts in progress (maxStarting). Each session
+	// holds a channel of the master for its life; past sshd's MaxSessions
+	// (10 by default) the host refuses more, and ssh then opens a
+	// connection of its own for the session, whose login sshd's
+	// MaxStartups (10 unauthenticated at once by default) may drop when
+	// too many arrive together: at most maxStarting never are.
+	starting chan struct{}
 }
+
+// maxStarting is how many sessions of a host start at once.
+const maxStarting = 8
 
 // remote is what Wharf knows of the host once connected.
 type remote struct {
@@ -208,7 +219,7 @@ func New(opts Options) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Host{keepEnv: strings.Join(keep, " "),
+	return &Host{keepEnv: strings.Join(keep, " "), starting: make(chan struct{}, maxStarting),
 		opts: opts, log: log.With("backend", "ssh:"+opts.Name),
 		ctlPath: filepath.Join(dir, "cm-"+shortHash(opts.Name)),
 		goos:    runtime.GOOS, goarch: runtime.GOARCH,

@@ -48,7 +48,14 @@ func (h *Host) Start(ctx context.Context, spec hub.WorkspaceSessionSpec) (hub.Wo
 	if err := h.reserve(lsock, spec.WorkspaceID); err != nil {
 		return nil, err
 	}
+	select {
+	case h.starting <- struct{}{}:
+	case <-ctx.Done():
+		h.release(lsock)
+		return nil, childrun.StartInterrupted(ctx.Err())
+	}
 	s, err := h.start(ctx, spec, name, lsock)
+	<-h.starting
 	if err != nil {
 		h.release(lsock)
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
