@@ -291,9 +291,9 @@ func TestACommitInARemoteSessionIsSignedByTheHubsKey(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := git("init", "-q")
+	_, err = git("init", "-q")
 	is.NoErr(err)
-	out, err = git("commit", "-q", "--allow-empty", "-S", "-m", "signed on the host by the Hub's key")
+	out, err := git("commit", "-q", "--allow-empty", "-S", "-m", "signed on the host by the Hub's key")
 	if err != nil {
 		t.Fatalf("git commit: %v\n%s", err, out)
 	}
