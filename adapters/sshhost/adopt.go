@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/hub"
@@ -32,6 +33,10 @@ var (
 	_ hub.SessionDetacher = (*session)(nil)
 	_ hub.SessionDetacher = (*adoptedSession)(nil)
 )
+
+// signalTimeout bounds the remote command that signals an adopted
+// session, and the wait for its clean-up: a busy host answers slowly.
+const signalTimeout = 10 * time.Second
 
 // Exit statuses of adoptScript.
 const (
@@ -152,10 +157,10 @@ func (a *adoptedSession) Kill() {
 	}
 }
 
-// signal sends sig to the child's group over the master, within the
-// stop grace.
+// signal sends sig to the child's group over the master, within
+// signalTimeout: a round trip, which the stop's grace only starts after.
 func (a *adoptedSession) signal(sig string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), a.h.opts.StopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
 	defer cancel()
 	var stderr boundedBuffer
 	cmd := a.h.remoteCommand(ctx, killScript, strconv.FormatInt(a.pid, 10), a.rsock, sig)
@@ -222,10 +227,10 @@ func (a *adoptedSession) watch() {
 	a.Finish(status, err)
 }
 
-// awaitGone waits, within twice the stop grace, until the start script
+// awaitGone waits, within signalTimeout and twice the stop grace, until the start script
 // removed the pid file: the child has exited and nothing of it is left.
 func (a *adoptedSession) awaitGone() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*a.h.opts.StopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout+2*a.h.opts.StopGrace)
 	defer cancel()
 	var stderr boundedBuffer
 	cmd := a.h.remoteCommand(ctx, goneScript, a.pidFile)

@@ -32,6 +32,7 @@ func ended(t *testing.T, rs hub.WorkspaceSession) bool {
 }
 
 func TestARestartedHubAdoptsTheSessionItsPredecessorLetGo(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, graceOf(time.Minute))
 	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
@@ -73,6 +74,7 @@ func TestARestartedHubAdoptsTheSessionItsPredecessorLetGo(t *testing.T) {
 }
 
 func TestASessionNoHubAdoptsEndsAfterItsGrace(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, graceOf(500*time.Millisecond))
 	rs := r.start(t, "alpha")
@@ -86,6 +88,7 @@ func TestASessionNoHubAdoptsEndsAfterItsGrace(t *testing.T) {
 }
 
 func TestAnAdoptedSessionKilledOnTheHostSaysSo(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, graceOf(time.Minute))
 	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
@@ -103,6 +106,7 @@ func TestAnAdoptedSessionKilledOnTheHostSaysSo(t *testing.T) {
 }
 
 func TestAStartAfterALongPartitionAdoptsTheSessionThatRanOn(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, func(o *sshhost.Options) {
 		keepAlive(1, 2)(o) // noticed within about 3 s
@@ -126,6 +130,7 @@ func TestAStartAfterALongPartitionAdoptsTheSessionThatRanOn(t *testing.T) {
 }
 
 func TestAStartEndsASessionLeftRunningItDoesNotAdopt(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, graceOf(time.Minute))
 	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}

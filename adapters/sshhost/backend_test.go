@@ -30,6 +30,7 @@ func TestBackend(t *testing.T) {
 }
 
 func TestAdopter(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	// One host; each Hub a Host of its own on it, with its own runtime
 	// folder and master, as a restarted Hub would have.
 	srv := sshdtest.Start(t)

@@ -224,6 +224,7 @@ func lookPath(t *testing.T, path, name string) string {
 }
 
 func TestAnAdoptedSessionsAgentReachesTheNewHub(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	sshAdd, err := exec.LookPath("ssh-add")
 	if err != nil {
@@ -264,6 +265,7 @@ func TestAnAdoptedSessionsAgentReachesTheNewHub(t *testing.T) {
 }
 
 func TestACommitInARemoteSessionIsSignedByTheHubsKey(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	v := fakes.NewKeyVault(fakes.NewClock(brokerEpoch))
 	broker := fakes.NewSessionBroker(v, fakes.NewClock(brokerEpoch))
@@ -306,6 +308,7 @@ func TestACommitInARemoteSessionIsSignedByTheHubsKey(t *testing.T) {
 }
 
 func TestARemoteSessionKeepsOnlyTheBasicsOfTheLoginsEnvironment(t *testing.T) {
+	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	ambient := "tok-ambient-" + rand.Text()
 	r := newRig(t, func(o *sshhost.Options) {
