@@ -214,11 +214,11 @@ func (a *adoptedSession) watch() {
 		up := h.masterUp(ctx)
 		cancel()
 		status = "the session was killed"
-		a.reason = fmt.Sprintf("The session on %s was killed.", h.opts.Name)
+		a.reason = h.reasonKilled()
 		if !up {
 			h.letGo(a.WorkspaceID())
 			status = "the connection to the host was lost"
-			a.reason = fmt.Sprintf("The connection to %s was lost for longer than the Hub waits, so its session ended.", h.opts.Name)
+			a.reason = h.reasonLost()
 		}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {

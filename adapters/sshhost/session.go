@@ -341,13 +341,13 @@ func (s *session) reap() {
 			// its clean-up may not have run.
 			s.h.clean(s)
 			status = "the session was killed (" + status + ")"
-			s.reason = fmt.Sprintf("The session on %s was killed.", s.h.opts.Name)
+			s.reason = s.h.reasonKilled()
 		default:
 			// The child runs on in its grace, its socket and pid file
 			// in place: a start adopts it once the host is back.
 			s.h.letGo(s.WorkspaceID())
 			status = "the connection to the host was lost (" + status + ")"
-			s.reason = fmt.Sprintf("The connection to %s was lost for longer than the Hub waits, so its session ended.", s.h.opts.Name)
+			s.reason = s.h.reasonLost()
 		}
 	}
 	s.h.release(s.lsock)
@@ -421,4 +421,14 @@ func (h *Host) unforward(lsock, rsock string, pr *projection) {
 	if err := os.Remove(lsock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		h.log.Warn("could not remove the session's forwarded socket", "err", err)
 	}
+}
+
+// reasonKilled and reasonLost are why a session ended on its own, in the
+// user's terms (hub.EndReporter), for started and adopted sessions alike.
+func (h *Host) reasonKilled() string {
+	return fmt.Sprintf("The session on %s was killed.", h.opts.Name)
+}
+
+func (h *Host) reasonLost() string {
+	return fmt.Sprintf("The connection to %s was lost for longer than the Hub waits, so its session ended.", h.opts.Name)
 }
