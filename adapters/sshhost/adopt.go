@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/childrun"
 	"github.com/wharfhub/wharf/hub"
@@ -33,10 +32,6 @@ var (
 	_ hub.SessionDetacher = (*session)(nil)
 	_ hub.SessionDetacher = (*adoptedSession)(nil)
 )
-
-// signalTimeout bounds the remote command that signals an adopted
-// session, and the wait for its clean-up: a busy host answers slowly.
-const signalTimeout = 10 * time.Second
 
 // Exit statuses of adoptScript.
 const (
@@ -108,7 +103,7 @@ func (h *Host) adopt(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	}
 	a.Session = childrun.New(childrun.Config{
 		WorkspaceID: spec.WorkspaceID, Socket: lsock, Process: a, Terminate: "SIGTERM",
-		ReadyTimeout: h.opts.ReadyTimeout, StopGrace: h.opts.StopGrace,
+		ReadyTimeout: h.opts.ReadyTimeout, StopGrace: h.opts.StopGrace, KillWait: killWait,
 		Log: h.log.With("workspace", spec.WorkspaceID),
 	})
 	if a.hold, err = a.Hold(ctx); err == nil {
@@ -158,9 +153,9 @@ func (a *adoptedSession) Kill() {
 }
 
 // signal sends sig to the child's group over the master, within
-// signalTimeout: a round trip, which the stop's grace only starts after.
+// remoteTimeout.
 func (a *adoptedSession) signal(sig string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	var stderr boundedBuffer
 	cmd := a.h.remoteCommand(ctx, killScript, strconv.FormatInt(a.pid, 10), a.rsock, sig)
@@ -227,10 +222,10 @@ func (a *adoptedSession) watch() {
 	a.Finish(status, err)
 }
 
-// awaitGone waits, within signalTimeout and twice the stop grace, until the start script
+// awaitGone waits, within remoteTimeout and twice the stop grace, until the start script
 // removed the pid file: the child has exited and nothing of it is left.
 func (a *adoptedSession) awaitGone() {
-	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout+2*a.h.opts.StopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout+2*a.h.opts.StopGrace)
 	defer cancel()
 	var stderr boundedBuffer
 	cmd := a.h.remoteCommand(ctx, goneScript, a.pidFile)

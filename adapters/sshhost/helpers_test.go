@@ -67,7 +67,8 @@ func newRigOn(t *testing.T, srv *sshdtest.Server, client sshdtest.Client, root s
 		// A session a test leaves (a partition, a crash of sshd) ends soon
 		// after: the tests that let one go and adopt it set more.
 		DetachGrace: time.Second,
-		KeepEnv:     []string{modeEnv}, // the test child's mode, which the client sends
+		// The test child's mode and race options, which the client sends.
+		KeepEnv: []string{modeEnv, "GORACE"},
 	}
 	if change != nil {
 		change(&r.opts)

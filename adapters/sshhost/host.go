@@ -26,6 +26,18 @@ import (
 
 var _ hub.Backend = (*Host)(nil)
 
+// remoteTimeout bounds each command run on the host to stop or clean up
+// after a session (a signal, a clean-up, a wait for its end) and each
+// request to the master: a round trip, which a busy host or Hub answers
+// slowly, and which a stop's grace only starts after.
+const remoteTimeout = 10 * time.Second
+
+// killWait bounds the wait for a session's end after its kill: the
+// kill's own round trip is done by then, and what is left is the reap's
+// (the forwards' cancel and the clean-up on the host, each within
+// remoteTimeout).
+const killWait = 2 * remoteTimeout
+
 // Defaults of the Options durations.
 const (
 	DefaultReadyTimeout = 30 * time.Second
@@ -260,7 +272,7 @@ func (h *Host) Close() error {
 	}
 	h.closed = true
 	h.conn = nil
-	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	if h.masterUp(ctx) {
 		var stderr boundedBuffer

@@ -213,7 +213,7 @@ func (s *session) spawn(id string, argv []string) error {
 	h.live.Add(1)
 	s.Session = childrun.New(childrun.Config{
 		WorkspaceID: id, Socket: s.lsock, Process: s, Terminate: "the end of its input",
-		ReadyTimeout: h.opts.ReadyTimeout, StopGrace: h.opts.StopGrace,
+		ReadyTimeout: h.opts.ReadyTimeout, StopGrace: h.opts.StopGrace, KillWait: killWait,
 		Log: h.log.With("workspace", id),
 	})
 	go s.readStdout()
@@ -291,7 +291,7 @@ func (s *session) Kill() {
 		return
 	}
 	if pid := s.pid.Load(); pid > 1 {
-		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
+		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 		defer cancel()
 		var stderr boundedBuffer
 		cmd := s.h.remoteCommand(ctx, killScript, strconv.FormatInt(pid, 10), s.rsock, "KILL")
@@ -368,7 +368,7 @@ func (s *session) EndReason() string {
 
 // clean removes a session's socket and pid file on the host.
 func (h *Host) clean(s *session) {
-	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	var stderr boundedBuffer
 	cmd := h.remoteCommand(ctx, cleanScript, s.rsock, s.pidFile, s.proj.remote)
@@ -410,7 +410,7 @@ func (h *Host) forward(ctx context.Context, op string, spec []string) error {
 // and credentials, and removes lsock. A master that is gone took the
 // forwards with it.
 func (h *Host) unforward(lsock, rsock string, pr *projection) {
-	ctx, cancel := context.WithTimeout(context.Background(), h.opts.StopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	// Each fails only when the master, and the forward, are gone, or the
 	// forward was never made (a failed start).

@@ -101,15 +101,15 @@ func StartInterrupted(err error) error {
 	return hub.Wrap(hub.Internal, err, "session start was cancelled")
 }
 
-// Abort ends a child that failed to start and waits (up to StopGrace)
-// until the backend has finished it, then logs why with the tail of its
-// stderr.
+// Abort ends a child that failed to start and waits (up to StopGrace or
+// KillWait) until the backend has finished it, then logs why with the
+// tail of its stderr.
 func (s *Session) Abort(why error) {
 	s.markStopping()
 	s.cfg.Process.Kill()
 	select {
 	case <-s.done:
-	case <-time.After(s.cfg.StopGrace):
+	case <-time.After(max(s.cfg.StopGrace, s.cfg.KillWait)):
 		s.log.Error("session exit could not be confirmed after a failed start")
 	}
 	s.log.Warn("session failed to start", "err", why, "stderr", s.tail.String())

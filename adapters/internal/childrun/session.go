@@ -42,7 +42,11 @@ type Config struct {
 	Terminate string
 	// ReadyTimeout bounds AwaitReady; StopGrace each of Stop's two waits.
 	ReadyTimeout, StopGrace time.Duration
-	Log                     *slog.Logger
+	// KillWait, when longer than StopGrace, bounds the wait for the end
+	// after a kill instead: a backend whose kill and clean-up are round
+	// trips to another machine (sshhost) needs their time on top.
+	KillWait time.Duration
+	Log      *slog.Logger
 }
 
 // Session is one child: a hub.WorkspaceSession. The backend that made it
@@ -146,7 +150,7 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Stop asks the child to end (Process.Terminate), waits up to StopGrace
 // (cut short when ctx ends), then kills it (Process.Kill) and waits up to
-// StopGrace more for the end; that last wait ignores ctx, since a kill
+// StopGrace (or KillWait) more for the end; that last wait ignores ctx, since a kill
 // normally lands at once and giving up early would only leave the end
 // unconfirmed. Concurrent and repeated calls are safe; on an ended
 // session Stop is a no-op.
@@ -170,7 +174,7 @@ func (s *Session) Stop(ctx context.Context) error {
 		s.log.Warn("session stop cut short; killing it", "err", ctx.Err())
 	}
 	s.cfg.Process.Kill()
-	forced := time.NewTimer(grace)
+	forced := time.NewTimer(max(grace, s.cfg.KillWait))
 	defer forced.Stop()
 	select {
 	case <-s.done:

@@ -11,7 +11,8 @@
 // without touching the programs they run. Unix-socket forwarding is on
 // (with StreamLocalBindUnlink, so a socket forwarded to the server
 // replaces a stale one), and variables named WHARF_TEST_* are accepted
-// from clients that send them (SendEnv).
+// from clients that send them (SendEnv), and GORACE: a test can pass a
+// child built with the race detector the options it runs with.
 package sshdtest
 
 import (
@@ -97,8 +98,12 @@ func Find(t testing.TB, name, pkg string) string {
 }
 
 // Start starts a server that accepts no key until Authorize; the test's
-// cleanup stops it and every sshd it started.
-func Start(t testing.TB) *Server { return StartHome(t, "") }
+// cleanup stops it and every sshd it started. Its sessions get a fresh,
+// empty HOME of the test's, as a new account has: the account's own
+// start-up files never run (Debian's bash reads ~/.bashrc for every
+// command over ssh, and a developer's may take seconds), and nothing a
+// remote command keeps under its home lands in the user's.
+func Start(t testing.TB) *Server { return StartHome(t, t.TempDir()) }
 
 // StartHome is Start of a server whose sessions get home as their HOME
 // (sshd's SetEnv), so what a remote command keeps under its home lands
@@ -136,7 +141,7 @@ func StartHome(t testing.TB, home string) *Server {
 	write(cfg, fmt.Sprintf("HostKey %s\nAuthorizedKeysFile %s\nStrictModes no\nPubkeyAuthentication yes\n"+
 		"PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin prohibit-password\n"+
 		"PidFile none\nLogLevel VERBOSE\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n"+
-		"AcceptEnv WHARF_TEST_*\n", hostKey, s.authorized)+setEnvHome(home))
+		"AcceptEnv WHARF_TEST_* GORACE\n", hostKey, s.authorized)+setEnvHome(home))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +287,7 @@ func (s *Server) NewClient(t testing.TB, dir, knownHosts string) Client {
 	c := Client{Config: filepath.Join(dir, "ssh_config"), Alias: "wharf-test-host", User: u.Username, AuthorizedKey: line}
 	text := fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n"+
 		"  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n"+
-		"  SendEnv WHARF_TEST_*\n  LogLevel ERROR\n", c.Alias, s.Port, u.Username, key, knownHosts)
+		"  SendEnv WHARF_TEST_* GORACE\n  LogLevel ERROR\n", c.Alias, s.Port, u.Username, key, knownHosts)
 	if err := os.WriteFile(c.Config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
