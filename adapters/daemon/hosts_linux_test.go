@@ -149,6 +149,21 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.Equal(len(socks), 0)                               // leaves no socket there
 	is.Equal(remoteProcesses(t, remote, " session "), "") // nor its session
 
+	// The folder holding it is renamed there, journaled, through the
+	// copied binary; the workspace follows.
+	var renamed struct {
+		Path         string
+		WorkspaceIDs []string
+	}
+	is.Equal(do("POST", "api/hub/folders/rename", map[string]any{"path": filepath.Join(remote, "src"), "name": "code",
+		"backend": "ssh:build1"}, &renamed), http.StatusOK) // renamed on the host
+	is.Equal(renamed.WorkspaceIDs, []string{ws}) // its workspace followed
+	_, err = os.Stat(filepath.Join(remote, "code", "app", ".git"))
+	is.NoErr(err) // on its disk
+	var state struct{ Workspaces []struct{ ID, Path string } }
+	is.Equal(do("GET", "api/hub/state", nil, &state), http.StatusOK)
+	is.Equal(state.Workspaces[0].Path, filepath.Join(remote, "code", "app")) // at its new path
+
 	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusConflict)  // in use
 	is.Equal(do("POST", "api/hub/workspaces/"+ws+"/forget", nil, nil), http.StatusOK)   // forget it
 	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusNoContent) // now it goes

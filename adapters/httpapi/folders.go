@@ -28,14 +28,16 @@ type createFolderRequest struct {
 }
 
 type renameFolderRequest struct {
-	Path string `json:"path"`
-	Name string `json:"name"`
-	Stop bool   `json:"stop"`
+	Path    string `json:"path"`
+	Name    string `json:"name"`
+	Stop    bool   `json:"stop"`
+	Backend string `json:"backend"`
 }
 
 type removeFolderRequest struct {
-	Path string `json:"path"`
-	Stop bool   `json:"stop"`
+	Path    string `json:"path"`
+	Stop    bool   `json:"stop"`
+	Backend string `json:"backend"`
 }
 
 type folderPath struct {
@@ -98,7 +100,7 @@ func (a *api) handleRenameFolder(w http.ResponseWriter, r *http.Request, _ calle
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
-	res, err := a.folders.RenameFolder(r.Context(), req.Path, req.Name, req.Stop)
+	res, err := a.folders.RenameFolder(r.Context(), req.Backend, req.Path, req.Name, req.Stop)
 	if err != nil {
 		return err
 	}
@@ -111,7 +113,7 @@ func (a *api) handleRemoveFolder(w http.ResponseWriter, r *http.Request, _ calle
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
 	}
-	res, err := a.folders.RemoveFolder(r.Context(), req.Path, req.Stop)
+	res, err := a.folders.RemoveFolder(r.Context(), req.Backend, req.Path, req.Stop)
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,19 @@ func TestHostsOverHTTP(t *testing.T) {
 	is.NoErr(err) // on the host
 	is.Equal(s.do(t, "POST", "/api/hub/folders/create", `{"parent":"/srv","name":"x","backend":"ssh:nope"}`, auth...).status,
 		http.StatusBadRequest) // not on an unknown one
+	r = s.do(t, "POST", "/api/hub/folders/rename", `{"path":"/srv/made","name":"renamed","backend":"ssh:gpu"}`, auth...)
+	is.Equal(r.status, http.StatusOK)                           // renamed there
+	is.True(strings.Contains(string(r.body), `"/srv/renamed"`)) // to its new path there
+	_, err = gpu.FS.Lstat("/srv/renamed")
+	is.NoErr(err) // on the host
+	is.Equal(s.do(t, "POST", "/api/hub/folders/rename", `{"path":"/srv/renamed","name":"x","backend":"ssh:nope"}`, auth...).status,
+		http.StatusBadRequest) // not on an unknown one
+	is.Equal(s.do(t, "POST", "/api/hub/folders/remove", `{"path":"/srv/renamed","backend":"ssh:nope"}`, auth...).status,
+		http.StatusBadRequest) // nor removed there
+	r = s.do(t, "POST", "/api/hub/folders/remove", `{"path":"/srv/renamed","backend":"ssh:gpu"}`, auth...)
+	is.Equal(r.status, http.StatusOK) // removed there
+	_, err = gpu.FS.Lstat("/srv/renamed")
+	is.True(err != nil) // gone from the host
 
 	r = s.do(t, "POST", "/api/hub/workspaces/configure", `{"path":"/srv/app","backend":"ssh:gpu","displayName":"App"}`, auth...)
 	is.Equal(r.status, http.StatusOK) // registered there

@@ -53,8 +53,10 @@ type FolderService interface {
 	// Browse lists dir on the machine backend names ("": the Hub's).
 	Browse(ctx context.Context, backend, dir string) (hub.BrowseResult, error)
 	CreateFolder(ctx context.Context, backend, parent, name string) (string, error)
-	RenameFolder(ctx context.Context, path, name string, stop bool) (hub.RenameResult, error)
-	RemoveFolder(ctx context.Context, path string, stop bool) (hub.RemoveResult, error)
+	// RenameFolder and RemoveFolder change a folder on the machine backend
+	// names ("": the Hub's).
+	RenameFolder(ctx context.Context, backend, path, name string, stop bool) (hub.RenameResult, error)
+	RemoveFolder(ctx context.Context, backend, path string, stop bool) (hub.RemoveResult, error)
 }
 
 // WorkspaceService is the registry and the workspace sessions' lifecycle,

@@ -57,7 +57,17 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.NoErr(err) // on its disk
 	must(t, p.ClickText(`.browser-bar`, "Up"))
 	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src' && document.querySelectorAll('.dir').length === 2`, wait))
-	must(t, p.Wait(`!document.querySelector('.dir-actions')`, wait)) // renames and removals stay on the Hub's machine
+	must(t, p.Click(`button[aria-label="Rename folder scratch"]`)) // renamed there
+	must(t, p.Type(`dialog[open] input`, "scratch-2"))
+	must(t, p.ClickText(`dialog[open]`, "Rename"))
+	must(t, p.Wait(`[...document.querySelectorAll('.dir-name')].some((e) => e.innerText === 'scratch-2')`, wait))
+	_, err = gpu.FS.Lstat("/home/gpu/src/scratch-2")
+	is.NoErr(err)                                                    // on its disk
+	must(t, p.Click(`button[aria-label="Remove folder scratch-2"]`)) // and removed there
+	must(t, p.ClickText(`dialog[open]`, "Remove"))
+	must(t, p.Wait(`document.querySelectorAll('.dir').length === 1`, wait))
+	_, err = gpu.FS.Lstat("/home/gpu/src/scratch-2")
+	is.True(err != nil) // gone from its disk
 	must(t, p.ClickText(`.dirs`, "model"))
 	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src/model'`, wait))
 	must(t, p.Wait(`!document.querySelector('#clone-title')`, wait)) // clones stay on the Hub's machine

@@ -176,7 +176,7 @@ func TestAssignmentsAreRefusedWhileARecoveryJournalIsPending(t *testing.T) {
 	key := e.sshKey("laptop", hub.CapSSHAuthentication)
 	gone := e.registerEmpty("/home/ann/gone")
 	failCommit(e, 2) // the folder removal's registry update fails: its journal stays
-	_, err := e.RemoveFolder(e.ctx, e.pathOf(gone), false)
+	_, err := e.RemoveFolder(e.ctx, "", e.pathOf(gone), false)
 	is.Equal(hub.KindOf(err), hub.Internal) // left for recovery
 	_, err = e.AssignCredential(e.ctx, key.ID, hub.AssignCredentialRequest{WorkspaceID: app, Role: hub.RoleAuthentication, Host: "github.com"})
 	is.Equal(hub.KindOf(err), hub.Conflict) // 409

@@ -10,13 +10,12 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// Folder mutations change directories on the Hub host (a folder is
-// created on a configured host too; renames and removals, which journal,
-// stay on the Hub's). They never replace
+// Folder mutations change directories on the Hub's machine or on a
+// configured host (the place their backend names). They never replace
 // anything, never recurse, and keep the registry in step with the disk:
 // renaming or removing a folder that holds registered workspaces is
-// journaled and runs under the locks of every affected workspace. All
-// folder mutations are serialized.
+// journaled, the journal naming the place, and runs under the locks of
+// every affected workspace. All folder mutations are serialized.
 
 // stopConflict is the FolderStopConflict refusal.
 func stopConflict(ids []string) error {
@@ -26,14 +25,14 @@ func stopConflict(ids []string) error {
 		Details: &hub.Details{StopConflict: true, WorkspaceIDs: ids}}
 }
 
-// sourceFolder validates the folder an operation changes and returns its
-// canonical path.
-func (h *Hub) sourceFolder(p string) (string, error) {
+// sourceFolder validates the folder an operation changes on pl and
+// returns its canonical path.
+func sourceFolder(pl place, p string) (string, error) {
 	p, err := absPath(p, "path must be an absolute path")
 	if err != nil {
 		return "", err
 	}
-	return h.directDir(p, "folder path")
+	return pl.directDir(p, "folder path")
 }
 
 // CreateFolder makes one new folder under parent, on the machine of
@@ -87,19 +86,19 @@ func (h *Hub) CreateFolder(ctx context.Context, backend, parent, name string) (s
 // reads them again under their locks (a forget or rename may have won).
 // With stop it stops the running ones; without, running ones refuse the
 // operation with a FolderStopConflict.
-func (h *Hub) lockAffected(ctx context.Context, root string, exact, stop bool) (ws []hub.Workspace, unlock func(), err error) {
+func (h *Hub) lockAffected(ctx context.Context, pl place, root string, exact, stop bool) (ws []hub.Workspace, unlock func(), err error) {
 	find := func() ([]hub.Workspace, error) {
 		var ws []hub.Workspace
 		err := h.store.View(ctx, func(tx hub.Tx) error {
 			if exact {
-				w, ok, err := workspaceAt(tx, hub.LocalBackend, root)
+				w, ok, err := workspaceAt(tx, pl.name, root)
 				if ok {
 					ws = []hub.Workspace{w}
 				}
 				return err
 			}
 			var err error
-			ws, err = workspacesAtOrBelow(tx, hub.LocalBackend, root)
+			ws, err = workspacesAtOrBelow(tx, pl.name, root)
 			return err
 		})
 		return ws, err
@@ -143,15 +142,20 @@ func (h *Hub) lockAffected(ctx context.Context, root string, exact, stop bool) (
 	return ws, unlock, nil
 }
 
-// RenameFolder gives the folder at p the new name, in the same parent. The
-// paths of workspaces registered at or below it follow; their ids, names,
+// RenameFolder gives the folder at p, on the machine of backend (as
+// CreateFolder's), the new name, in the same parent. The paths of
+// workspaces registered at or below it follow; their ids, names,
 // personal state and assignments stay. stop authorizes stopping their
 // sessions first.
-func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.RenameResult, error) {
+func (h *Hub) RenameFolder(ctx context.Context, backend, p, name string, stop bool) (hub.RenameResult, error) {
 	if _, err := absPath(p, "path must be an absolute path"); err != nil {
 		return hub.RenameResult{}, err
 	}
 	if err := hub.CheckFolderName("name", name); err != nil {
+		return hub.RenameResult{}, err
+	}
+	pl, err := h.placeOf(ctx, backend)
+	if err != nil {
 		return hub.RenameResult{}, err
 	}
 	h.folderMu.Lock()
@@ -159,7 +163,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 	if err := h.fence(fenceFolder); err != nil {
 		return hub.RenameResult{}, err
 	}
-	src, err := h.sourceFolder(p)
+	src, err := sourceFolder(pl, p)
 	if err != nil {
 		return hub.RenameResult{}, err
 	}
@@ -170,30 +174,30 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 	if dest == src {
 		return hub.RenameResult{}, hub.Errorf(hub.Conflict, "source and destination are the same folder")
 	}
-	release, err := h.reserved.reserve(src, dest)
+	release, err := h.reserved.reserve(pl.key(src), pl.key(dest))
 	if err != nil {
 		return hub.RenameResult{}, err
 	}
 	defer release()
-	if h.exists(dest) {
+	if pl.exists(dest) {
 		return hub.RenameResult{}, hub.Errorf(hub.Conflict, "destination already exists")
 	}
-	if err := h.unclaimed(ctx, hub.LocalBackend, dest); err != nil {
+	if err := h.unclaimed(ctx, pl.name, dest); err != nil {
 		return hub.RenameResult{}, err
 	}
-	ws, unlock, err := h.lockAffected(ctx, src, false, stop)
+	ws, unlock, err := h.lockAffected(ctx, pl, src, false, stop)
 	if err != nil {
 		return hub.RenameResult{}, err
 	}
 	defer unlock()
 	res := hub.RenameResult{Path: dest, WorkspaceIDs: []string{}}
 	if len(ws) == 0 {
-		if err := h.fs.RenameNoReplace(src, dest); err != nil {
+		if err := pl.fs.RenameNoReplace(src, dest); err != nil {
 			return hub.RenameResult{}, fsError(err, "folder rename failed")
 		}
 		return res, nil
 	}
-	in := renameIntent{Version: journalVersion, Source: src, Destination: dest}
+	in := renameIntent{Version: journalVersion, Source: src, Destination: dest, Backend: pl.journalName()}
 	for _, w := range ws {
 		in.Entries = append(in.Entries, renameEntry{WorkspaceID: w.ID, Before: w.Path, After: rebase(w.Path, src, dest)})
 		res.WorkspaceIDs = append(res.WorkspaceIDs, w.ID)
@@ -202,7 +206,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 	if err != nil {
 		return hub.RenameResult{}, err
 	}
-	if err := h.fs.RenameNoReplace(src, dest); err != nil {
+	if err := pl.fs.RenameNoReplace(src, dest); err != nil {
 		h.closeJournal(ctx, jid, hub.JournalFolderRename)
 		return hub.RenameResult{}, fsError(err, "registered folder rename failed")
 	}
@@ -222,7 +226,7 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 	if err != nil {
 		// Put the folder back so disk and registry agree again; if even
 		// that fails, the journal stays for recovery.
-		if rerr := h.fs.RenameNoReplace(dest, src); rerr != nil {
+		if rerr := pl.fs.RenameNoReplace(dest, src); rerr != nil {
 			h.strand(jid, hub.JournalFolderRename, errors.Join(err, rerr))
 			return hub.RenameResult{}, hub.Wrap(hub.Internal, err, "registered folder rename failed and recovery is required")
 		}
@@ -232,11 +236,15 @@ func (h *Hub) RenameFolder(ctx context.Context, p, name string, stop bool) (hub.
 	return res, nil
 }
 
-// RemoveFolder removes the empty folder at p. A workspace registered
-// exactly there is forgotten with it; stop authorizes stopping its session
-// first.
-func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (hub.RemoveResult, error) {
+// RemoveFolder removes the empty folder at p, on the machine of backend
+// (as CreateFolder's). A workspace registered exactly there is forgotten
+// with it; stop authorizes stopping its session first.
+func (h *Hub) RemoveFolder(ctx context.Context, backend, p string, stop bool) (hub.RemoveResult, error) {
 	if _, err := absPath(p, "path must be an absolute path"); err != nil {
+		return hub.RemoveResult{}, err
+	}
+	pl, err := h.placeOf(ctx, backend)
+	if err != nil {
 		return hub.RemoveResult{}, err
 	}
 	h.folderMu.Lock()
@@ -244,39 +252,39 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (hub.Remove
 	if err := h.fence(fenceFolder); err != nil {
 		return hub.RemoveResult{}, err
 	}
-	src, err := h.sourceFolder(p)
+	src, err := sourceFolder(pl, p)
 	if err != nil {
 		return hub.RemoveResult{}, err
 	}
-	release, err := h.reserved.reserve(src)
+	release, err := h.reserved.reserve(pl.key(src))
 	if err != nil {
 		return hub.RemoveResult{}, err
 	}
 	defer release()
 	// Refuse a folder with content before stopping anything for it; the
 	// removal itself still refuses one that gains content meanwhile.
-	if entries, err := h.fs.ReadDir(src); err != nil {
+	if entries, err := pl.fs.ReadDir(src); err != nil {
 		return hub.RemoveResult{}, fsError(err, "folder removal failed")
 	} else if len(entries) > 0 {
 		return hub.RemoveResult{}, hub.Errorf(hub.Conflict, "folder is not empty")
 	}
-	ws, unlock, err := h.lockAffected(ctx, src, true, stop)
+	ws, unlock, err := h.lockAffected(ctx, pl, src, true, stop)
 	if err != nil {
 		return hub.RemoveResult{}, err
 	}
 	defer unlock()
 	if len(ws) == 0 {
-		if err := h.fs.RemoveEmpty(src); err != nil {
+		if err := pl.fs.RemoveEmpty(src); err != nil {
 			return hub.RemoveResult{}, fsError(err, "folder removal failed")
 		}
 		return hub.RemoveResult{Path: src}, nil
 	}
 	w := ws[0]
-	jid, err := h.openJournal(ctx, hub.JournalFolderRemove, removeIntent{Version: journalVersion, Path: src, WorkspaceID: w.ID})
+	jid, err := h.openJournal(ctx, hub.JournalFolderRemove, removeIntent{Version: journalVersion, Path: src, WorkspaceID: w.ID, Backend: pl.journalName()})
 	if err != nil {
 		return hub.RemoveResult{}, err
 	}
-	if err := h.fs.RemoveEmpty(src); err != nil {
+	if err := pl.fs.RemoveEmpty(src); err != nil {
 		h.closeJournal(ctx, jid, hub.JournalFolderRemove)
 		return hub.RemoveResult{}, fsError(err, "folder removal failed")
 	}
@@ -293,6 +301,6 @@ func (h *Hub) RemoveFolder(ctx context.Context, p string, stop bool) (hub.Remove
 		h.strand(jid, hub.JournalFolderRemove, err)
 		return hub.RemoveResult{}, hub.Wrap(hub.Internal, err, "registered folder removal requires recovery")
 	}
-	_ = h.removeData(ctx, forget, w.ID, hub.LocalBackend) // logged; the next start tries again
+	_ = h.removeData(ctx, forget, w.ID, w.Backend) // logged; the next start tries again
 	return hub.RemoveResult{Path: src, WorkspaceID: w.ID}, nil
 }

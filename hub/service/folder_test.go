@@ -57,7 +57,7 @@ func TestRenameFolder(t *testing.T) {
 		is := is.New(t)
 		e := newEnv(t)
 		e.dir("/home/ann/a/inner")
-		res, err := e.RenameFolder(e.ctx, "/home/ann/a", "b", false)
+		res, err := e.RenameFolder(e.ctx, "", "/home/ann/a", "b", false)
 		is.NoErr(err)
 		is.Equal(res.Path, "/home/ann/b")     // new path
 		is.Equal(len(res.WorkspaceIDs), 0)    // no workspace followed
@@ -73,7 +73,7 @@ func TestRenameFolder(t *testing.T) {
 		other := e.register(e.repo("/home/ann/group-two"))
 		_, err := e.PatchPersonalState(e.ctx, e.ann, inner, hub.PersonalStatePatch{Follow: set(true)})
 		is.NoErr(err)
-		res, err := e.RenameFolder(e.ctx, "/home/ann/group", "team", false)
+		res, err := e.RenameFolder(e.ctx, "", "/home/ann/group", "team", false)
 		is.NoErr(err)
 		is.Equal(res.WorkspaceIDs, []string{top, inner})    // both followed, in registration order
 		is.Equal(e.pathOf(top), "/home/ann/team/top")       // paths updated
@@ -91,14 +91,14 @@ func TestRenameFolder(t *testing.T) {
 		a := e.register(e.repo("/home/ann/g/a"))
 		e.start(b)
 		e.start(a)
-		_, err := e.RenameFolder(e.ctx, "/home/ann/g", "h", false)
+		_, err := e.RenameFolder(e.ctx, "", "/home/ann/g", "h", false)
 		is.Equal(hub.KindOf(err), hub.Conflict)                                     // 409
 		is.Equal(hub.MessageOf(err), "affected workspace sessions must be stopped") // the contract's text
 		is.True(errDetails(err).StopConflict)                                       // needsStop
 		is.Equal(errDetails(err).WorkspaceIDs, []string{"a", "b"})                  // sorted ids
 		is.True(e.isDir("/home/ann/g"))                                             // nothing moved
 		is.True(e.Running(a) && e.Running(b))                                       // nothing stopped
-		res, err := e.RenameFolder(e.ctx, "/home/ann/g", "h", true)
+		res, err := e.RenameFolder(e.ctx, "", "/home/ann/g", "h", true)
 		is.NoErr(err)                              // authorized
 		is.Equal(res.WorkspaceIDs, []string{b, a}) // registry order
 		is.True(!e.Running(a) && !e.Running(b))    // both stopped
@@ -124,7 +124,7 @@ func TestRenameFolder(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				is := is.New(t)
-				_, err := e.RenameFolder(e.ctx, tc.path, tc.to, false)
+				_, err := e.RenameFolder(e.ctx, "", tc.path, tc.to, false)
 				is.Equal(hub.KindOf(err), tc.kind)                        // status
 				is.Equal(hub.MessageOf(err), tc.msg)                      // message
 				is.True(e.isDir("/home/ann/a") && e.isDir("/home/ann/b")) // nothing moved
@@ -136,12 +136,12 @@ func TestRenameFolder(t *testing.T) {
 		e := newEnv(t)
 		id := e.register(e.repo("/home/ann/a"))
 		failCommit(e, 2) // the journal commits; the registry update does not
-		_, err := e.RenameFolder(e.ctx, "/home/ann/a", "b", false)
+		_, err := e.RenameFolder(e.ctx, "", "/home/ann/a", "b", false)
 		is.Equal(hub.KindOf(err), hub.Internal)                    // 500
 		is.True(e.isDir("/home/ann/a") && !e.isDir("/home/ann/b")) // folder back in place
 		is.Equal(e.pathOf(id), "/home/ann/a")                      // registry unchanged
 		is.Equal(len(e.journals()), 0)                             // journal cleared
-		_, err = e.RenameFolder(e.ctx, "/home/ann/a", "b", false)
+		_, err = e.RenameFolder(e.ctx, "", "/home/ann/a", "b", false)
 		is.NoErr(err) // a failed mutation does not block later ones
 	})
 	t.Run("a folder under change is reserved", func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestRenameFolder(t *testing.T) {
 			done <- err
 		}()
 		wait(t, entered)
-		_, err := e.RenameFolder(e.ctx, "/home/ann/src", "code", false)
+		_, err := e.RenameFolder(e.ctx, "", "/home/ann/src", "code", false)
 		is.Equal(hub.KindOf(err), hub.Conflict)                                      // an ancestor of the reserved folder
 		is.Equal(hub.MessageOf(err), "folder path is reserved by another operation") // the contract's text
 		close(release)
@@ -175,7 +175,7 @@ func TestRemoveFolder(t *testing.T) {
 		is := is.New(t)
 		e := newEnv(t)
 		e.dir("/home/ann/a")
-		res, err := e.RemoveFolder(e.ctx, "/home/ann/a", false)
+		res, err := e.RemoveFolder(e.ctx, "", "/home/ann/a", false)
 		is.NoErr(err)
 		is.Equal(res, hub.RemoveResult{Path: "/home/ann/a"}) // no workspace
 		is.True(!e.isDir("/home/ann/a"))                     // removed
@@ -185,7 +185,7 @@ func TestRemoveFolder(t *testing.T) {
 		e := newEnv(t)
 		e.dir("/home/ann/a")
 		e.fs.WriteFile("/home/ann/a/.hidden")
-		_, err := e.RemoveFolder(e.ctx, "/home/ann/a", true)
+		_, err := e.RemoveFolder(e.ctx, "", "/home/ann/a", true)
 		is.Equal(hub.KindOf(err), hub.Conflict)             // 409
 		is.Equal(hub.MessageOf(err), "folder is not empty") // a lone hidden file counts
 		is.True(e.isDir("/home/ann/a"))                     // kept
@@ -197,10 +197,10 @@ func TestRemoveFolder(t *testing.T) {
 		e.start(id)
 		_, err := e.PatchPersonalState(e.ctx, e.ann, id, hub.PersonalStatePatch{Follow: set(true)})
 		is.NoErr(err)
-		_, err = e.RemoveFolder(e.ctx, "/home/ann/a", false)
+		_, err = e.RemoveFolder(e.ctx, "", "/home/ann/a", false)
 		is.True(errDetails(err).StopConflict)                // running: needs stop
 		is.Equal(errDetails(err).WorkspaceIDs, []string{id}) // names it
-		res, err := e.RemoveFolder(e.ctx, "/home/ann/a", true)
+		res, err := e.RemoveFolder(e.ctx, "", "/home/ann/a", true)
 		is.NoErr(err)
 		is.Equal(res.WorkspaceID, id)    // the forgotten workspace
 		is.True(!e.Running(id))          // stopped first
@@ -215,7 +215,7 @@ func TestRemoveFolder(t *testing.T) {
 		e := newEnv(t)
 		e.registerEmpty("/home/ann/a")
 		e.dir("/home/ann/b")
-		res, err := e.RemoveFolder(e.ctx, "/home/ann/b", false)
+		res, err := e.RemoveFolder(e.ctx, "", "/home/ann/b", false)
 		is.NoErr(err)
 		is.Equal(res.WorkspaceID, "") // a sibling is not the registration
 	})
@@ -224,7 +224,7 @@ func TestRemoveFolder(t *testing.T) {
 		e := newEnv(t)
 		id := e.registerEmpty("/home/ann/a")
 		failCommit(e, 2)
-		_, err := e.RemoveFolder(e.ctx, "/home/ann/a", false)
+		_, err := e.RemoveFolder(e.ctx, "", "/home/ann/a", false)
 		is.Equal(hub.KindOf(err), hub.Internal)                                     // 500
 		is.Equal(hub.MessageOf(err), "registered folder removal requires recovery") // says so
 		_, err = e.CreateFolder(e.ctx, "", home, "x")

@@ -60,13 +60,13 @@ func FuzzFolderChanges(f *testing.F) {
 			strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
 			t.Fatalf("CreateFolder(%q, %q) made %q", parent, name, p)
 		}
-		if _, err := h.RenameFolder(ctx, p, name+"-renamed", false); err == nil {
+		if _, err := h.RenameFolder(ctx, "", p, name+"-renamed", false); err == nil {
 			if fi, err := fsys.Lstat(path.Join(path.Dir(p), name+"-renamed")); err != nil || !fi.IsDir() {
 				t.Fatalf("rename of %q did not stay in its parent", p)
 			}
 			p = path.Join(path.Dir(p), name+"-renamed")
 		}
-		if _, err := h.RemoveFolder(ctx, p, false); err != nil {
+		if _, err := h.RemoveFolder(ctx, "", p, false); err != nil {
 			t.Fatalf("the folder %q just made cannot be removed: %v", p, err)
 		}
 	})

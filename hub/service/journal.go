@@ -34,6 +34,7 @@ type renameIntent struct {
 	Source      string        `json:"source"`
 	Destination string        `json:"destination"`
 	Entries     []renameEntry `json:"entries"`
+	Backend     string        `json:"backend,omitempty"` // where the folder is; absent: the Hub's machine
 }
 
 type renameEntry struct {
@@ -47,6 +48,7 @@ type removeIntent struct {
 	Version     int    `json:"version"`
 	Path        string `json:"path"`
 	WorkspaceID string `json:"workspaceId"`
+	Backend     string `json:"backend,omitempty"` // where the folder is; absent: the Hub's machine
 }
 
 // forgetIntent guards the removal of a forgotten workspace's data.
@@ -143,6 +145,14 @@ func (h *Hub) strand(id int64, kind hub.JournalKind, why error) {
 	h.mu.Unlock()
 }
 
+// unstrand forgets a stranded journal that was settled after all (one
+// pending on a host, settled once the host answered).
+func (h *Hub) unstrand(id int64) {
+	h.mu.Lock()
+	delete(h.stranded, id)
+	h.mu.Unlock()
+}
+
 // fenceOp names the operations a stranded journal refuses.
 type fenceOp int
 
@@ -221,7 +231,18 @@ func (h *Hub) Recover(ctx context.Context) error {
 		return fmt.Errorf("load activity marks: %w", err)
 	}
 	h.live.RestoreMarks(marks)
+	onHosts := map[string][]hub.Journal{} // settled by resumeHost
 	for _, j := range js {
+		if b := hostJournal(j); b != "" {
+			// Pending, and fencing, until the host answers.
+			onHosts[b] = append(onHosts[b], j)
+			h.mu.Lock()
+			h.stranded[j.ID] = j.Kind
+			h.mu.Unlock()
+			h.log.LogAttrs(ctx, slog.LevelInfo, "a folder journal waits for its host to answer",
+				slog.Int64("journal", j.ID), slog.String("backend", b))
+			continue
+		}
 		unresolved, err := h.recoverJournal(ctx, j)
 		if err != nil {
 			return fmt.Errorf("recover journal %d (%s): %w", j.ID, j.Kind, err)
@@ -238,7 +259,7 @@ func (h *Hub) Recover(ctx context.Context) error {
 	if err := h.push.load(ctx); err != nil {
 		return fmt.Errorf("load notifications: %w", err)
 	}
-	if err := h.autostart(ctx); err != nil {
+	if err := h.autostart(ctx, onHosts); err != nil {
 		return err
 	}
 	h.ready.recovered.Store(true)
@@ -264,67 +285,8 @@ func (h *Hub) recoverJournal(ctx context.Context, j hub.Journal) (unresolved str
 				slog.Bool("registered", committed), slog.Bool("createdFolder", in.CreatedFolder))
 			return tx.DeleteJournal(j.ID)
 		})
-	case hub.JournalFolderRename:
-		var in renameIntent
-		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
-			return "journal is invalid", nil
-		}
-		src, dst := h.isDir(in.Source), h.isDir(in.Destination)
-		var after bool
-		switch {
-		case dst && !src:
-			after = true
-		case src && !dst:
-			after = false
-		default:
-			return fmt.Sprintf("ambiguous pending folder rename: source present %v, destination present %v", src, dst), nil
-		}
-		err := h.commit(ctx, func(tx *writes) error {
-			for _, e := range in.Entries {
-				w, err := tx.Workspace(e.WorkspaceID)
-				if hub.KindOf(err) == hub.NotFound {
-					continue
-				} else if err != nil {
-					return err
-				}
-				w.Path = e.Before
-				if after {
-					w.Path = e.After
-				}
-				if err := tx.UpdateWorkspace(w); err != nil {
-					return err
-				}
-			}
-			return tx.DeleteJournal(j.ID)
-		})
-		if err == nil {
-			log.Info("recovered an interrupted folder rename", slog.Bool("renamed", after))
-		}
-		return "", err
-	case hub.JournalFolderRemove:
-		var in removeIntent
-		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
-			return "journal is invalid", nil
-		}
-		removed := !h.exists(in.Path)
-		var forget int64
-		err := h.commit(ctx, func(tx *writes) error {
-			if removed {
-				var err error
-				forget, err = h.forgetLocked(tx, in.WorkspaceID)
-				if err != nil && hub.KindOf(err) != hub.NotFound {
-					return err
-				}
-			}
-			return tx.DeleteJournal(j.ID)
-		})
-		if err == nil {
-			log.Info("recovered an interrupted folder removal", slog.Bool("removed", removed))
-			if forget != 0 {
-				_ = h.removeData(ctx, forget, in.WorkspaceID, hub.LocalBackend) // logged; the journal stays otherwise
-			}
-		}
-		return "", err
+	case hub.JournalFolderRename, hub.JournalFolderRemove:
+		return h.settleFolder(ctx, h.here, j)
 	case hub.JournalForget:
 		var in forgetIntent
 		if decodeIntent(j.Data, &in) != nil || in.Version != journalVersion {
@@ -352,7 +314,9 @@ func decodeIntent(data []byte, v any) error {
 
 // autostart starts the sessions of workspaces that were running when the
 // Hub last stopped. A failure is logged and leaves that workspace stopped.
-func (h *Hub) autostart(ctx context.Context) error {
+// Those on hosts are resumed in the background (resumeHost), after the
+// folder journals left pending there (journals) are settled.
+func (h *Hub) autostart(ctx context.Context, journals map[string][]hub.Journal) error {
 	ws, err := h.registry(ctx)
 	if err != nil {
 		return err
@@ -370,9 +334,14 @@ func (h *Hub) autostart(ctx context.Context) error {
 			return err
 		}
 	}
+	for backend := range journals {
+		if _, ok := onHosts[backend]; !ok {
+			onHosts[backend] = nil
+		}
+	}
 	for backend, ws := range onHosts {
 		h.watchers.Add(1)
-		go h.resumeHost(backend, ws)
+		go h.resumeHost(backend, ws, journals[backend])
 	}
 	return nil
 }

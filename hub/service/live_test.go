@@ -268,7 +268,7 @@ func TestWorktreesTopic(t *testing.T) {
 
 		e.register("/home/ann/app/sub")
 		is.Equal(take(t, turns, 1)[0].Kind, hub.EventData) // registered again
-		_, err = e.RemoveFolder(e.ctx, "/home/ann/app/sub", false)
+		_, err = e.RemoveFolder(e.ctx, "", "/home/ann/app/sub", false)
 		is.NoErr(err)                                      // and its folder removed
 		is.Equal(take(t, turns, 1)[0].Kind, hub.EventData) // announced, though git can no longer place it
 	})

@@ -165,7 +165,7 @@ func TestRecoveryRequired(t *testing.T) {
 	is.Equal(hub.MessageOf(err), "a pending onboarding requires Hub recovery before session starts") // start
 	_, err = e.SetDisplayName(e.ctx, act.ID, "x")
 	is.Equal(hub.KindOf(err), hub.Conflict) // display name
-	_, err = e.RenameFolder(e.ctx, p, "b", false)
+	_, err = e.RenameFolder(e.ctx, "", p, "b", false)
 	is.Equal(hub.MessageOf(err), "a pending recovery journal requires Hub recovery before further folder changes") // rename
 	_, err = e.Configure(e.ctx, hub.ConfigureRequest{Path: e.repo("/home/ann/c"), DisplayName: "c"})
 	is.Equal(hub.KindOf(err), hub.Conflict) // new registrations

@@ -28,6 +28,15 @@ type place struct {
 // local reports whether p is the Hub's own machine.
 func (p place) local() bool { return p.name == hub.LocalBackend }
 
+// journalName is p's name as a journal records it: "" for the Hub's
+// machine, so journals written before hosts existed read the same.
+func (p place) journalName() string {
+	if p.local() {
+		return ""
+	}
+	return p.name
+}
+
 // key is path p's reservation key: the path itself on the Hub's machine,
 // and behind its backend's name elsewhere, so keys of one place are still
 // ordered as their paths are (atOrBelow).

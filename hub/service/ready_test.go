@@ -40,7 +40,7 @@ func TestAPendingJournalMakesTheHubNotReady(t *testing.T) {
 	}
 	func() {
 		defer func() { recover() }()
-		e.RenameFolder(e.ctx, "/home/ann/a", "b", false)
+		e.RenameFolder(e.ctx, "", "/home/ann/a", "b", false)
 	}()
 	e.fs.Before = nil
 	e.dir("/home/ann/b") // both exist: the journal cannot be settled

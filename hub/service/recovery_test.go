@@ -61,7 +61,7 @@ func TestRecoverRenameAtEveryStep(t *testing.T) {
 			a = e.register(e.repo("/home/ann/g/a"))
 			b = e.register(e.repo("/home/ann/g/b"))
 		},
-		func(e *env) { e.RenameFolder(e.ctx, "/home/ann/g", "h", false) },
+		func(e *env) { e.RenameFolder(e.ctx, "", "/home/ann/g", "h", false) },
 		func(t *testing.T, e *env, crashedAt int) {
 			is := is.New(t)
 			is.Equal(len(e.journals()), 0)   // every journal was settled
@@ -74,7 +74,7 @@ func TestRecoverRenameAtEveryStep(t *testing.T) {
 			if crashedAt == 0 {
 				is.True(renamed) // the uninterrupted run renamed
 			}
-			_, err := e.RenameFolder(e.ctx, want, "again", false)
+			_, err := e.RenameFolder(e.ctx, "", want, "again", false)
 			is.NoErr(err) // and folder changes work again
 		})
 }
@@ -86,7 +86,7 @@ func TestRecoverRemoveAtEveryStep(t *testing.T) {
 			id = e.registerEmpty("/home/ann/a")
 			e.start(id) // which makes its data directory
 		},
-		func(e *env) { e.RemoveFolder(e.ctx, "/home/ann/a", true) },
+		func(e *env) { e.RemoveFolder(e.ctx, "", "/home/ann/a", true) },
 		func(t *testing.T, e *env, crashedAt int) {
 			is := is.New(t)
 			is.Equal(len(e.journals()), 0) // settled
@@ -165,14 +165,14 @@ func TestAmbiguousJournalStaysPending(t *testing.T) {
 	}
 	func() {
 		defer func() { recover() }()
-		e.RenameFolder(e.ctx, "/home/ann/a", "b", false)
+		e.RenameFolder(e.ctx, "", "/home/ann/a", "b", false)
 	}()
 	e.fs.Before = nil
 	e.dir("/home/ann/b") // someone made the destination meanwhile: both exist
 	e.restart()
 	is.Equal(e.PendingJournals(), 1)      // the journal cannot be settled from the disk
 	is.Equal(e.pathOf(id), "/home/ann/a") // the registry is left as it was
-	_, err := e.RenameFolder(e.ctx, "/home/ann/a", "c", false)
+	_, err := e.RenameFolder(e.ctx, "", "/home/ann/a", "c", false)
 	is.Equal(hub.KindOf(err), hub.Conflict) // changes stay fenced
 }
 

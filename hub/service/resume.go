@@ -60,13 +60,13 @@ func detacher(pl place, rs hub.WorkspaceSession) hub.SessionDetacher {
 // sessions at the Hub's start.
 const hostResumeTimeout = 2 * time.Minute
 
-// resumeHost, in the background of the Hub's start, adopts the sessions
-// that an earlier Hub left running on the host of backend for its
-// workspaces that were running, reaps the rest there (SessionReaper),
-// then starts the workspaces that were running and were not adopted.
-// Their workspace locks are held while it adopts and reaps, so no start
-// races either.
-func (h *Hub) resumeHost(backend string, ws []hub.Workspace) {
+// resumeHost, in the background of the Hub's start, settles the folder
+// journals an earlier Hub left pending on the host of backend, adopts the
+// sessions it left running there for its workspaces that were running,
+// reaps the rest there (SessionReaper), then starts the workspaces that
+// were running and were not adopted. Their workspace locks are held while
+// it settles, adopts and reaps, so no start races either.
+func (h *Hub) resumeHost(backend string, ws []hub.Workspace, journals []hub.Journal) {
 	defer h.watchers.Done()
 	ctx, cancel := context.WithTimeout(h.bg, hostResumeTimeout)
 	defer cancel()
@@ -83,6 +83,7 @@ func (h *Hub) resumeHost(backend string, ws []hub.Workspace) {
 	if pl, err := h.placeOf(ctx, backend); err != nil {
 		log.LogAttrs(ctx, slog.LevelWarn, "a host's workspaces cannot be resumed", slog.Any("err", err))
 	} else {
+		h.settleOnHost(ctx, pl, journals, log)
 		if _, ok := pl.backend.(hub.SessionAdopter); ok {
 			for _, w := range ws {
 				if !w.AutoStart {
@@ -112,6 +113,36 @@ func (h *Hub) resumeHost(backend string, ws []hub.Workspace) {
 			if err := h.restart(ctx, w); err != nil {
 				log.LogAttrs(ctx, slog.LevelWarn, "a host's workspace could not be recorded as stopped", slog.Any("err", err))
 			}
+		}
+	}
+}
+
+// settleOnHost settles the folder journals pending on pl's host, once it
+// answers: each one settled is no longer stranded. One the host cannot
+// settle stays pending, fencing changes, until a later start.
+func (h *Hub) settleOnHost(ctx context.Context, pl place, journals []hub.Journal, log *slog.Logger) {
+	if len(journals) == 0 {
+		return
+	}
+	if hp, ok := pl.backend.(hub.HostPlace); ok {
+		if err := hp.Check(ctx); err != nil {
+			log.LogAttrs(ctx, slog.LevelError, "folder journals pending on a host stay pending: the host does not answer",
+				slog.Int("journals", len(journals)), slog.Any("err", err))
+			return
+		}
+	}
+	for _, j := range journals {
+		unresolved, err := h.settleFolder(ctx, pl, j)
+		switch {
+		case err != nil:
+			log.LogAttrs(ctx, slog.LevelError, "a folder journal pending on a host could not be settled",
+				slog.Int64("journal", j.ID), slog.Any("err", err))
+		case unresolved != "":
+			log.LogAttrs(ctx, slog.LevelError, "a folder journal pending on a host stays pending",
+				slog.Int64("journal", j.ID), slog.String("why", unresolved))
+		default:
+			h.unstrand(j.ID)
+			h.counters.journalsRecovered.Add(1)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func TestStatsCountRecoveredAndPendingJournals(t *testing.T) {
 		}
 		func() {
 			defer func() { recover() }()
-			e.RenameFolder(e.ctx, from, to, false)
+			e.RenameFolder(e.ctx, "", from, to, false)
 		}()
 		e.fs.Before = nil
 	}

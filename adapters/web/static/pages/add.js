@@ -4,10 +4,8 @@
 // folder in view (hubConfigureWorkspace, confirming `git init` when the
 // Hub says it needs one) or creating a new repository in it
 // (hubCreateConfiguredWorkspace), or cloning a repository into it (the
-// Clone page); on a host (?backend=), only new folders, registering and
-// creating. The
-// folder in view is in the address (?path=), so Back and a reload keep
-// the place.
+// Clone page); on a host (?backend=), the same but cloning. The folder in
+// view is in the address (?path=), so Back and a reload keep the place.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub, ApiError } from '../api.js';
@@ -75,7 +73,7 @@ export function AddPage({ query }) {
       ${listing && !listing.dirs.length ? html`<${Empty} title="No folders here"><p>Create one, or register this folder itself below.</p><//>` : null}
       ${listing && listing.dirs.length ? html`<ul class="dirs">
         ${listing.dirs.map((d) => html`<${Dir} key=${d.name} parent=${listing.path} dir=${d} backend=${backend}
-          onAct=${remote ? null : setDialog} />`)}
+          onAct=${setDialog} />`)}
       </ul>` : null}
     </section>
     ${listing ? html`<div class="add-panels">
@@ -91,9 +89,9 @@ export function AddPage({ query }) {
       </section>`}
     </div>` : null}
     ${dialog?.kind === 'mkdir' ? html`<${MkdirDialog} parent=${here} backend=${backend} onClose=${() => setDialog(null)} onDone=${again} />` : null}
-    ${dialog?.kind === 'rename' ? html`<${RenameFolderDialog} dir=${dialog.dir} path=${dialog.path}
+    ${dialog?.kind === 'rename' ? html`<${RenameFolderDialog} dir=${dialog.dir} path=${dialog.path} backend=${backend}
       onClose=${() => setDialog(null)} onDone=${again} />` : null}
-    ${dialog?.kind === 'remove' ? html`<${RemoveFolderDialog} dir=${dialog.dir} path=${dialog.path}
+    ${dialog?.kind === 'remove' ? html`<${RemoveFolderDialog} dir=${dialog.dir} path=${dialog.path} backend=${backend}
       onClose=${() => setDialog(null)} onDone=${again} />` : null}
   </main>`;
 }
@@ -211,13 +209,13 @@ function MkdirDialog({ parent, backend, onClose, onDone }) {
   <//>`;
 }
 
-function RenameFolderDialog({ dir, path, onClose, onDone }) {
+function RenameFolderDialog({ dir, path, backend, onClose, onDone }) {
   const [name, setName] = useState(dir.name);
   const [ask, setAsk] = useState(null);
   const action = useAction();
   const problem = folderNameProblem(name);
   const rename = (stop) => action.run(() => withStop(async (s) => {
-    await hub.renameFolder(path, name, s || stop);
+    await hub.renameFolder(path, name, s || stop, backend);
     await refresh();
     announce(`Folder renamed to ${name}`);
     onClose();
@@ -246,11 +244,11 @@ function RenameFolderDialog({ dir, path, onClose, onDone }) {
   <//>`;
 }
 
-function RemoveFolderDialog({ dir, path, onClose, onDone }) {
+function RemoveFolderDialog({ dir, path, backend, onClose, onDone }) {
   const [ask, setAsk] = useState(null);
   const action = useAction();
   const remove = (stop) => action.run(() => withStop(async (s) => {
-    await hub.removeFolder(path, s || stop);
+    await hub.removeFolder(path, s || stop, backend);
     await refresh();
     announce(`Folder ${dir.name} removed`);
     onClose();
