@@ -1,5 +1,5 @@
 // Package hostop runs the core's folder and repository operations (hub.FS,
-// and hub.GitRunner's Inspect and Init) on another machine, over one byte
+// and hub.GitRunner but Clone) on another machine, over one byte
 // stream: the stdin and stdout of `wharf hostop` started there over ssh by
 // adapters/sshhost. The server side is the very osfs and gitexec code the
 // Hub runs on its own machine, so no-replace renames, durability and the
@@ -19,10 +19,13 @@
 // another build refuses it and hangs up. A ReadDir of more than
 // MaxEntries entries is refused rather than sent. Errors keep their
 // meaning across the wire (fs.ErrNotExist, fs.ErrExist, fs.ErrPermission,
-// hub.ErrNotEmpty, hub.ErrNotDir; a hub.Error's kind and public message),
-// their text kept for logs.
+// hub.ErrNotEmpty, hub.ErrNotDir, hub.ErrNoRepository; a hub.Error's kind
+// and public message; a *hub.WorktreeAddError or *hub.FetchError), their
+// text kept for logs.
 //
-// What does not cross: credentials. Clone and the worktree operations
-// take or would need what a session is lent and run on the Hub's machine
-// only; the client refuses them (Invalid), and the core never asks.
+// The worktree family crosses too (worktree.go): its arguments and
+// results as JSON, run there by the same gitexec code. What does not
+// cross: credentials. A clone job runs on the Hub's machine, and a Fetch
+// that would be lent credentials is refused by the client (lending them
+// there needs the forwards a session gets); the core never asks either.
 package hostop

@@ -319,7 +319,7 @@ func TestErrorsKeepTheirMeaningAcrossTheWire(t *testing.T) {
 	_, err = bc.Clone(t.Context(), hub.CloneRequest{})
 	is.Equal(hub.KindOf(err), hub.Invalid) // clones stay on the Hub's machine
 	_, err = bc.ListWorktrees(t.Context(), "/")
-	is.Equal(hub.KindOf(err), hub.Invalid) // so do worktrees
+	is.Equal(hub.KindOf(err), hub.Unavailable) // a server without git says so
 }
 
 // Many calls at once share one stream, each getting its own answer.

@@ -146,6 +146,12 @@ func (s *server) run(ctx context.Context, req request) response {
 	case opHome:
 		p, err := s.fs.Home()
 		return response{Path: p, Err: toWire(err)}
+	case opInspect, opInit:
+		if s.git == nil {
+			return response{Err: toWire(errNoGit)}
+		}
+	}
+	switch req.Op {
 	case opInspect:
 		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 		defer cancel()
@@ -158,6 +164,11 @@ func (s *server) run(ctx context.Context, req request) response {
 		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 		defer cancel()
 		return response{Err: toWire(s.git.Init(ctx, req.Path))}
+	}
+	if run, ok := worktreeOps[req.Op]; ok {
+		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+		defer cancel()
+		return s.worktree(ctx, req, run)
 	}
 	return response{Err: toWire(hub.Errorf(hub.Invalid, "unknown operation %q", req.Op))}
 }

@@ -85,6 +85,8 @@ type request struct {
 	Op   string `json:"op"`
 	Path string `json:"path,omitempty"`
 	To   string `json:"to,omitempty"`
+	// Args are a worktree operation's arguments (worktree.go).
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 type response struct {
@@ -94,6 +96,8 @@ type response struct {
 	Entries []wireInfo `json:"entries,omitempty"`
 	Path    string     `json:"path,omitempty"`
 	Repo    *wireRepo  `json:"repo,omitempty"`
+	// Result is a worktree operation's result (worktree.go).
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 type wireInfo struct {
@@ -117,6 +121,10 @@ type wireError struct {
 	Kind    int    `json:"kind,omitempty"`
 	Message string `json:"message,omitempty"`
 	Text    string `json:"text"`
+	// Made is a *hub.WorktreeAddError's; FetchAuth a *hub.FetchError's
+	// Authentication.
+	Made      string `json:"made,omitempty"`
+	FetchAuth *bool  `json:"fetchAuth,omitempty"`
 }
 
 // The sentinels by code.
@@ -125,7 +133,7 @@ var sentinels = []struct {
 	err  error
 }{
 	{"notExist", fs.ErrNotExist}, {"exist", fs.ErrExist}, {"permission", fs.ErrPermission},
-	{"notEmpty", hub.ErrNotEmpty}, {"notDir", hub.ErrNotDir},
+	{"notEmpty", hub.ErrNotEmpty}, {"notDir", hub.ErrNotDir}, {"noRepository", hub.ErrNoRepository},
 }
 
 func toWire(err error) *wireError {
@@ -142,6 +150,14 @@ func toWire(err error) *wireError {
 	var he *hub.Error
 	if errors.As(err, &he) {
 		w.Hub, w.Kind, w.Message = true, int(he.Kind), he.Message
+	}
+	var ae *hub.WorktreeAddError
+	if errors.As(err, &ae) {
+		w.Made = ae.Made
+	}
+	var fe *hub.FetchError
+	if errors.As(err, &fe) {
+		w.FetchAuth = &fe.Authentication
 	}
 	return w
 }
@@ -165,10 +181,17 @@ func fromWire(w *wireError) error {
 			e.sentinel = s.err
 		}
 	}
-	if w.Hub {
-		return hub.Wrap(hub.Kind(w.Kind), e, w.Message)
+	var err error = e
+	switch {
+	case w.Made != "":
+		err = &hub.WorktreeAddError{Made: w.Made, Err: e}
+	case w.FetchAuth != nil:
+		err = &hub.FetchError{Authentication: *w.FetchAuth, Err: e}
 	}
-	return e
+	if w.Hub {
+		return hub.Wrap(hub.Kind(w.Kind), err, w.Message)
+	}
+	return err
 }
 
 func toInfo(fi fs.FileInfo) wireInfo {
