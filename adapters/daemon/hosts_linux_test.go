@@ -164,6 +164,32 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.Equal(do("GET", "api/hub/state", nil, &state), http.StatusOK)
 	is.Equal(state.Workspaces[0].Path, filepath.Join(remote, "code", "app")) // at its new path
 
+	// A worktree of it is made there, by the host's git, and deleted.
+	app := filepath.Join(remote, "code", "app")
+	out, err = exec.CommandContext(ctx, "git", "-C", app, "-c", "user.name=Ann", "-c", "user.email=ann@example.com",
+		"commit", "-q", "--allow-empty", "-m", "first").CombinedOutput()
+	if err != nil {
+		t.Fatalf("commit on the host: %v\n%s", err, out) // a first commit, by hand on the host
+	}
+	branch, err := exec.CommandContext(ctx, "git", "-C", app, "rev-parse", "--abbrev-ref", "HEAD").Output()
+	is.NoErr(err)
+	var made struct {
+		OK       bool
+		Checkout struct{ Path, WorkspaceID string }
+	}
+	is.Equal(do("POST", "api/hub/worktrees/create", map[string]any{"sourceWorkspaceId": ws, "mode": "new-branch", "branch": "task",
+		"base": map[string]string{"kind": "local", "ref": strings.TrimSpace(string(branch))}}, &made), http.StatusOK)
+	is.True(made.OK)                                                                     // made
+	is.Equal(made.Checkout.Path, filepath.Join(remote, "code", "app.worktrees", "task")) // beside the repository there
+	_, err = os.Stat(filepath.Join(made.Checkout.Path, ".git"))
+	is.NoErr(err) // by the host's git
+	var gone struct{ OK bool }
+	is.Equal(do("POST", "api/hub/worktrees/delete", map[string]any{"sourceWorkspaceId": ws, "reference": "task", "confirm": true}, &gone),
+		http.StatusOK)
+	is.True(gone.OK) // deleted
+	_, err = os.Stat(made.Checkout.Path)
+	is.True(os.IsNotExist(err)) // from the host
+
 	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusConflict)  // in use
 	is.Equal(do("POST", "api/hub/workspaces/"+ws+"/forget", nil, nil), http.StatusOK)   // forget it
 	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusNoContent) // now it goes

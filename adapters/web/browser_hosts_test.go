@@ -26,6 +26,7 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	gpu := hosts.Machine("gpu")
 	gpu.FS.MkdirAll("/home/gpu/src/model")
 	is.NoErr(gpu.Git.Init(t.Context(), "/home/gpu/src/model")) // a repository on the host only
+	gpu.Git.SetRefs("/home/gpu/src/model", []string{"main"}, nil)
 	ip := notifyHub(t, browsertest.WithHosts(hosts))
 	p := openPage(t, browsertest.Phone)
 	must(t, p.LogIn(ip.Hub))
@@ -75,11 +76,23 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	must(t, p.Wait(`location.pathname === '/w/model'`, wait))                                               // registered
 	must(t, p.Wait(`(document.querySelector('.ws-host') || {innerText: ''}).innerText === 'on gpu'`, wait)) // showing where
 	is.Equal(gpu.Backend.StartCount("model"), 1)                                                            // started on the host
+	must(t, p.Wait(`document.querySelector('.worktrees')?.innerText.includes('No worktrees yet')`, wait))   // its worktrees read there
+	must(t, p.ClickText(`.worktrees`, "New task"))
+	must(t, p.Type(`dialog[open] input[name=branch]`, "spike"))
+	must(t, p.ClickText(`dialog[open]`, "Create"))
+	// A worktree made there, running there (the fake host's sessions hold
+	// no conversations, so the dialog's next step is not taken here).
+	must(t, p.Wait(`document.querySelector('.wt-row[data-branch="spike"]')?.innerText.includes('/home/gpu/src/model.worktrees/spike')`, wait))
+	must(t, p.ClickText(`dialog[open]`, "Cancel"))
+	fi, err := gpu.FS.Lstat("/home/gpu/src/model.worktrees/spike")
+	is.True(err == nil && fi.IsDir())            // on the host's disk
+	is.Equal(gpu.Backend.StartCount("spike"), 1) // and started there
+	must(t, p.Go(ip.URL+"w/model"))
 	gpu.Backend.CrashBecause("model", "gpu could not be reached for 45 s; its session ended.")
 	must(t, p.Wait(`(document.querySelector('.ws-meta .ws-warn') || {innerText: ''}).innerText === 'gpu could not be reached for 45 s; its session ended.'`, wait)) // why it stopped
 
 	must(t, p.Go(ip.URL+"settings"))
-	must(t, p.Wait(hostsSays("1 workspace"), wait))
+	must(t, p.Wait(hostsSays("2 workspaces"), wait)) // the repository and its worktree
 	must(t, p.Click(`button[aria-label="Remove gpu"]`))
 	must(t, p.ClickText(`dialog`, "Remove"))
 	must(t, p.Wait(`(document.querySelector('dialog') || {innerText: ''}).innerText.includes('forget them first')`, wait)) // refused, saying why

@@ -192,3 +192,40 @@ func TestAFolderJournalOnAnUnreachableHostStaysPendingUntilItAnswers(t *testing.
 		is.NoErr(err) // folder changes work again
 	})
 }
+
+// A worktree create on a host interrupted before its registration is
+// completed by the next Hub once the host answers, in the background of
+// its start, and fences nothing meanwhile.
+func TestAWorktreeCreateInterruptedOnAHostIsCompletedOnceTheHostAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		e := newEnv(t)
+		e.addHost("gpu")
+		gpu := e.hosts.Machine("gpu")
+		app := e.registerOn(gpu, "ssh:gpu", "/srv/app", false)
+		gpu.Git.SetRefs("/srv/app", []string{"main"}, nil)
+		gpu.Git.FailNext("write-stamp", errors.New("disk full")) // git made the tree there; the Hub cannot stamp it
+		res, err := e.CreateWorktree(e.ctx, e.ann, hub.CreateWorktreeRequest{SourceWorkspaceID: app, Mode: hub.NewBranch,
+			Branch: "feature", BaseRef: "main"})
+		is.NoErr(err)
+		is.Equal(res.Error.Code, hub.WTIdentityUncertain) // so it is not registered
+		is.Equal(len(e.journals()), 1)                    // and its journal stays
+
+		gpu.FailCheck(hub.Errorf(hub.Unavailable, "host gpu cannot be reached"))
+		e.restart()
+		synctest.Wait()
+		is.Equal(len(e.journals()), 1)   // waiting for the host
+		is.Equal(e.PendingJournals(), 0) // fencing nothing
+		_, err = e.CreateFolder(e.ctx, "", e.dir("/home/ann/x"), "y")
+		is.NoErr(err) // folder changes go on
+
+		gpu.FailCheck(nil)
+		e.restart()
+		synctest.Wait()
+		is.Equal(len(e.journals()), 0) // completed once the host answers
+		c, ok := e.checkout(app, "/srv/app.worktrees/feature")
+		is.True(ok && c.Registered)                      // registered
+		is.Equal(c.Ownership, hub.OwnedByWharf)          // as the Hub's
+		is.Equal(backendOf(e, c.WorkspaceID), "ssh:gpu") // a workspace of the host
+	})
+}

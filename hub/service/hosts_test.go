@@ -173,19 +173,50 @@ func TestAHostHoldingWorkspacesCannotBeRemoved(t *testing.T) {
 	is.Equal(hub.KindOf(err), hub.Invalid) // and takes no registration
 }
 
-func TestWorktreesOfAWorkspaceOnAHostAreRefusedClearly(t *testing.T) {
+// The worktrees of a workspace on a host are made, registered, started,
+// listed and deleted on that host, by its git, and only its workspaces
+// are theirs: the same paths on the Hub's machine are another repository.
+func TestTheWorktreesOfAWorkspaceOnAHostLiveOnItsMachine(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	e.addHost("gpu")
 	gpu := e.hosts.Machine("gpu")
 	gpu.FS.MkdirAll("/srv/app")
 	is.NoErr(gpu.Git.Init(e.ctx, "/srv/app"))
+	gpu.Git.SetRefs("/srv/app", []string{"main"}, []string{"origin/main"})
 	act, err := e.Register(e.ctx, hub.RegisterRequest{Path: "/srv/app", Backend: "ssh:gpu"})
-	is.NoErr(err) // registered there
-	inv, err := e.WorktreeInventory(e.ctx, e.ann, act.ID)
-	is.NoErr(err)                                                      // an answer
-	is.Equal(inv.Status, hub.InventoryError)                           // refusing
-	is.True(strings.Contains(inv.Error.Message, "on another machine")) // saying why
+	is.NoErr(err)                          // registered there
+	here := e.register(e.repo("/srv/app")) // the same path on the Hub's machine
+	e.git.SetRefs("/srv/app", []string{"main"}, nil)
+
+	res, err := e.CreateWorktree(e.ctx, e.ann, hub.CreateWorktreeRequest{SourceWorkspaceID: act.ID, Mode: hub.NewBranch,
+		Branch: "feature", Base: &hub.WorktreeBase{Ref: "main"}, Start: true})
+	is.NoErr(err)
+	is.True(res.Error == nil)                                 // made
+	is.True(res.Registered && res.Started)                    // registered and started
+	is.Equal(res.Checkout.Path, "/srv/app.worktrees/feature") // beside its main checkout
+	is.True(machineIsDir(gpu, "/srv/app.worktrees/feature"))  // on the host's disk
+	is.True(!e.isDir("/srv/app.worktrees/feature"))           // not the Hub's
+	tree := res.Checkout.WorkspaceID
+	is.Equal(backendOf(e, tree), "ssh:gpu") // a workspace of the host
+	is.True(gpu.Backend.Running(tree))      // running there
+	is.Equal(len(e.journals()), 0)          // nothing pending
+
+	inv := e.inventory(act.ID)
+	is.Equal(inv.Status, hub.InventoryReady)       // the host's family reads
+	is.Equal(len(inv.Checkouts), 2)                // its main checkout and the tree
+	is.Equal(inv.Checkouts[0].WorkspaceID, act.ID) // the host's workspace, not the Hub's at the same path
+	local := e.inventory(here)
+	is.Equal(len(local.Checkouts), 1)               // the Hub's repository has no tree
+	is.True(local.RepositoryID != inv.RepositoryID) // and is another repository
+
+	del, err := e.DeleteWorktree(e.ctx, e.ann, hub.DeleteWorktreeRequest{Confirm: true, Stop: true,
+		WorktreeRequest: hub.WorktreeRequest{SourceWorkspaceID: act.ID, Reference: "feature"}})
+	is.NoErr(err)
+	is.True(del.Error == nil)                                 // deleted
+	is.True(!machineIsDir(gpu, "/srv/app.worktrees/feature")) // from the host
+	is.True(!gpu.Backend.Running(tree))                       // its session stopped there first
+	is.Equal(e.pathOf(tree), "")                              // unregistered
 }
 
 func TestAHubWithoutAConnectorRefusesHosts(t *testing.T) {
@@ -273,4 +304,14 @@ func TestARestartedHubAdoptsItsSessionsOnHostsReapsTheRestThenStartsTheOthers(t 
 		is.True(!gpu.Backend.Running(a))                // on the host
 		is.Equal(gpu.Backend.Detached(), []string(nil)) // and is not let go
 	})
+}
+
+// backendOf is the backend of workspace id, "" when it is not registered.
+func backendOf(e *env, id string) string {
+	for _, w := range e.workspaces() {
+		if w.ID == id {
+			return w.Backend
+		}
+	}
+	return ""
 }

@@ -234,11 +234,14 @@ func (h *Hub) Recover(ctx context.Context) error {
 	onHosts := map[string][]hub.Journal{} // settled by resumeHost
 	for _, j := range js {
 		if b := hostJournal(j); b != "" {
-			// Pending, and fencing, until the host answers.
+			// Pending until the host answers; a folder journal fences
+			// meanwhile.
 			onHosts[b] = append(onHosts[b], j)
-			h.mu.Lock()
-			h.stranded[j.ID] = j.Kind
-			h.mu.Unlock()
+			if j.Kind == hub.JournalFolderRename || j.Kind == hub.JournalFolderRemove {
+				h.mu.Lock()
+				h.stranded[j.ID] = j.Kind
+				h.mu.Unlock()
+			}
 			h.log.LogAttrs(ctx, slog.LevelInfo, "a folder journal waits for its host to answer",
 				slog.Int64("journal", j.ID), slog.String("backend", b))
 			continue

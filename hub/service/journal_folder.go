@@ -20,17 +20,18 @@ import (
 //
 // A journal of the Hub's machine is settled by Recover, before the Hub
 // serves. One of a host is settled by resumeHost, in the background of the
-// start, once the host answers (hostJournal); until then it is pending
-// and fences changes as a stranded one does.
+// start, once the host answers (hostJournal); until then a folder journal
+// is pending and fences changes as a stranded one does (a worktree
+// journal fences nothing, on any machine).
 
-// hostJournal is the backend of a folder journal recorded on a host, or
-// "" for one of the Hub's machine (or of another kind).
+// hostJournal is the backend of a folder or worktree journal recorded on
+// a host, or "" for one of the Hub's machine (or of another kind).
 func hostJournal(j hub.Journal) string {
 	var b struct {
 		Backend string `json:"backend"`
 	}
 	switch j.Kind {
-	case hub.JournalFolderRename, hub.JournalFolderRemove:
+	case hub.JournalFolderRename, hub.JournalFolderRemove, hub.JournalWorktreeCreate, hub.JournalWorktreeDelete:
 	default:
 		return ""
 	}

@@ -40,11 +40,25 @@ func (p place) journalName() string {
 // key is path p's reservation key: the path itself on the Hub's machine,
 // and behind its backend's name elsewhere, so keys of one place are still
 // ordered as their paths are (atOrBelow).
-func (p place) key(path string) string {
-	if p.local() {
+func (p place) key(path string) string { return placeKey(p.name, path) }
+
+// placeKey is place.key of the place named backend ("" for the Hub's
+// machine, as journals name it).
+func placeKey(backend, path string) string {
+	if backend == "" || backend == hub.LocalBackend {
 		return path
 	}
-	return "\x00" + p.name + "\x00" + path
+	return "\x00" + backend + "\x00" + path
+}
+
+// canonical resolves the links in an absolute path git reported on p,
+// so it compares with the registry's canonical paths; as given when it
+// cannot.
+func (p place) canonical(path string) string {
+	if c, err := p.fs.EvalSymlinks(path); err == nil {
+		return c
+	}
+	return path
 }
 
 // hostPlaces are the connected hosts, by name.

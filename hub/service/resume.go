@@ -117,9 +117,10 @@ func (h *Hub) resumeHost(backend string, ws []hub.Workspace, journals []hub.Jour
 	}
 }
 
-// settleOnHost settles the folder journals pending on pl's host, once it
-// answers: each one settled is no longer stranded. One the host cannot
-// settle stays pending, fencing changes, until a later start.
+// settleOnHost settles the folder and worktree journals pending on pl's
+// host, once it answers: each folder journal settled is no longer
+// stranded. One the host cannot settle stays pending (a folder journal
+// fencing changes) until a later start.
 func (h *Hub) settleOnHost(ctx context.Context, pl place, journals []hub.Journal, log *slog.Logger) {
 	if len(journals) == 0 {
 		return
@@ -132,7 +133,16 @@ func (h *Hub) settleOnHost(ctx context.Context, pl place, journals []hub.Journal
 		}
 	}
 	for _, j := range journals {
-		unresolved, err := h.settleFolder(ctx, pl, j)
+		var unresolved string
+		var err error
+		switch j.Kind {
+		case hub.JournalWorktreeCreate:
+			err = h.recoverWorktreeCreate(ctx, j) // pending until registered, fencing nothing
+		case hub.JournalWorktreeDelete:
+			err = h.recoverWorktreeDelete(ctx, j)
+		default:
+			unresolved, err = h.settleFolder(ctx, pl, j)
+		}
 		switch {
 		case err != nil:
 			log.LogAttrs(ctx, slog.LevelError, "a folder journal pending on a host could not be settled",

@@ -81,28 +81,28 @@ func (h *Hub) CreateWorktree(ctx context.Context, caller hub.DeviceSession, req 
 	if err := h.fence(fenceRegister); err != nil {
 		return refuse(wtErrorf(hub.WTConflict, hub.MessageOf(err)))
 	}
-	release, err := h.reserved.reserve(plan.dest)
+	release, err := h.reserved.reserve(f.pl.key(plan.dest))
 	if err != nil {
 		return refuse(wtErrorf(hub.WTConflict, "Another operation is changing this folder. Try again when it is done.").WithRetry(hub.WTRetryRefresh))
 	}
 	defer release()
-	if err := h.fs.Mkdir(worktree.TreesDir(f.mainPath)); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := f.pl.fs.Mkdir(worktree.TreesDir(f.mainPath)); err != nil && !errors.Is(err, fs.ErrExist) {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "the worktrees folder could not be made", slog.Any("err", err))
 		return refuse(wtErrorf(hub.WTPermissionDenied, "The folder for this repository's worktrees could not be made."))
 	}
 	in := worktreeCreateIntent{Version: journalVersion, OperationID: res.OperationID, User: caller.User, RepositoryID: f.repoID,
 		MainPath: f.mainPath, Path: plan.dest, Branch: plan.branch, SourceRef: plan.sourceRef,
-		Stamp: worktree.StampPrefix + uuid.NewString()}
+		Stamp: worktree.StampPrefix + uuid.NewString(), Backend: f.pl.journalName()}
 	jid, err := h.openJournal(ctx, hub.JournalWorktreeCreate, in)
 	if err != nil {
 		return hub.WorktreeResult{}, err
 	}
 	res.Phase = hub.WTPhaseCreating
-	err = h.git.AddWorktree(ctx, hub.AddWorktreeRequest{Main: f.mainPath, Dest: plan.dest, Mode: plan.mode,
+	err = f.pl.git.AddWorktree(ctx, hub.AddWorktreeRequest{Main: f.mainPath, Dest: plan.dest, Mode: plan.mode,
 		Branch: plan.branch, Base: plan.base, BaseRemote: plan.remote})
 	if err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "git worktree add failed", slog.String("branch", plan.branch), slog.Any("err", err))
-		if _, statErr := h.fs.Lstat(plan.dest); statErr == nil {
+		if _, statErr := f.pl.fs.Lstat(plan.dest); statErr == nil {
 			h.wtPend.put(pendingCreate{journal: jid, intent: in}) // git made it: kept, for register
 			return refuse(wtErrorf(hub.WTConflict, "Git made the worktree but could not finish it; its files are kept.").WithRetry(hub.WTRetryRefresh))
 		}
@@ -195,7 +195,7 @@ func (h *Hub) planCreate(ctx context.Context, f wtFamily, refs hub.WorktreeRefs,
 			err := wtErrorf(hub.WTBranchInUse, "The branch "+p.branch+" is checked out in another worktree. Open that one instead.").WithRetry(hub.WTRetryOpenExisting)
 			if e.Main {
 				err.ConflictCheckoutID = worktree.CheckoutID(e.GitDir, "")
-			} else if stamp, serr := h.git.ReadStamp(ctx, e.GitDir); serr == nil && worktree.ValidStamp(stamp) {
+			} else if stamp, serr := f.pl.git.ReadStamp(ctx, e.GitDir); serr == nil && worktree.ValidStamp(stamp) {
 				err.ConflictCheckoutID = worktree.CheckoutID(e.GitDir, stamp)
 			} else {
 				err.ConflictCheckoutID = worktree.CheckoutID(e.GitDir, "")
@@ -204,7 +204,7 @@ func (h *Hub) planCreate(ctx context.Context, f wtFamily, refs hub.WorktreeRefs,
 		}
 	}
 	for _, d := range worktree.Destinations(f.mainPath, p.branch) {
-		if _, err := h.fs.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+		if _, err := f.pl.fs.Lstat(d); errors.Is(err, fs.ErrNotExist) {
 			p.dest = d
 			return p, nil
 		}
@@ -223,28 +223,32 @@ func (h *Hub) planCreate(ctx context.Context, f wtFamily, refs hub.WorktreeRefs,
 func (h *Hub) completeCreate(ctx context.Context, p pendingCreate, checkedOut bool) (hub.Workspace, *hub.WorktreeError, error) {
 	in := p.intent
 	uncertain := wtErrorf(hub.WTIdentityUncertain, "Wharf could not confirm the new worktree's identity; its files are kept.").WithRetry(hub.WTRetryRefresh)
-	listing, err := h.git.ListWorktrees(ctx, in.MainPath)
+	pl, err := h.placeOf(ctx, in.Backend)
+	if err != nil {
+		return hub.Workspace{}, nil, err
+	}
+	listing, err := pl.git.ListWorktrees(ctx, in.MainPath)
 	if err != nil {
 		return hub.Workspace{}, nil, err
 	}
 	var gitDir string
 	for _, e := range listing.Entries {
-		if !e.Main && h.canonical(e.Path) == in.Path {
+		if !e.Main && pl.canonical(e.Path) == in.Path {
 			gitDir = e.GitDir
 		}
 	}
-	if gitDir == "" || worktree.RepositoryID(listing.CommonDir) != in.RepositoryID {
+	if gitDir == "" || repositoryID(pl, listing.CommonDir) != in.RepositoryID {
 		return hub.Workspace{}, uncertain, nil
 	}
-	stamp, err := h.git.ReadStamp(ctx, gitDir)
+	stamp, err := pl.git.ReadStamp(ctx, gitDir)
 	if err == nil && stamp == "" && !checkedOut {
-		if err := h.git.CheckOutWorktree(ctx, in.Path); err != nil {
+		if err := pl.git.CheckOutWorktree(ctx, in.Path); err != nil {
 			return hub.Workspace{}, nil, fmt.Errorf("%w: %w", errUnfinishedTree, err)
 		}
 	}
 	if err == nil && stamp == "" {
-		if err = h.git.WriteStamp(ctx, gitDir, in.Stamp); err == nil {
-			stamp, err = h.git.ReadStamp(ctx, gitDir)
+		if err = pl.git.WriteStamp(ctx, gitDir, in.Stamp); err == nil {
+			stamp, err = pl.git.ReadStamp(ctx, gitDir)
 		}
 	}
 	if err != nil || stamp != in.Stamp {
@@ -252,31 +256,32 @@ func (h *Hub) completeCreate(ctx context.Context, p pendingCreate, checkedOut bo
 	}
 	prov := hub.WorktreeProvenance{CheckoutID: worktree.CheckoutID(gitDir, stamp), RepositoryID: in.RepositoryID, Path: in.Path,
 		SourceRef: in.SourceRef, CreatedBy: in.User, CreatedAt: h.clock.Now()}
-	w, err := h.registerTree(ctx, in.Path, in.Branch, in.MainPath, &prov, p.journal)
+	w, err := h.registerTree(ctx, pl, in.Path, in.Branch, in.MainPath, &prov, p.journal)
 	if err != nil {
 		return hub.Workspace{}, nil, err
 	}
-	h.wtPend.drop(in.Path)
+	h.wtPend.drop(pl.key(in.Path))
 	return w, nil, nil
 }
 
-// registerTree registers the tree at dir as a workspace named after its
-// branch, with its provenance when the Hub made it, and deletes journal
-// (when not 0), all in one transaction, under the onboarding lock.
-func (h *Hub) registerTree(ctx context.Context, dir, branch, mainPath string, prov *hub.WorktreeProvenance, journal int64) (hub.Workspace, error) {
+// registerTree registers the tree at dir on pl as a workspace named
+// after its branch, with its provenance when the Hub made it, and
+// deletes journal (when not 0), all in one transaction, under the
+// onboarding lock.
+func (h *Hub) registerTree(ctx context.Context, pl place, dir, branch, mainPath string, prov *hub.WorktreeProvenance, journal int64) (hub.Workspace, error) {
 	name, err := hub.NormalizeDisplayName(branch)
 	if err != nil {
 		name = hub.DefaultDisplayName(dir)
 	}
 	h.onboardMu.Lock()
 	defer h.onboardMu.Unlock()
-	main, _, err := h.registeredAt(ctx, hub.LocalBackend, mainPath)
+	main, _, err := h.registeredAt(ctx, pl.name, mainPath)
 	if err != nil {
 		return hub.Workspace{}, err
 	}
 	var w hub.Workspace
 	err = h.commit(ctx, func(tx *writes) error {
-		if _, ok, err := workspaceAt(tx, hub.LocalBackend, dir); err != nil {
+		if _, ok, err := workspaceAt(tx, pl.name, dir); err != nil {
 			return err
 		} else if ok {
 			return hub.Errorf(hub.Conflict, "the worktree is registered already")
@@ -285,7 +290,7 @@ func (h *Hub) registerTree(ctx context.Context, dir, branch, mainPath string, pr
 		if err != nil {
 			return err
 		}
-		w = hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: hub.LocalBackend, RegisteredAt: h.clock.Now()}
+		w = hub.Workspace{ID: id, Path: dir, DisplayName: name, Backend: pl.name, RegisteredAt: h.clock.Now()}
 		if err := tx.CreateWorkspace(w); err != nil {
 			return err
 		}

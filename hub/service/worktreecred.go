@@ -17,10 +17,14 @@ import (
 // of the linked worktree workspace ws, if ws is one.
 func (h *Hub) mainWorkspaceOf(ctx context.Context, ws string) (hub.Workspace, bool) {
 	w, err := h.workspace(ctx, ws)
-	if err != nil || w.Backend != hub.LocalBackend {
+	if err != nil {
 		return hub.Workspace{}, false
 	}
-	repo, err := h.git.Inspect(ctx, w.Path)
+	pl, err := h.placeOf(ctx, w.Backend)
+	if err != nil {
+		return hub.Workspace{}, false
+	}
+	repo, err := pl.git.Inspect(ctx, w.Path)
 	if err != nil || repo.TopLevel == "" || path.Base(repo.CommonDir) != ".git" {
 		return hub.Workspace{}, false
 	}
@@ -28,7 +32,7 @@ func (h *Hub) mainWorkspaceOf(ctx context.Context, ws string) (hub.Workspace, bo
 	if repo.TopLevel == main {
 		return hub.Workspace{}, false
 	}
-	m, ok, err := h.registeredAt(ctx, hub.LocalBackend, main)
+	m, ok, err := h.registeredAt(ctx, pl.name, main)
 	if err != nil || !ok || m.ID == ws {
 		return hub.Workspace{}, false
 	}

@@ -38,12 +38,12 @@ func (h *Hub) checkDelete(ctx context.Context, req hub.WorktreeRequest, checkout
 	ch.r = r
 	facts := worktree.DeleteFacts{Checkout: r.c, NestedWorktree: nestedIn(r.c.Path, r.checkouts)}
 	for _, e := range r.f.listing.Entries {
-		if !e.Main && h.canonical(e.Path) == r.c.Path {
+		if !e.Main && r.f.pl.canonical(e.Path) == r.c.Path {
 			facts.Listed, ch.gitDir = true, e.GitDir
 		}
 	}
 	if facts.Listed && r.c.Availability == hub.WTPresent {
-		facts.Tree, facts.TreeErr = h.git.InspectTree(ctx, r.c.Path)
+		facts.Tree, facts.TreeErr = r.f.pl.git.InspectTree(ctx, r.c.Path)
 		if facts.TreeErr != nil {
 			h.log.LogAttrs(ctx, slog.LevelWarn, "a worktree could not be inspected", slog.Any("err", facts.TreeErr))
 		}
@@ -108,7 +108,7 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 	} else if e != nil {
 		return refuse(e)
 	}
-	c := ch.r.c
+	c, pl := ch.r.c, ch.r.f.pl
 	if c.Running && !req.Stop {
 		return refuse(wtErrorf(hub.WTConflict, "This worktree is running. Choose Stop and delete to stop it first. Nothing was removed."))
 	}
@@ -117,7 +117,7 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 	}
 
 	res.Phase = hub.WTPhaseFencing
-	release, err := h.reserved.reserve(c.Path)
+	release, err := h.reserved.reserve(pl.key(c.Path))
 	if err != nil {
 		return refuse(wtErrorf(hub.WTConflict, "Another operation is changing this folder. Try again when it is done. Nothing was removed.").WithRetry(hub.WTRetryRefresh))
 	}
@@ -149,7 +149,8 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 		return refuse(e)
 	}
 	in := worktreeDeleteIntent{Version: journalVersion, OperationID: res.OperationID, RepositoryID: ch.r.f.repoID,
-		MainPath: ch.r.f.mainPath, Path: c.Path, GitDir: ch.gitDir, CheckoutID: id, WorkspaceID: c.WorkspaceID}
+		MainPath: ch.r.f.mainPath, Path: c.Path, GitDir: ch.gitDir, CheckoutID: id, WorkspaceID: c.WorkspaceID,
+		Backend: pl.journalName()}
 	jid, err := h.openJournal(ctx, hub.JournalWorktreeDelete, in)
 	if err != nil {
 		return hub.WorktreeResult{}, err
@@ -168,18 +169,18 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 		_ = h.closeWorktreeJournal(ctx, jid)
 		return refuse(e)
 	}
-	if err := h.git.RemoveWorktree(ctx, ch.r.f.mainPath, c.Path, worktree.NeedsForce(ch.localData)); err != nil {
+	if err := pl.git.RemoveWorktree(ctx, ch.r.f.mainPath, c.Path, worktree.NeedsForce(ch.localData)); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "git worktree remove failed", slog.Any("err", err))
-		if errors.Is(err, context.DeadlineExceeded) && (h.present(c.Path) || h.present(ch.gitDir)) {
+		if errors.Is(err, context.DeadlineExceeded) && (pl.present(c.Path) || pl.present(ch.gitDir)) {
 			_ = h.closeWorktreeJournal(ctx, jid)
 			return refuse(wtErrorf(hub.WTTimeout, "Git took too long to remove the worktree; some of its files may already be deleted.").WithRetry(hub.WTRetryRefresh))
 		}
-		if h.present(c.Path) || h.present(ch.gitDir) {
+		if pl.present(c.Path) || pl.present(ch.gitDir) {
 			_ = h.closeWorktreeJournal(ctx, jid)
 			return refuse(wtErrorf(hub.WTConflict, "Git did not remove the worktree; some of its files may already be deleted.").WithRetry(hub.WTRetryRefresh))
 		}
 	}
-	if h.present(c.Path) || h.present(ch.gitDir) {
+	if pl.present(c.Path) || pl.present(ch.gitDir) {
 		_ = h.closeWorktreeJournal(ctx, jid)
 		return refuse(wtErrorf(hub.WTConflict, "Git reported the worktree removed, but its folder is still there.").WithRetry(hub.WTRetryRefresh))
 	}
@@ -192,19 +193,19 @@ func (h *Hub) DeleteWorktree(ctx context.Context, caller hub.DeviceSession, req 
 		return refuse(wtErrorf(hub.WTInternal, "The worktree's files were removed, but it could not be unregistered.").WithRetry(hub.WTRetryDelete))
 	}
 	if forget != 0 {
-		_ = h.removeData(ctx, forget, c.WorkspaceID, hub.LocalBackend) // logged; its journal stays otherwise
+		_ = h.removeData(ctx, forget, c.WorkspaceID, pl.name) // logged; its journal stays otherwise
 	}
 	c.Registered, c.WorkspaceID, c.ParentWorkspaceID, c.Running = false, "", "", false
 	res.Phase, res.Checkout, res.Registered, res.Started = hub.WTPhaseComplete, &c, false, false
 	return res, nil
 }
 
-// present reports whether anything is at p (an error other than "not
-// there" counts as present: nothing is taken for gone unproven).
-func (h *Hub) present(p string) bool {
+// present reports whether anything is at p on pl (an error other than
+// "not there" counts as present: nothing is taken for gone unproven).
+func (pl place) present(p string) bool {
 	if p == "" {
 		return false
 	}
-	_, err := h.fs.Lstat(p)
+	_, err := pl.fs.Lstat(p)
 	return !errors.Is(err, fs.ErrNotExist)
 }

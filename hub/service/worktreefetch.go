@@ -34,7 +34,7 @@ func (h *Hub) FetchWorktreeRefs(ctx context.Context, caller hub.DeviceSession, s
 		}
 		defer g.close()
 	}
-	ferr := h.git.Fetch(ctx, f.mainPath, sc)
+	ferr := f.pl.git.Fetch(ctx, f.mainPath, sc)
 	if ferr == nil {
 		h.wt.setFetched(f.repoID, h.clock.Now().UnixMilli())
 	}
@@ -48,7 +48,12 @@ func (h *Hub) FetchWorktreeRefs(ctx context.Context, caller hub.DeviceSession, s
 	}
 	h.log.LogAttrs(ctx, slog.LevelInfo, "a worktree fetch failed", slog.String("workspace", f.main.ID), slog.Any("err", ferr))
 	var fe *hub.FetchError
-	if errors.As(ferr, &fe) && fe.Authentication {
+	if !errors.As(ferr, &fe) && hub.KindOf(ferr) == hub.Invalid {
+		// The machine refused to fetch (a host cannot be lent the
+		// credentials yet): its message says what to do instead.
+		return refs, wtErrorf(hub.WTInvalidInput, hub.MessageOf(ferr)), true, nil
+	}
+	if fe != nil && fe.Authentication {
 		return refs, wtErrorf(hub.WTFetchAuthentication, "The remote refused the credentials this workspace is assigned, or asked for ones it has none of."), true, nil
 	}
 	return refs, wtErrorf(hub.WTFetchNetwork, "The remote could not be reached.").WithRetry(hub.WTRetryFetch), true, nil

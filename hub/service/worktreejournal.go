@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"sync"
 
@@ -29,6 +30,7 @@ type worktreeCreateIntent struct {
 	Branch       string `json:"branch"`
 	SourceRef    string `json:"sourceRef"`
 	Stamp        string `json:"stamp"`
+	Backend      string `json:"backend,omitempty"` // where the repository is; absent: the Hub's machine
 }
 
 // worktreeDeleteIntent guards a tree being removed.
@@ -41,6 +43,7 @@ type worktreeDeleteIntent struct {
 	GitDir       string `json:"gitDir"`
 	CheckoutID   string `json:"checkoutId"`
 	WorkspaceID  string `json:"workspaceId"`
+	Backend      string `json:"backend,omitempty"` // where the repository is; absent: the Hub's machine
 }
 
 // pendingCreate is a create whose tree git made and the Hub has not
@@ -50,7 +53,8 @@ type pendingCreate struct {
 	intent  worktreeCreateIntent
 }
 
-// wtPending holds the pending creates, by tree path.
+// wtPending holds the pending creates, by their tree's place key
+// (place.key).
 type wtPending struct {
 	mu sync.Mutex
 	by map[string]pendingCreate
@@ -62,20 +66,20 @@ func (p *wtPending) put(c pendingCreate) {
 	if p.by == nil {
 		p.by = map[string]pendingCreate{}
 	}
-	p.by[c.intent.Path] = c
+	p.by[placeKey(c.intent.Backend, c.intent.Path)] = c
 }
 
-func (p *wtPending) get(path string) (pendingCreate, bool) {
+func (p *wtPending) get(key string) (pendingCreate, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c, ok := p.by[path]
+	c, ok := p.by[key]
 	return c, ok
 }
 
-func (p *wtPending) drop(path string) {
+func (p *wtPending) drop(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.by, path)
+	delete(p.by, key)
 }
 
 // recoverWorktreeCreate settles a create a previous Hub left pending: a
@@ -90,7 +94,13 @@ func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
 		return nil
 	}
 	p := pendingCreate{journal: j.ID, intent: in}
-	if _, err := h.fs.Lstat(in.Path); err != nil {
+	pl, err := h.placeOf(ctx, in.Backend)
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "a worktree journal's machine cannot be reached; the next start settles it",
+			slog.Int64("journal", j.ID), slog.Any("err", err))
+		return nil
+	}
+	if _, err := pl.fs.Lstat(in.Path); errors.Is(err, fs.ErrNotExist) {
 		// git never made the tree (or it is gone): nothing to register.
 		return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
 	}
@@ -100,7 +110,7 @@ func (h *Hub) recoverWorktreeCreate(ctx context.Context, j hub.Journal) error {
 		// can complete: the create never happened, and nothing has worked
 		// in the tree (it was never registered), so it is removed; a
 		// branch git made stays.
-		if rerr := h.git.DiscardWorktree(ctx, in.MainPath, in.Path); rerr == nil {
+		if rerr := pl.git.DiscardWorktree(ctx, in.MainPath, in.Path); rerr == nil {
 			h.log.LogAttrs(ctx, slog.LevelInfo, "undid a worktree creation git had not finished", slog.String("branch", in.Branch))
 			return h.commit(ctx, func(tx *writes) error { return tx.DeleteJournal(j.ID) })
 		}
@@ -129,9 +139,19 @@ func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
 		h.log.LogAttrs(ctx, slog.LevelError, "a worktree journal is invalid; it is kept for an operator", slog.Int64("journal", j.ID))
 		return nil
 	}
-	_, errTree := h.fs.Lstat(in.Path)
-	_, errDir := h.fs.Lstat(in.GitDir)
+	pl, err := h.placeOf(ctx, in.Backend)
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "a worktree journal's machine cannot be reached; the next start settles it",
+			slog.Int64("journal", j.ID), slog.Any("err", err))
+		return nil
+	}
+	_, errTree := pl.fs.Lstat(in.Path)
+	_, errDir := pl.fs.Lstat(in.GitDir)
 	switch {
+	case errTree != nil && !errors.Is(errTree, fs.ErrNotExist), errDir != nil && !errors.Is(errDir, fs.ErrNotExist):
+		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree deletion could not be looked at; the next start settles it",
+			slog.String("workspace", in.WorkspaceID), slog.Any("err", errors.Join(errTree, errDir)))
+		return nil
 	case errTree == nil:
 		h.log.LogAttrs(ctx, slog.LevelWarn, "an interrupted worktree deletion did not remove the tree; it stays registered",
 			slog.String("workspace", in.WorkspaceID))
@@ -144,7 +164,7 @@ func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
 		// record of it is removed when git still can (a kill in the
 		// middle of that removal leaves one git no longer reads, and it
 		// lists the tree as prunable); the registration goes either way.
-		if err := h.git.RemoveWorktree(ctx, in.MainPath, in.Path, true); err != nil {
+		if err := pl.git.RemoveWorktree(ctx, in.MainPath, in.Path, true); err != nil {
 			h.log.LogAttrs(ctx, slog.LevelWarn, "git's record of a deleted worktree could not be removed",
 				slog.String("workspace", in.WorkspaceID), slog.Any("err", err))
 		} else {
@@ -153,7 +173,7 @@ func (h *Hub) recoverWorktreeDelete(ctx context.Context, j hub.Journal) error {
 	}
 	forget, err := h.unregisterRemoved(ctx, in, j.ID, hub.Workspace{})
 	if err == nil && forget != 0 {
-		_ = h.removeData(ctx, forget, in.WorkspaceID, hub.LocalBackend) // logged; its journal stays otherwise
+		_ = h.removeData(ctx, forget, in.WorkspaceID, pl.name) // logged; its journal stays otherwise
 	}
 	return err
 }

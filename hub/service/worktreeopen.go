@@ -67,7 +67,7 @@ func (h *Hub) RegisterWorktree(ctx context.Context, caller hub.DeviceSession, re
 	}
 	defer unlock()
 	c := r.c
-	if p, ok := h.wtPend.get(c.Path); ok {
+	if p, ok := h.wtPend.get(r.f.pl.key(c.Path)); ok {
 		if p.intent.User != caller.User {
 			return refused(res, wtErrorf(hub.WTPermissionDenied, "Another user's worktree creation is pending; only they can finish it.")), nil
 		}
@@ -95,7 +95,7 @@ func (h *Hub) RegisterWorktree(ctx context.Context, caller hub.DeviceSession, re
 	if c.Ownership == hub.OwnedExternal && !h.stamped(ctx, r.f, c) {
 		return refused(res, wtErrorf(hub.WTIdentityUncertain, "Wharf could not give the worktree an identity; it was not registered.").WithRetry(hub.WTRetryRefresh)), nil
 	}
-	w, err := h.registerTree(ctx, c.Path, c.Branch, r.f.mainPath, nil, 0)
+	w, err := h.registerTree(ctx, r.f.pl, c.Path, c.Branch, r.f.mainPath, nil, 0)
 	if err != nil {
 		if hub.KindOf(err) == hub.Conflict {
 			return refused(res, wtErrorf(hub.WTConflict, "The worktree is registered already. Open it instead.").WithRetry(hub.WTRetryOpenExisting)), nil
@@ -110,17 +110,17 @@ func (h *Hub) RegisterWorktree(ctx context.Context, caller hub.DeviceSession, re
 // stamped (by this Hub before a forget, or another) keeps its stamp.
 func (h *Hub) stamped(ctx context.Context, f wtFamily, c hub.WorktreeCheckout) bool {
 	for _, e := range f.listing.Entries {
-		if e.Main || h.canonical(e.Path) != c.Path {
+		if e.Main || f.pl.canonical(e.Path) != c.Path {
 			continue
 		}
-		stamp, err := h.git.ReadStamp(ctx, e.GitDir)
+		stamp, err := f.pl.git.ReadStamp(ctx, e.GitDir)
 		if err != nil {
 			return false
 		}
 		if stamp != "" {
 			return worktree.ValidStamp(stamp)
 		}
-		return h.git.WriteStamp(ctx, e.GitDir, worktree.StampPrefix+uuid.NewString()) == nil
+		return f.pl.git.WriteStamp(ctx, e.GitDir, worktree.StampPrefix+uuid.NewString()) == nil
 	}
 	return false
 }

@@ -39,6 +39,9 @@ type wtFamily struct {
 	repoID       string
 	// mainPath is the main checkout's folder.
 	mainPath string
+	// pl is the machine the repository is on: its git and disk run
+	// every operation of the family.
+	pl place
 }
 
 // wtErrorf is a refusal without a retry.
@@ -145,10 +148,11 @@ func (h *Hub) family(ctx context.Context, sourceID string) (wtFamily, *hub.Workt
 		return wtFamily{}, nil, err
 	}
 	f := wtFamily{source: w, main: w}
-	if w.Backend != hub.LocalBackend {
-		return f, errRemoteWorktrees(), nil
+	if f.pl, err = h.placeOf(ctx, w.Backend); err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "a workspace's machine cannot be reached", slog.String("workspace", w.ID), slog.Any("err", err))
+		return f, wtErrorf(hub.WTInventoryUnavailable, "The machine this workspace lives on cannot be reached.").WithRetry(hub.WTRetryRefresh), nil
 	}
-	f.listing, err = h.git.ListWorktrees(ctx, w.Path)
+	f.listing, err = f.pl.git.ListWorktrees(ctx, w.Path)
 	switch {
 	case errors.Is(err, hub.ErrNoRepository):
 		return f, wtErrorf(hub.WTNotFound, "The workspace is not in a Git repository."), nil
@@ -158,10 +162,10 @@ func (h *Hub) family(ctx context.Context, sourceID string) (wtFamily, *hub.Workt
 	case f.listing.Bare || len(f.listing.Entries) == 0 || !f.listing.Entries[0].Main:
 		return f, wtErrorf(hub.WTInventoryUnavailable, "A bare repository has no main checkout to hold worktrees."), nil
 	}
-	f.repoID = worktree.RepositoryID(f.listing.CommonDir)
-	f.mainPath = h.canonical(f.listing.Entries[0].Path)
+	f.repoID = repositoryID(f.pl, f.listing.CommonDir)
+	f.mainPath = f.pl.canonical(f.listing.Entries[0].Path)
 	if f.mainPath != w.Path {
-		if m, ok, err := h.registeredAt(ctx, hub.LocalBackend, f.mainPath); err != nil {
+		if m, ok, err := h.registeredAt(ctx, f.pl.name, f.mainPath); err != nil {
 			return wtFamily{}, nil, err
 		} else if ok {
 			f.main = m
@@ -170,13 +174,12 @@ func (h *Hub) family(ctx context.Context, sourceID string) (wtFamily, *hub.Workt
 	return f, nil, nil
 }
 
-// canonical resolves the links in an absolute path git reported, so it
-// compares with the registry's canonical paths; as given when it cannot.
-func (h *Hub) canonical(p string) string {
-	if c, err := h.fs.EvalSymlinks(p); err == nil {
-		return c
-	}
-	return p
+// repositoryID names the repository whose common Git directory is
+// commonDir on pl: by the path on the Hub's machine, and by the path
+// behind the host's name elsewhere, so equal paths on two machines are
+// two repositories.
+func repositoryID(pl place, commonDir string) string {
+	return worktree.RepositoryID(pl.key(commonDir))
 }
 
 // checkouts describes every checkout of f: those git lists, then the
@@ -194,9 +197,11 @@ func (h *Hub) checkouts(ctx context.Context, f wtFamily) ([]hub.WorktreeCheckout
 	}); err != nil {
 		return nil, err
 	}
-	at := map[string]hub.Workspace{}
+	at := map[string]hub.Workspace{} // the family's machine's workspaces, by path
 	for _, w := range ws {
-		at[w.Path] = w
+		if w.Backend == f.pl.name {
+			at[w.Path] = w
+		}
 	}
 	provOf, provAt := map[string]hub.WorktreeProvenance{}, map[string]hub.WorktreeProvenance{}
 	for _, p := range provs {
@@ -206,7 +211,7 @@ func (h *Hub) checkouts(ctx context.Context, f wtFamily) ([]hub.WorktreeCheckout
 	listed := map[string]bool{}
 	out := make([]hub.WorktreeCheckout, 0, len(f.listing.Entries))
 	for _, e := range f.listing.Entries {
-		c := hub.WorktreeCheckout{RepositoryID: f.repoID, Path: h.canonical(e.Path), Branch: e.Branch,
+		c := hub.WorktreeCheckout{RepositoryID: f.repoID, Path: f.pl.canonical(e.Path), Branch: e.Branch,
 			Detached: e.Detached, Main: e.Main, Locked: e.Locked, Availability: hub.WTPresent, Head: shortHead(e.Head)}
 		if e.Prunable {
 			c.Availability = hub.WTMissing
@@ -214,7 +219,7 @@ func (h *Hub) checkouts(ctx context.Context, f wtFamily) ([]hub.WorktreeCheckout
 		if e.Main {
 			c.CheckoutID, c.Ownership = worktree.CheckoutID(e.GitDir, ""), hub.OwnedMain
 		} else {
-			c.CheckoutID, c.Ownership = h.identify(ctx, e.GitDir, provOf)
+			c.CheckoutID, c.Ownership = h.identify(ctx, f.pl, e.GitDir, provOf)
 			c.SourceRef = provOf[c.CheckoutID].SourceRef
 		}
 		listed[c.Path] = true
@@ -251,8 +256,8 @@ func (h *Hub) checkouts(ctx context.Context, f wtFamily) ([]hub.WorktreeCheckout
 // whose it is: the Hub's when the stamp has a provenance record, external
 // without one, uncertain when the stamp cannot be read or is not one the
 // Hub writes.
-func (h *Hub) identify(ctx context.Context, gitDir string, provOf map[string]hub.WorktreeProvenance) (string, hub.WorktreeOwnership) {
-	stamp, err := h.git.ReadStamp(ctx, gitDir)
+func (h *Hub) identify(ctx context.Context, pl place, gitDir string, provOf map[string]hub.WorktreeProvenance) (string, hub.WorktreeOwnership) {
+	stamp, err := pl.git.ReadStamp(ctx, gitDir)
 	switch {
 	case err != nil:
 		h.log.LogAttrs(ctx, slog.LevelWarn, "a worktree's stamp could not be read", slog.Any("err", err))
@@ -279,13 +284,7 @@ func shortHead(head string) string {
 
 // refs reads the branches a new tree can start from.
 func (h *Hub) refs(ctx context.Context, f wtFamily) (hub.WorktreeRefs, error) {
-	return h.refsAt(ctx, f.mainPath, f.repoID)
-}
-
-// refsAt reads the branches of the repository holding dir, any of its
-// checkouts (they share their refs), with repo's fetch time.
-func (h *Hub) refsAt(ctx context.Context, dir, repo string) (hub.WorktreeRefs, error) {
-	local, remote, err := h.git.Refs(ctx, dir)
+	local, remote, err := f.pl.git.Refs(ctx, f.mainPath)
 	if err != nil {
 		return hub.WorktreeRefs{}, err
 	}
@@ -295,7 +294,7 @@ func (h *Hub) refsAt(ctx context.Context, dir, repo string) (hub.WorktreeRefs, e
 	if remote == nil {
 		remote = []string{}
 	}
-	return hub.WorktreeRefs{Local: local, Remote: remote, FetchedAt: h.wt.fetchedAt(repo)}, nil
+	return hub.WorktreeRefs{Local: local, Remote: remote, FetchedAt: h.wt.fetchedAt(f.repoID)}, nil
 }
 
 // WorktreeInventory describes every checkout of the repository of
@@ -315,11 +314,12 @@ func (h *Hub) WorktreeInventory(ctx context.Context, caller hub.DeviceSession, s
 	}
 	refsCh := make(chan refsRead, 1)
 	go func() {
-		if w.Backend != hub.LocalBackend { // family refuses it
+		pl, err := h.placeOf(ctx, w.Backend)
+		if err != nil { // family refuses it
 			refsCh <- refsRead{}
 			return
 		}
-		local, remote, err := h.git.Refs(ctx, w.Path)
+		local, remote, err := pl.git.Refs(ctx, w.Path)
 		refsCh <- refsRead{local, remote, err}
 	}()
 	f, refusal, err := h.family(ctx, sourceID)
@@ -373,11 +373,4 @@ func sanitized(e *hub.WorktreeError) *hub.WorktreeError {
 	c := *e
 	c.Message = worktree.Sanitize(c.Message)
 	return &c
-}
-
-// errRemoteWorktrees refuses the worktrees of a workspace on another
-// machine: the worktree family runs git on the Hub's machine only, and
-// what it makes (trees, journals, registrations) would land there.
-func errRemoteWorktrees() *hub.WorktreeError {
-	return wtErrorf(hub.WTInventoryUnavailable, "Worktrees of a workspace on another machine are not supported yet.")
 }
