@@ -271,7 +271,7 @@ func Open(ctx context.Context, cfg Config) (_ *Daemon, err error) {
 		if err := d.hub.Recover(ctx); err != nil {
 			return nil, fmt.Errorf("recovery: %w", err)
 		}
-		if n := d.hub.PendingJournals(); n > 0 {
+		if n := d.hub.PendingJournals() - d.hub.AwaitingHosts(); n > 0 {
 			d.log.Error("recovery left journals pending: folder and workspace changes are refused until they are settled (see the errors above)", "journals", n)
 		}
 	}

@@ -144,6 +144,20 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.Equal(remoteProcesses(t, remote, " session "), running)                             // the same process
 	is.Equal(do("GET", "s/"+ws+"/api/chat/conversations/"+cid, nil, &snap), http.StatusOK) // with its conversation, through a new forward
 
+	// The Hub is killed (SIGKILL: no detach, its ssh master and clients
+	// left behind): the next one adopts the session all the same.
+	is.NoErr(d.Kill())
+	logs += d.Stderr()
+	is.Equal(remoteProcesses(t, remote, " session "), running) // the session runs on
+	d, err = d.Restart(ctx)
+	is.NoErr(err)
+	t.Cleanup(func() { d.Kill(); d.AwaitChildren() })
+	c, _, err = daemontest.Login(ctx, daemontest.NewHTTPClient(nil), d.URL(), daemontest.FirstUser, pw)
+	is.NoErr(err)
+	is.NoErr(d.WaitLog(ctx, "adopted a session an earlier Hub left running"))              // adopted after the crash
+	is.Equal(remoteProcesses(t, remote, " session "), running)                             // the same process
+	is.Equal(do("GET", "s/"+ws+"/api/chat/conversations/"+cid, nil, &snap), http.StatusOK) // its conversation served again
+
 	is.Equal(do("POST", "api/hub/sessions/"+ws+"/stop", nil, nil), http.StatusOK) // a polite stop
 	socks, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/run/*.sock"))
 	is.Equal(len(socks), 0)                               // leaves no socket there

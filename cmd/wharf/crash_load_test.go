@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,16 @@ func TestCrashLoad(t *testing.T) {
 		spec = os.Getenv("WHARF_CRASH_LOAD")
 	}
 	is.NoErr(cfg.Parse(spec)) // the run's shape
+	if !strings.Contains(spec, "families=") {
+		// The default run adds the workspaces of another machine (a
+		// loopback sshd) to the built-in families.
+		if host := daemontest.HostWorkspaceFamily(t); host != nil {
+			if cfg.Families == nil {
+				cfg.Families = daemontest.DefaultFamilies()
+			}
+			cfg.Families = append(cfg.Families, host)
+		}
+	}
 	bound := crashLoadBound
 	if cfg.Kills > 20 {
 		bound = time.Duration(cfg.Kills) * crashLoadBound / 20
@@ -65,7 +76,7 @@ func TestCrashLoad(t *testing.T) {
 	for _, fam := range cfg.Families {
 		ran[fam.Name] = true
 	}
-	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state", "worktrees", "push"} {
+	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state", "worktrees", "push", "host-workspaces"} {
 		if ran[fam] || cfg.Families == nil {
 			is.True(fig.AckedByFamily()[fam] >= fig.Kills*cfg.Writers) // every writer of every family wrote before every kill
 		}

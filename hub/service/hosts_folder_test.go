@@ -161,6 +161,8 @@ func TestAFolderJournalOnAnUnreachableHostStaysPendingUntilItAnswers(t *testing.
 		e.addHost("gpu")
 		gpu := e.hosts.Machine("gpu")
 		a := e.registerOn(gpu, "ssh:gpu", "/srv/g/a", false)
+		local := e.register(e.repo("/home/ann/app"))
+		e.start(local)                                              // running when the Hub stops
 		gpu.FS.Before = func(op, p string) error { panic(crash{}) } // after the journal, before the disk
 		func() {
 			defer func() {
@@ -181,6 +183,7 @@ func TestAFolderJournalOnAnUnreachableHostStaysPendingUntilItAnswers(t *testing.
 		_, err := e.CreateFolder(e.ctx, "", e.dir("/home/ann/x"), "y")
 		is.Equal(hub.KindOf(err), hub.Conflict) // fencing folder changes
 		is.Equal(e.pathOf(a), "/srv/g/a")       // the registry untouched
+		is.True(e.Running(local))               // but the Hub's own workspaces start again
 
 		gpu.FailCheck(nil)
 		e.restart()

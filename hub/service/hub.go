@@ -173,6 +173,7 @@ type Hub struct {
 	running  map[string]*runningWorkspace // by workspace id
 	ended    map[string]string            // why a session ended on its own, by workspace id, until the next start
 	stranded map[int64]hub.JournalKind    // journals left pending; they fence changes until recovery
+	awaiting map[int64]hub.JournalKind    // folder journals of hosts, pending until resumeHost settles them; they fence too
 	closed   bool
 	watchers sync.WaitGroup // session watchers, waited for by Close
 }
@@ -202,6 +203,7 @@ func New(cfg Config, p Ports) (*Hub, error) {
 		running:    map[string]*runningWorkspace{},
 		ended:      map[string]string{},
 		stranded:   map[int64]hub.JournalKind{},
+		awaiting:   map[int64]hub.JournalKind{},
 		log:        cfg.Logger,
 		kdf:        make(chan struct{}, cfg.KDFConcurrency),
 		loginGate:  newLoginGate(cfg.LoginLimits),

@@ -145,12 +145,24 @@ func (h *Hub) strand(id int64, kind hub.JournalKind, why error) {
 	h.mu.Unlock()
 }
 
-// unstrand forgets a stranded journal that was settled after all (one
-// pending on a host, settled once the host answered).
-func (h *Hub) unstrand(id int64) {
+// await records a folder journal of a host, pending until resumeHost
+// settles it; it fences as a stranded one meanwhile.
+func (h *Hub) await(id int64, kind hub.JournalKind) {
 	h.mu.Lock()
-	delete(h.stranded, id)
+	defer h.mu.Unlock()
+	h.awaiting[id] = kind
+}
+
+// settled ends the wait for journal id: it was settled (ok), or it is
+// stranded now, until a later start, for the reason why.
+func (h *Hub) settled(id int64, ok bool, why error) {
+	h.mu.Lock()
+	kind, waited := h.awaiting[id]
+	delete(h.awaiting, id)
 	h.mu.Unlock()
+	if waited && !ok {
+		h.strand(id, kind, why)
+	}
 }
 
 // fenceOp names the operations a stranded journal refuses.
@@ -175,6 +187,11 @@ func (h *Hub) fence(op fenceOp) error {
 			folder = true
 		}
 	}
+	// A host's journal awaiting its host fences every change but session
+	// starts: its workspaces' locks are held while it is settled, so a
+	// start of one of them waits for that, and no other workspace's path
+	// depends on it.
+	folder = folder || len(h.awaiting) > 0 && op != fenceStart
 	h.mu.Unlock()
 	if !onboarding && !folder {
 		return nil
@@ -201,11 +218,22 @@ func (h *Hub) fence(op fenceOp) error {
 	return hub.Errorf(hub.Conflict, "%s", msg)
 }
 
-// PendingJournals reports how many journals are stranded, for operators.
+// PendingJournals reports how many journals are stranded or await their
+// host, for operators: while any is, folder changes are refused and the
+// Hub is not ready.
 func (h *Hub) PendingJournals() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.stranded)
+	return len(h.stranded) + len(h.awaiting)
+}
+
+// AwaitingHosts reports how many of PendingJournals await a host the Hub
+// is reaching in the background of its start: those settle by
+// themselves once it answers.
+func (h *Hub) AwaitingHosts() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.awaiting)
 }
 
 // Recover completes or undoes every journal a previous Hub left pending,
@@ -238,9 +266,7 @@ func (h *Hub) Recover(ctx context.Context) error {
 			// meanwhile.
 			onHosts[b] = append(onHosts[b], j)
 			if j.Kind == hub.JournalFolderRename || j.Kind == hub.JournalFolderRemove {
-				h.mu.Lock()
-				h.stranded[j.ID] = j.Kind
-				h.mu.Unlock()
+				h.await(j.ID, j.Kind)
 			}
 			h.log.LogAttrs(ctx, slog.LevelInfo, "a folder journal waits for its host to answer",
 				slog.Int64("journal", j.ID), slog.String("backend", b))

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -82,8 +84,11 @@ func (h *Hub) resumeHost(backend string, ws []hub.Workspace, journals []hub.Jour
 	adopted := map[string]bool{}
 	if pl, err := h.placeOf(ctx, backend); err != nil {
 		log.LogAttrs(ctx, slog.LevelWarn, "a host's workspaces cannot be resumed", slog.Any("err", err))
+		for _, j := range journals {
+			h.settled(j.ID, false, fmt.Errorf("its host cannot be reached: %w", err))
+		}
 	} else {
-		h.settleOnHost(ctx, pl, journals, log)
+		h.settleOnHost(ctx, pl, journals)
 		if _, ok := pl.backend.(hub.SessionAdopter); ok {
 			for _, w := range ws {
 				if !w.AutoStart {
@@ -118,17 +123,19 @@ func (h *Hub) resumeHost(backend string, ws []hub.Workspace, journals []hub.Jour
 }
 
 // settleOnHost settles the folder and worktree journals pending on pl's
-// host, once it answers: each folder journal settled is no longer
-// stranded. One the host cannot settle stays pending (a folder journal
-// fencing changes) until a later start.
-func (h *Hub) settleOnHost(ctx context.Context, pl place, journals []hub.Journal, log *slog.Logger) {
+// host, once it answers: a folder journal settled no longer fences; one
+// the host cannot settle is stranded (fencing changes) until a later
+// start, as a journal Recover cannot settle is. A worktree journal left
+// waits for a later start and fences nothing.
+func (h *Hub) settleOnHost(ctx context.Context, pl place, journals []hub.Journal) {
 	if len(journals) == 0 {
 		return
 	}
 	if hp, ok := pl.backend.(hub.HostPlace); ok {
 		if err := hp.Check(ctx); err != nil {
-			log.LogAttrs(ctx, slog.LevelError, "folder journals pending on a host stay pending: the host does not answer",
-				slog.Int("journals", len(journals)), slog.Any("err", err))
+			for _, j := range journals {
+				h.settled(j.ID, false, fmt.Errorf("its host does not answer: %w", err))
+			}
 			return
 		}
 	}
@@ -145,13 +152,11 @@ func (h *Hub) settleOnHost(ctx context.Context, pl place, journals []hub.Journal
 		}
 		switch {
 		case err != nil:
-			log.LogAttrs(ctx, slog.LevelError, "a folder journal pending on a host could not be settled",
-				slog.Int64("journal", j.ID), slog.Any("err", err))
+			h.settled(j.ID, false, err)
 		case unresolved != "":
-			log.LogAttrs(ctx, slog.LevelError, "a folder journal pending on a host stays pending",
-				slog.Int64("journal", j.ID), slog.String("why", unresolved))
+			h.settled(j.ID, false, errors.New(unresolved))
 		default:
-			h.unstrand(j.ID)
+			h.settled(j.ID, true, nil)
 			h.counters.journalsRecovered.Add(1)
 		}
 	}

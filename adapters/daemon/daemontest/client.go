@@ -131,6 +131,8 @@ type Workspace struct {
 	// ParentID is set on a registered linked worktree: its main
 	// checkout's workspace.
 	ParentID string `json:"parentId"`
+	// Backend is where it lives: "local" or "ssh:<host>".
+	Backend string `json:"backend"`
 }
 
 // State reads GET /api/hub/state; any status but 200 is an error.
@@ -155,10 +157,19 @@ type BrowseEntry struct {
 // Browse lists the directories in dir (GET /api/hub/browse); any status
 // but 200 is an error.
 func (c *Client) Browse(ctx context.Context, dir string) ([]BrowseEntry, error) {
+	return c.BrowseOn(ctx, "", dir)
+}
+
+// BrowseOn is Browse on the machine backend names ("": the Hub's).
+func (c *Client) BrowseOn(ctx context.Context, backend, dir string) ([]BrowseEntry, error) {
 	var res struct {
 		Dirs []BrowseEntry `json:"dirs"`
 	}
-	status, body, err := c.Do(ctx, "GET", "api/hub/browse?path="+url.QueryEscape(dir), nil, &res)
+	q := "path=" + url.QueryEscape(dir)
+	if backend != "" {
+		q += "&backend=" + url.QueryEscape(backend)
+	}
+	status, body, err := c.Do(ctx, "GET", "api/hub/browse?"+q, nil, &res)
 	if err == nil && status != http.StatusOK {
 		err = fmt.Errorf("GET /api/hub/browse %s: %d %s", dir, status, body)
 	}

@@ -92,7 +92,7 @@ func registerOp(w *Writer, box string) (Op, error) {
 	}
 	w.Model["dir "+rel] = ""
 	return Op{Name: "register", Method: "POST", Path: "api/hub/workspaces",
-		Body: map[string]any{"path": filepath.Join(w.Root, rel), "init": true, "start": false},
+		Body: on(w, map[string]any{"path": filepath.Join(w.Root, rel), "init": true, "start": false}),
 		Acked: func(m Model, answer []byte) error {
 			var res struct {
 				ID      string `json:"id"`
@@ -151,7 +151,7 @@ func configureOp(w *Writer, box string) (Op, error) {
 	w.Model["dir "+rel] = ""
 	sent, kept := newDisplayName(w)
 	return Op{Name: "configure", Method: "POST", Path: "api/hub/workspaces/configure",
-		Body: map[string]any{"path": path, "displayName": sent, "init": true, "start": false},
+		Body: on(w, map[string]any{"path": path, "displayName": sent, "init": true, "start": false}),
 		Acked: func(m Model, answer []byte) error {
 			id, err := onboardingAnswer(answer, path, kept)
 			if err == nil {
@@ -176,7 +176,7 @@ func createOp(w *Writer, box string) Op {
 	path := filepath.Join(w.Root, rel)
 	sent, kept := newDisplayName(w)
 	return Op{Name: "create", Method: "POST", Path: "api/hub/workspaces/create",
-		Body: map[string]any{"parent": filepath.Join(w.Root, box), "folderName": name, "displayName": sent, "start": false},
+		Body: on(w, map[string]any{"parent": filepath.Join(w.Root, box), "folderName": name, "displayName": sent, "start": false}),
 		Acked: func(m Model, answer []byte) error {
 			id, err := onboardingAnswer(answer, path, kept)
 			if err == nil {
@@ -204,7 +204,7 @@ func renameBoxOp(w *Writer, box string) Op {
 		}
 	}
 	return Op{Name: "rename", Method: "POST", Path: "api/hub/folders/rename",
-		Body: map[string]string{"path": filepath.Join(w.Root, box), "name": name},
+		Body: on(w, map[string]any{"path": filepath.Join(w.Root, box), "name": name}),
 		Acked: func(m Model, answer []byte) error {
 			rebase(m, box, name)
 			var res struct {
@@ -274,7 +274,7 @@ func removeOp(w *Writer, id string) (Op, error) {
 		delete(m, "workspace "+id)
 		delete(m, "dir "+rel)
 	}
-	return Op{Name: "remove", Method: "POST", Path: "api/hub/folders/remove", Body: map[string]string{"path": path},
+	return Op{Name: "remove", Method: "POST", Path: "api/hub/folders/remove", Body: on(w, map[string]any{"path": path}),
 		Acked: func(m Model, answer []byte) error {
 			remove(m)
 			var res struct{ Path, WorkspaceID string }
@@ -287,6 +287,22 @@ func removeOp(w *Writer, id string) (Op, error) {
 	}, nil
 }
 
+// on adds the writer's backend to a request's body, when it has one.
+func on(w *Writer, body map[string]any) map[string]any {
+	if w.Family.Backend != "" {
+		body["backend"] = w.Family.Backend
+	}
+	return body
+}
+
+// backendName is a family's Backend as the state names it.
+func backendName(b string) string {
+	if b == "" {
+		return "local"
+	}
+	return b
+}
+
 // noRepository marks a registered folder that holds no repository.
 const noRepository = " (no repository)"
 
@@ -294,13 +310,13 @@ const noRepository = " (no repository)"
 // the writer's workspaces from the state.
 func observeWorkspaces(ctx context.Context, w *Writer, st HubState) (Model, error) {
 	m := Model{}
-	boxes, err := w.Client.Browse(ctx, w.Root)
+	boxes, err := w.Client.BrowseOn(ctx, w.Family.Backend, w.Root)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range boxes {
 		m["box "+b.Name] = ""
-		dirs, err := w.Client.Browse(ctx, filepath.Join(w.Root, b.Name))
+		dirs, err := w.Client.BrowseOn(ctx, w.Family.Backend, filepath.Join(w.Root, b.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +332,7 @@ func observeWorkspaces(ctx context.Context, w *Writer, st HubState) (Model, erro
 		}
 	}
 	for _, ws := range st.Workspaces {
-		if within(ws.Path, w.Root) {
+		if within(ws.Path, w.Root) && ws.Backend == backendName(w.Family.Backend) {
 			rel, _ := filepath.Rel(w.Root, ws.Path)
 			m["workspace "+ws.ID] = "path=" + rel + " name=" + ws.DisplayName
 		}

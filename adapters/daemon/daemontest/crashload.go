@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,7 +166,40 @@ func (r *crashRun) restart(ctx context.Context) error {
 		return err
 	}
 	r.d, r.logSeen = d, 0
-	return nil
+	return r.awaitReady(ctx)
+}
+
+// awaitReady waits, within the request timeout, until the daemon says it
+// is ready (/readyz): a journal a kill left on a host is settled in the
+// background of the start, once the host answers, and until then the
+// Hub is not ready (and refuses folder changes). A daemon that never
+// becomes ready is a problem, not the end of the run: the checks then
+// say what is wrong.
+func (r *crashRun) awaitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
+	defer cancel()
+	hc := NewHTTPClient(nil)
+	defer hc.CloseIdleConnections()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, "GET", r.d.URL()+"readyz", nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			r.fig.problem("the daemon restarted was not ready within %v", r.cfg.RequestTimeout)
+			return nil
+		case <-tick.C:
+		}
+	}
 }
 
 // Log lines the checks look for.

@@ -74,6 +74,10 @@ type Op struct {
 type Family struct {
 	// Name labels the family's writes in the figures ("folders").
 	Name string
+	// Backend is where the family's folders are: "" for the Hub's
+	// machine, "ssh:<host>" for a configured host (its root is then a
+	// path there). Families that know no other machine ignore it.
+	Backend string
 	// Setup prepares a writer before the kills begin (its workspaces, say)
 	// and records in w.Model what it acknowledged. nil: nothing to prepare.
 	Setup func(ctx context.Context, w *Writer) error

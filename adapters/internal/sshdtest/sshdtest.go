@@ -82,19 +82,28 @@ func (s *Server) Authorize(t testing.TB, line string) {
 // package that has it.
 func Find(t testing.TB, name, pkg string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
+	if p, ok := Lookup(name); ok {
 		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			return p
-		}
 	}
 	msg := fmt.Sprintf("SKIPPED: %s is not installed, so %s cannot run (apt-get install %s; .ci/run does)", name, t.Name(), pkg)
 	fmt.Fprintln(os.Stderr, msg)
 	t.Skip(msg)
 	return ""
+}
+
+// Lookup returns the path of an installed program, looking in the sbin
+// folders too, and whether there is one.
+func Lookup(name string) (string, bool) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, true
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // Start starts a server that accepts no key until Authorize; the test's
