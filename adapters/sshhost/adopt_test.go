@@ -3,6 +3,7 @@
 package sshhost_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -151,4 +152,34 @@ func TestAStartEndsASessionLeftRunningItDoesNotAdopt(t *testing.T) {
 	is.True(strings.HasSuffix(remote, names[1]) || strings.HasSuffix(pidFile, names[1]))
 	is.NoErr(rs.Stop(testContext(t)))
 	is.Equal(entries(t, filepath.Join(r.root, "run")), nil) // and a stop leaves nothing
+}
+
+// A session of another build of Wharf (a Hub upgraded while its session
+// ran on) is never adopted: the next Hub cannot trust what it speaks. It
+// is reaped instead, and the workspace started afresh by the core.
+func TestASessionOfAnotherBuildIsReapedNotAdopted(t *testing.T) {
+	t.Parallel() // its own sshd and folders
+	is := is.New(t)
+	r := newRig(t, graceOf(time.Minute))
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
+	old, err := r.host.Start(testContext(t), spec)
+	is.NoErr(err)
+	pid := sshhost.RemotePid(old)
+	old.(hub.SessionDetacher).Detach() // running on, unheld
+
+	// Another build: the same program with other bytes, so another hash.
+	self, err := os.Executable()
+	is.NoErr(err)
+	b, err := os.ReadFile(self)
+	is.NoErr(err)
+	r.opts.Binary = filepath.Join(shortDir(t), "wharf")
+	is.NoErr(os.WriteFile(r.opts.Binary, append(b, "another build"...), 0o700))
+	upgraded := r.newHost(t)
+	_, err = upgraded.Adopt(testContext(t), spec)
+	is.Equal(hub.KindOf(err), hub.NotFound) // not adopted
+	is.True(groupAlive(t, pid))             // and left running until reaped
+	reaped, err := upgraded.Reap(testContext(t))
+	is.NoErr(err)
+	is.Equal(len(reaped), 1)  // reaped
+	is.True(waitGone(t, pid)) // ended there
 }
