@@ -134,11 +134,7 @@ func TestAStartEndsASessionLeftRunningItDoesNotAdopt(t *testing.T) {
 	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, graceOf(time.Minute))
-	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
-	old, err := r.host.Start(testContext(t), spec)
-	is.NoErr(err)
-	pid := sshhost.RemotePid(old)
-	old.(hub.SessionDetacher).Detach() // running on, unheld
+	spec, pid := r.letGo(t, "alpha")
 
 	other := r.newHost(t) // a Hub that knows nothing of it, and starts the workspace
 	rs, err := other.Start(testContext(t), spec)
@@ -161,11 +157,7 @@ func TestASessionOfAnotherBuildIsReapedNotAdopted(t *testing.T) {
 	t.Parallel() // its own sshd and folders
 	is := is.New(t)
 	r := newRig(t, graceOf(time.Minute))
-	spec := hub.WorkspaceSessionSpec{WorkspaceID: "alpha", Path: t.TempDir()}
-	old, err := r.host.Start(testContext(t), spec)
-	is.NoErr(err)
-	pid := sshhost.RemotePid(old)
-	old.(hub.SessionDetacher).Detach() // running on, unheld
+	spec, pid := r.letGo(t, "alpha")
 
 	// Another build: the same program with other bytes, so another hash.
 	self, err := os.Executable()
@@ -182,4 +174,19 @@ func TestASessionOfAnotherBuildIsReapedNotAdopted(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(reaped), 1)  // reaped
 	is.True(waitGone(t, pid)) // ended there
+}
+
+// letGo starts a session of workspace id on the rig's host and lets it
+// go, running on unheld, as a Hub that stopped leaves it; it returns the
+// session's spec and its pid there.
+func (r *rig) letGo(t *testing.T, id string) (hub.WorkspaceSessionSpec, int) {
+	t.Helper()
+	spec := hub.WorkspaceSessionSpec{WorkspaceID: id, Path: t.TempDir()}
+	rs, err := r.host.Start(testContext(t), spec)
+	if err != nil {
+		t.Fatalf("start %s: %v", id, err)
+	}
+	pid := sshhost.RemotePid(rs)
+	rs.(hub.SessionDetacher).Detach()
+	return spec, pid
 }

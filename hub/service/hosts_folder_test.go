@@ -124,14 +124,7 @@ func crashOnHostAt(t *testing.T, k int) (completed bool) {
 	}
 	gpu.FS.Before = func(string, string) error { hook(); return nil }
 	e.store.BeforeCommit = func() error { hook(); return nil }
-	func() {
-		defer func() {
-			if r := recover(); r != nil && r != (crash{}) {
-				panic(r)
-			}
-		}()
-		e.RenameFolder(e.ctx, "ssh:gpu", "/srv/g", "h", false)
-	}()
+	survive(func() { e.RenameFolder(e.ctx, "ssh:gpu", "/srv/g", "h", false) })
 	gpu.FS.Before, e.store.BeforeCommit = nil, nil
 	e.restart()
 	synctest.Wait() // the host's journals are settled in the background
@@ -164,14 +157,7 @@ func TestAFolderJournalOnAnUnreachableHostStaysPendingUntilItAnswers(t *testing.
 		local := e.register(e.repo("/home/ann/app"))
 		e.start(local)                                              // running when the Hub stops
 		gpu.FS.Before = func(op, p string) error { panic(crash{}) } // after the journal, before the disk
-		func() {
-			defer func() {
-				if r := recover(); r != nil && r != (crash{}) {
-					panic(r)
-				}
-			}()
-			e.RenameFolder(e.ctx, "ssh:gpu", "/srv/g", "h", false)
-		}()
+		survive(func() { e.RenameFolder(e.ctx, "ssh:gpu", "/srv/g", "h", false) })
 		gpu.FS.Before = nil
 		is.Equal(len(e.journals()), 1) // the crash left the journal
 

@@ -13,6 +13,17 @@ import (
 // steps of an operation, as a killed process would stop.
 type crash struct{}
 
+// survive runs op, which a test hook may stop dead with crash{}, as a
+// killed Hub stops.
+func survive(op func()) {
+	defer func() {
+		if r := recover(); r != nil && r != (crash{}) {
+			panic(r)
+		}
+	}()
+	op()
+}
+
 // crashEveryStep runs op once per step it takes (each commit of the store
 // and each change of the disk), crashing the Hub just before step k, then
 // restarts a Hub over the same store and disk and hands it to check. It
@@ -30,14 +41,7 @@ func crashEveryStep(t *testing.T, minSteps int, setup func(e *env), op func(e *e
 		}
 		e.fs.Before = func(string, string) error { hook(); return nil }
 		e.store.BeforeCommit = func() error { hook(); return nil }
-		func() {
-			defer func() {
-				if r := recover(); r != nil && r != (crash{}) {
-					panic(r)
-				}
-			}()
-			op(e)
-		}()
+		survive(func() { op(e) })
 		e.fs.Before, e.store.BeforeCommit = nil, nil
 		e.restart()
 		at := k
