@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 //	go test ./cmd/wharf -run TestCrashLoad -crash-load kills=300,writers=3
 //	WHARF_CRASH_LOAD=seed=42 go test ./cmd/wharf -run TestCrashLoad
 //	go test ./cmd/wharf -run TestCrashLoad -crash-load families=worktrees+clones
+//	go test ./cmd/wharf -run TestCrashLoad -crash-load families=host-workspaces
 var crashLoadSpec = flag.String("crash-load", "", "TestCrashLoad's shape: kills=N,writers=N,seed=N,uptime=D,timeout=D,families=A+B")
 
 // crashLoadBound bounds the default run (20 kills); a longer run given by
@@ -45,17 +45,10 @@ func TestCrashLoad(t *testing.T) {
 	if spec == "" {
 		spec = os.Getenv("WHARF_CRASH_LOAD")
 	}
+	// The workspaces of another machine (a loopback sshd) join the
+	// built-in families.
+	cfg.Extra = []*daemontest.Family{daemontest.HostWorkspaceFamily(t)}
 	is.NoErr(cfg.Parse(spec)) // the run's shape
-	if !strings.Contains(spec, "families=") {
-		// The default run adds the workspaces of another machine (a
-		// loopback sshd) to the built-in families.
-		if host := daemontest.HostWorkspaceFamily(t); host != nil {
-			if cfg.Families == nil {
-				cfg.Families = daemontest.DefaultFamilies()
-			}
-			cfg.Families = append(cfg.Families, host)
-		}
-	}
 	bound := crashLoadBound
 	if cfg.Kills > 20 {
 		bound = time.Duration(cfg.Kills) * crashLoadBound / 20
@@ -72,16 +65,23 @@ func TestCrashLoad(t *testing.T) {
 	is.Equal(fig.Pending, 0)       // every journal recovered
 	is.Equal(fig.Refused, 0)       // no write refused (a pending journal would fence them)
 	is.Equal(len(fig.Problems), 0) // nothing else found
+	families := cfg.Families
+	if families == nil { // the default run's
+		families = daemontest.DefaultFamilies()
+		if cfg.Extra[0] != nil {
+			families = append(families, cfg.Extra[0])
+		}
+	}
 	ran := map[string]bool{}
-	for _, fam := range cfg.Families {
+	for _, fam := range families {
 		ran[fam.Name] = true
 	}
 	for _, fam := range []string{"folders", "workspaces", "display-names", "personal-state", "worktrees", "push", "host-workspaces"} {
-		if ran[fam] || cfg.Families == nil {
+		if ran[fam] {
 			is.True(fig.AckedByFamily()[fam] >= fig.Kills*cfg.Writers) // every writer of every family wrote before every kill
 		}
 	}
-	if ran["push"] || cfg.Families == nil {
+	if ran["push"] {
 		is.True(fig.Notes["push: deliveries a daemon left journaled unsent that a later one sent"] > 0) // the push checks had something to check
 	}
 }

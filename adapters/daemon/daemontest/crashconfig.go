@@ -35,8 +35,14 @@ type CrashConfig struct {
 	// RequestTimeout bounds each request; one that gets no answer while
 	// no kill is under way is a problem (a hung daemon). Default 20 s.
 	RequestTimeout time.Duration
-	// Families are the kinds of writes; default DefaultFamilies().
+	// Families are the kinds of writes; default DefaultFamilies() and
+	// Extra.
 	Families []*Family
+	// Extra are families beyond the built-in ones that need the test's
+	// help (HostWorkspaceFamily: an sshd); they join the default run and
+	// can be named in Parse's families. A nil one (its program not
+	// installed) is left out.
+	Extra []*Family
 	// Log receives every daemon's stderr (a Secrets log, a file); nil
 	// keeps it only in memory, for the checks.
 	Log io.Writer
@@ -75,7 +81,7 @@ func (c *CrashConfig) Parse(spec string) error {
 		case "timeout":
 			c.RequestTimeout, err = time.ParseDuration(v)
 		case "families":
-			c.Families, err = familiesNamed(strings.Split(v, "+"))
+			c.Families, err = familiesNamed(strings.Split(v, "+"), c.extra())
 		case "worktree-files":
 			treeFiles, err = strconv.Atoi(v)
 			if err == nil && treeFiles < 0 {
@@ -90,7 +96,7 @@ func (c *CrashConfig) Parse(spec string) error {
 	}
 	if treeFiles >= 0 {
 		if c.Families == nil {
-			c.Families = DefaultFamilies()
+			c.Families = append(DefaultFamilies(), c.extra()...)
 		}
 		i := slices.IndexFunc(c.Families, func(f *Family) bool { return f.Name == "worktrees" })
 		if i < 0 {
@@ -101,9 +107,21 @@ func (c *CrashConfig) Parse(spec string) error {
 	return nil
 }
 
-// familiesNamed returns the built-in families of these names, in order.
-func familiesNamed(names []string) ([]*Family, error) {
-	all := DefaultFamilies()
+// extra is Extra without its nil families.
+func (c *CrashConfig) extra() []*Family {
+	var fams []*Family
+	for _, f := range c.Extra {
+		if f != nil {
+			fams = append(fams, f)
+		}
+	}
+	return fams
+}
+
+// familiesNamed returns the families of these names, built-in or extra,
+// in order.
+func familiesNamed(names []string, extra []*Family) ([]*Family, error) {
+	all := append(DefaultFamilies(), extra...)
 	var fams []*Family
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(f *Family) bool { return f.Name == name })
@@ -132,7 +150,7 @@ func (c *CrashConfig) defaults() {
 		c.RequestTimeout = 20 * time.Second
 	}
 	if c.Families == nil {
-		c.Families = DefaultFamilies()
+		c.Families = append(DefaultFamilies(), c.extra()...)
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
