@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,15 +128,31 @@ func TestBrowserConversationReconnects(t *testing.T) {
 	is.NoErr(err)
 	must(t, p.Wait(shows("assistant_message", strings.Join(agentscript.Answer, "")), long)) // what came meanwhile, once
 	must(t, p.Wait(status("Done"), wait))
+	// same waits until the page shows exactly the items the Hub's
+	// snapshot holds. Right after a restart the snapshot is empty for a
+	// while (the child reopens the agent session, and the history comes
+	// as events after it), and the page may still show the history it
+	// had: each try takes the snapshot again and gives the page a moment
+	// to match it, for at most 50 tries.
 	same := func() {
 		t.Helper()
-		snap, err := e.api.Snapshot(e.ctx, e.ws, cid)
-		is.NoErr(err)
-		ids := make([]string, len(snap.Items))
-		for i, it := range snap.Items {
-			ids[i] = it["id"].(string)
+		err := errors.New("no try")
+		for range 50 {
+			snap, serr := e.api.Snapshot(e.ctx, e.ws, cid)
+			is.NoErr(serr)
+			ids := make([]string, len(snap.Items))
+			for i, it := range snap.Items {
+				ids[i] = it["id"].(string)
+			}
+			cond := `JSON.stringify([...document.querySelectorAll('.transcript > li')].map((li) => li.dataset.item)) === ` + browsertest.JS(jsonList(ids))
+			if len(ids) == 0 {
+				cond = `false` // not yet: the history is on its way
+			}
+			if err = p.Wait(cond, 300*time.Millisecond); err == nil {
+				return
+			}
 		}
-		must(t, p.Wait(`JSON.stringify([...document.querySelectorAll('.transcript > li')].map((li) => li.dataset.item)) === `+browsertest.JS(jsonList(ids)), wait))
+		t.Fatal(err)
 	}
 	same()
 

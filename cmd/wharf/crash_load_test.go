@@ -25,7 +25,7 @@ var crashLoadSpec = flag.String("crash-load", "", "TestCrashLoad's shape: kills=
 
 // crashLoadBound bounds the default run (20 kills); a longer run given by
 // -crash-load gets a bound that grows with its kills.
-const crashLoadBound = 3 * time.Minute
+const crashLoadBound = 4 * time.Minute
 
 // TestCrashLoad runs the real `wharf serve` binary under the load of
 // every built-in family (folders, workspaces, display names, personal
