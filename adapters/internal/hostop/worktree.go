@@ -40,95 +40,66 @@ type (
 	stampResult struct{ Stamp string }
 )
 
-// worktreeOps are the server's handlers, by operation: each decodes its
-// arguments strictly and returns its result (nil for none).
-var worktreeOps = map[string]func(ctx context.Context, git hub.GitRunner, args []byte) (any, error){
-	"listWorktrees": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a dirArgs
+// worktreeOp is a server handler: its arguments already decoded.
+type worktreeOp func(ctx context.Context, git hub.GitRunner, args []byte) (any, error)
+
+// with decodes an operation's arguments strictly into A (anything
+// malformed, an unknown field included, is Invalid and reaches no git)
+// and runs f on them.
+func with[A any](f func(ctx context.Context, git hub.GitRunner, a A) (any, error)) worktreeOp {
+	return func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
+		var a A
 		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
+			return nil, hub.Wrap(hub.Invalid, err, "malformed arguments")
 		}
-		return git.ListWorktrees(ctx, a.Dir)
-	},
-	"refs": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a dirArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		local, remote, err := git.Refs(ctx, a.Dir)
-		return refsResult{local, remote}, err
-	},
-	"addWorktree": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a hub.AddWorktreeRequest
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return nil, git.AddWorktree(ctx, a)
-	},
-	"checkOutWorktree": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a dirArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return nil, git.CheckOutWorktree(ctx, a.Dir)
-	},
-	"readStamp": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a stampArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		stamp, err := git.ReadStamp(ctx, a.GitDir)
-		return stampResult{stamp}, err
-	},
-	"writeStamp": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a stampArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return nil, git.WriteStamp(ctx, a.GitDir, a.Token)
-	},
-	"inspectTree": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a dirArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return git.InspectTree(ctx, a.Dir)
-	},
-	"removeWorktree": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a removeFArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return nil, git.RemoveWorktree(ctx, a.Main, a.Dir, a.Force)
-	},
-	"discardWorktree": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a removeArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return nil, git.DiscardWorktree(ctx, a.Main, a.Dir)
-	},
-	"fetch": func(ctx context.Context, git hub.GitRunner, b []byte) (any, error) {
-		var a dirArgs
-		if err := decodeStrict(b, &a); err != nil {
-			return nil, err
-		}
-		return nil, git.Fetch(ctx, a.Dir, hub.SessionCredentials{}) // lent nothing: the client refuses more
-	},
+		return f(ctx, git, a)
+	}
 }
 
-// worktree answers a worktree operation with run. Malformed arguments
-// are Invalid; a result is sent even beside an error (Refs', say).
-func (s *server) worktree(ctx context.Context, req request, run func(context.Context, hub.GitRunner, []byte) (any, error)) response {
+// worktreeOps are the server's handlers, by operation; each returns its
+// result (nil for none).
+var worktreeOps = map[string]worktreeOp{
+	"listWorktrees": with(func(ctx context.Context, git hub.GitRunner, a dirArgs) (any, error) {
+		return git.ListWorktrees(ctx, a.Dir)
+	}),
+	"refs": with(func(ctx context.Context, git hub.GitRunner, a dirArgs) (any, error) {
+		local, remote, err := git.Refs(ctx, a.Dir)
+		return refsResult{local, remote}, err
+	}),
+	"addWorktree": with(func(ctx context.Context, git hub.GitRunner, a hub.AddWorktreeRequest) (any, error) {
+		return nil, git.AddWorktree(ctx, a)
+	}),
+	"checkOutWorktree": with(func(ctx context.Context, git hub.GitRunner, a dirArgs) (any, error) {
+		return nil, git.CheckOutWorktree(ctx, a.Dir)
+	}),
+	"readStamp": with(func(ctx context.Context, git hub.GitRunner, a stampArgs) (any, error) {
+		stamp, err := git.ReadStamp(ctx, a.GitDir)
+		return stampResult{stamp}, err
+	}),
+	"writeStamp": with(func(ctx context.Context, git hub.GitRunner, a stampArgs) (any, error) {
+		return nil, git.WriteStamp(ctx, a.GitDir, a.Token)
+	}),
+	"inspectTree": with(func(ctx context.Context, git hub.GitRunner, a dirArgs) (any, error) {
+		return git.InspectTree(ctx, a.Dir)
+	}),
+	"removeWorktree": with(func(ctx context.Context, git hub.GitRunner, a removeFArgs) (any, error) {
+		return nil, git.RemoveWorktree(ctx, a.Main, a.Dir, a.Force)
+	}),
+	"discardWorktree": with(func(ctx context.Context, git hub.GitRunner, a removeArgs) (any, error) {
+		return nil, git.DiscardWorktree(ctx, a.Main, a.Dir)
+	}),
+	"fetch": with(func(ctx context.Context, git hub.GitRunner, a dirArgs) (any, error) {
+		return nil, git.Fetch(ctx, a.Dir, hub.SessionCredentials{}) // lent nothing: the client refuses more
+	}),
+}
+
+// worktree answers a worktree operation with run; a result is sent even
+// beside an error (Refs', say).
+func (s *server) worktree(ctx context.Context, req request, run worktreeOp) response {
 	if s.git == nil {
 		return response{Err: toWire(errNoGit)}
 	}
 	result, err := run(ctx, s.git, req.Args)
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syntax) || errors.As(err, &typ) {
-		err = hub.Wrap(hub.Invalid, err, "malformed arguments")
-	}
 	resp := response{Err: toWire(err)}
 	if result != nil {
 		b, merr := json.Marshal(result)
