@@ -70,10 +70,10 @@ type HostPlace interface {
 	Backend
 	// FS is the host's file system: paths are paths on the host.
 	FS() FS
-	// Git runs git on the host: Inspect and Init. Its Clone and its
-	// worktree methods are refused (Invalid): clone jobs and worktrees
-	// run on the Hub's machine only, and the core refuses them for a
-	// workspace on a host before it asks.
+	// Git runs git on the host: Inspect, Init, Clone (its credentials
+	// lent from the Hub, as a session's are) and the worktree methods.
+	// A Fetch lent credentials may be refused (Invalid): the core then
+	// says where to fetch instead.
 	Git() GitRunner
 	// Check reaches the host now, connecting when not connected, and
 	// confirms that workspaces can run there. A failure is an

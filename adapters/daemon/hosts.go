@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 	"github.com/wharfhub/wharf/adapters/internal/hostop"
 	"github.com/wharfhub/wharf/adapters/sshhost"
 	"github.com/wharfhub/wharf/hub"
@@ -33,7 +34,14 @@ func (c *hostConnector) Connect(h hub.Host) (hub.HostPlace, error) {
 		return nil, err
 	}
 	ops := hostop.NewClient(hostop.Options{Logger: c.log.With("host", h.Name),
-		Dial: func(ctx context.Context) (io.ReadWriteCloser, error) { return sh.Exec(ctx, "hostop") }})
+		Dial: func(ctx context.Context) (io.ReadWriteCloser, error) { return sh.Exec(ctx, "hostop") },
+		Lend: func(ctx context.Context, creds hub.SessionCredentials, args ...string) (hostop.LentStream, gitcmd.Lent, error) {
+			l, lent, err := sh.Lend(ctx, creds, args...)
+			if err != nil {
+				return nil, lent, err // not a nil *sshhost.Lent in an interface
+			}
+			return l, lent, nil
+		}})
 	return &hostPlace{Host: sh, ops: ops}, nil
 }
 

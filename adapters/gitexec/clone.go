@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -33,13 +34,41 @@ var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 
 // Clone starts git clone of req.URL into req.Target, per hub.GitRunner.
 func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun, error) {
-	if !filepath.IsAbs(req.Target) || filepath.Clean(req.Target) != req.Target || filepath.Dir(req.Target) == req.Target {
+	return r.clone(ctx, req.URL, req.Target, func() (gitcmd.Lent, func(), error) {
+		dir, err := r.cloneDir()
+		if err != nil {
+			r.log.Error("no folder for a clone's credentials", "err", err)
+			return gitcmd.Lent{}, nil, hub.Wrap(hub.Internal, err, "the clone could not be started")
+		}
+		proj, err := credenv.Build(ctx, credenv.Options{Dir: dir, Credentials: req.Credentials, Command: r.command,
+			Base: r.env, NoUserConfig: true, KnownHosts: r.known, Log: r.log})
+		if err != nil {
+			r.log.Error("a clone's credentials could not be prepared", "err", err)
+			return gitcmd.Lent{}, nil, hub.Wrap(hub.Internal, err, "the clone's credentials could not be prepared")
+		}
+		return gitcmd.Lent{Home: filepath.Join(dir, "git-home"), Env: proj.Vars(), Config: proj.Config()}, proj.Close, nil
+	})
+}
+
+// CloneLent starts git clone of url into target as Clone does, lent
+// credentials projected elsewhere: on the Hub, for a clone on another
+// machine (adapters/internal/hostop), the projection's files copied to
+// this one and its sockets forwarded back; lent's paths are this
+// machine's. The caller removes its folder once Wait returned.
+func (r *Runner) CloneLent(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error) {
+	return r.clone(ctx, url, target, func() (gitcmd.Lent, func(), error) { return lent, func() {}, nil })
+}
+
+// clone is Clone and CloneLent: lend projects the credentials once the
+// target is made, and returns what git gets and the projection's end.
+func (r *Runner) clone(ctx context.Context, url, target string, lend func() (gitcmd.Lent, func(), error)) (hub.CloneRun, error) {
+	if !filepath.IsAbs(target) || filepath.Clean(target) != target || filepath.Dir(target) == target {
 		return nil, hub.Errorf(hub.Invalid, "the clone's folder must be a clean absolute path")
 	}
-	if req.URL == "" || strings.HasPrefix(req.URL, "-") || strings.ContainsAny(req.URL, "\x00\r\n") {
+	if url == "" || strings.HasPrefix(url, "-") || strings.ContainsAny(url, "\x00\r\n") {
 		return nil, hub.Errorf(hub.Invalid, "git refuses this clone's URL")
 	}
-	parent := filepath.Dir(req.Target)
+	parent := filepath.Dir(target)
 	if err := checkDir(parent); err != nil {
 		return nil, err
 	}
@@ -48,40 +77,33 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 	// into it, empty. Its identity tells, at the end, whether the path
 	// still names it (made), and the handle opened on it (root) lets a
 	// failed clone be emptied without following the path again.
-	made, root, err := makeTarget(req.Target)
+	made, root, err := makeTarget(target)
 	if err != nil {
 		return nil, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			discard(req.Target, made, root)
+			discard(target, made, root)
 			root.Close()
 		}
 	}()
 	if err := ctx.Err(); err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "the clone was cancelled")
 	}
-	dir, err := r.cloneDir()
+	lent, end, err := lend()
 	if err != nil {
-		r.log.Error("no folder for a clone's credentials", "err", err)
-		return nil, hub.Wrap(hub.Internal, err, "the clone could not be started")
+		return nil, err
 	}
-	proj, err := credenv.Build(ctx, credenv.Options{Dir: dir, Credentials: req.Credentials, Command: r.command,
-		Base: r.env, NoUserConfig: true, KnownHosts: r.known, Log: r.log})
-	if err != nil {
-		r.log.Error("a clone's credentials could not be prepared", "err", err)
-		return nil, hub.Wrap(hub.Internal, err, "the clone's credentials could not be prepared")
-	}
-	config := proj.Config()
+	config := lent.Config
 	if r.caFile != "" {
-		config = append(config, gitcmd.Setting{Key: "http.sslCAInfo", Value: r.caFile})
+		config = append(slices.Clip(config), gitcmd.Setting{Key: "http.sslCAInfo", Value: r.caFile})
 	}
 	r.runs.Add(1)
-	term, err := r.cmd.StartClone(ctx, gitcmd.Clone{Dir: parent, URL: req.URL, Target: req.Target,
-		Home: filepath.Join(dir, "git-home"), Env: proj.Vars(), Config: config, KillGrace: r.killGrace})
+	term, err := r.cmd.StartClone(ctx, gitcmd.Clone{Dir: parent, URL: url, Target: target,
+		Home: lent.Home, Env: lent.Env, Config: config, KillGrace: r.killGrace})
 	if err != nil {
-		proj.Close()
+		end()
 		if errors.Is(err, gitcmd.ErrRefused) {
 			return nil, hub.Wrap(hub.Invalid, err, "git refuses this clone")
 		}
@@ -94,15 +116,15 @@ func (r *Runner) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 		defer close(run.done)
 		defer root.Close()
 		err := term.Wait()
-		proj.Close() // git and its group are gone: nothing uses the credentials
+		end() // git and its group are gone: nothing uses the credentials
 		run.err = cloneEnd(err)
-		replaced := err == nil && !stillMade(req.Target, made)
+		replaced := err == nil && !stillMade(target, made)
 		if replaced {
 			run.err = hub.Errorf(hub.Unavailable, "the clone's folder was replaced while git cloned into it")
 		}
-		if run.err != nil && discard(req.Target, made, root) {
+		if run.err != nil && discard(target, made, root) {
 			run.err = hub.Wrap(hub.Unavailable, run.err, hub.MessageOf(run.err)+
-				"; "+req.Target+" is not the folder the Hub made and was left as it is")
+				"; "+target+" is not the folder the Hub made and was left as it is")
 		}
 	}()
 	return run, nil

@@ -92,7 +92,7 @@ func (h *Host) adopt(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	if a.pid, err = strconv.ParseInt(v, 10, 64); err != nil || a.pid <= 1 {
 		return nil, hub.Errorf(hub.Internal, "host %s: the session's process could not be read", h.opts.Name)
 	}
-	if a.proj, err = h.project(ctx, spec.Credentials, name, path.Join(run, name), bin); err != nil {
+	if a.proj, err = h.project(ctx, spec.Credentials, name, path.Join(run, name), bin, false); err != nil {
 		h.log.Error("session credentials could not be prepared", "workspace", spec.WorkspaceID, "err", err)
 		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")
 	}

@@ -44,19 +44,22 @@ type projection struct {
 	env    []string // NAME=value lines for the child, remote paths
 	files  []byte   // a tar of the folder's files, remote paths
 	socks  []string // socket names in the folder, forwarded back
+	// rewrite turns a path of the Hub's folder into the host's.
+	rewrite func(string) string
 }
 
-// project builds the projection of c for the session name, whose remote
-// folder is remote and whose binary on the host is bin.
-func (h *Host) project(ctx context.Context, c hub.SessionCredentials, name, remote, bin string) (*projection, error) {
+// project builds the projection of c for the session (or lent process)
+// name, whose remote folder is remote and whose binary on the host is
+// bin; noUserConfig leaves the user's git config out (a clone's).
+func (h *Host) project(ctx context.Context, c hub.SessionCredentials, name, remote, bin string, noUserConfig bool) (*projection, error) {
 	dir := filepath.Join(h.opts.RuntimeDir, name)
 	p, err := credenv.Build(ctx, credenv.Options{Dir: dir, Credentials: c, Command: []string{bin},
-		Base: h.opts.Env, Log: h.log.With("session", name)})
+		Base: h.opts.Env, NoUserConfig: noUserConfig, Log: h.log.With("session", name)})
 	if err != nil {
 		return nil, err
 	}
-	pr := &projection{hub: p, remote: remote}
 	rewrite := func(s string) string { return strings.ReplaceAll(s, dir, remote) }
+	pr := &projection{hub: p, remote: remote, rewrite: rewrite}
 	for _, kv := range p.Apply(nil) {
 		if strings.ContainsAny(kv, "\n\x00") {
 			p.Close()

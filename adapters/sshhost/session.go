@@ -87,7 +87,7 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	s := &session{h: h, name: name, lsock: lsock,
 		rsock:   remoteSocket(r.root, name),
 		pidFile: path.Join(run, name+".pid")}
-	pr, err := h.project(ctx, spec.Credentials, name, path.Join(run, name), bin)
+	pr, err := h.project(ctx, spec.Credentials, name, path.Join(run, name), bin, false)
 	if err != nil {
 		h.log.Error("session credentials could not be prepared", "workspace", spec.WorkspaceID, "err", err)
 		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")

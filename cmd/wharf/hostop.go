@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os/signal"
+	"syscall"
 
 	"github.com/wharfhub/wharf/adapters/daemon"
 )
@@ -16,4 +18,17 @@ func hostopCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return usagef("hostop: unexpected argument %q", args[0])
 	}
 	return daemon.RunHostOps(ctx, stdin, stdout, stderr)
+}
+
+// hostcloneCmd runs `wharf hostclone`: one clone on this machine, for a
+// Hub whose workspace is cloned onto it (the ssh backend starts it, lent
+// the clone's credentials). It is internal, like hostop. A broken pipe
+// must not kill it before it has killed git and removed what git wrote:
+// the end of its input does that.
+func hostcloneCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		return usagef("hostclone: unexpected argument %q", args[0])
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	return daemon.RunHostClone(ctx, stdin, stdout, stderr)
 }

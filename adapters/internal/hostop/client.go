@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 	"github.com/wharfhub/wharf/hub"
 )
 
@@ -21,6 +22,10 @@ type Options struct {
 	// Dial opens a stream to a server (`wharf hostop` on the host);
 	// closing it ends the server. Required.
 	Dial func(ctx context.Context) (io.ReadWriteCloser, error)
+	// Lend runs the copied binary on the host with args, lent creds
+	// (clone.go), and returns its stream and what it was lent, as
+	// paths there. nil refuses Clone.
+	Lend func(ctx context.Context, creds hub.SessionCredentials, args ...string) (LentStream, gitcmd.Lent, error)
 	// Timeout bounds each FS call, and a dial. Default DefaultTimeout.
 	Timeout time.Duration
 	// Logger receives why a stream broke. Default: discard.

@@ -1,6 +1,5 @@
-// Package hostop runs the core's folder and repository operations (hub.FS,
-// and hub.GitRunner but Clone) on another machine, over one byte
-// stream: the stdin and stdout of `wharf hostop` started there over ssh by
+// Package hostop runs the core's folder and repository operations (hub.FS
+// and hub.GitRunner) on another machine, over one byte stream: the stdin and stdout of `wharf hostop` started there over ssh by
 // adapters/sshhost. The server side is the very osfs and gitexec code the
 // Hub runs on its own machine, so no-replace renames, durability and the
 // journals' recovery reasoning hold there too.
@@ -24,8 +23,8 @@
 // text kept for logs.
 //
 // The worktree family crosses too (worktree.go): its arguments and
-// results as JSON, run there by the same gitexec code. What does not
-// cross: credentials. A clone job runs on the Hub's machine, and a Fetch
-// that would be lent credentials is refused by the client (lending them
-// there needs the forwards a session gets); the core never asks either.
+// results as JSON, run there by the same gitexec code. A clone runs
+// there on a stream of its own (clone.go, `wharf hostclone`), lent
+// credentials that stay on the Hub (Options.Lend). What does not cross:
+// a Fetch that would be lent credentials, refused by the client.
 package hostop

@@ -317,7 +317,7 @@ func TestErrorsKeepTheirMeaningAcrossTheWire(t *testing.T) {
 	is.Equal(hub.KindOf(err), hub.TooLarge)                                                               // a huge folder is refused
 	is.Equal(hub.MessageOf(err), fmt.Sprintf("the folder holds more than %d entries", hostop.MaxEntries)) // saying why
 	_, err = bc.Clone(t.Context(), hub.CloneRequest{})
-	is.Equal(hub.KindOf(err), hub.Invalid) // clones stay on the Hub's machine
+	is.Equal(hub.KindOf(err), hub.Invalid) // a client that cannot lend refuses clones
 	_, err = bc.ListWorktrees(t.Context(), "/")
 	is.Equal(hub.KindOf(err), hub.Unavailable) // a server without git says so
 }

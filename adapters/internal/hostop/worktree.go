@@ -11,21 +11,20 @@ import (
 // The worktree family on the host: hub.WorktreeGit's methods, each an
 // operation whose arguments and result cross as JSON (request.Args,
 // response.Result), run on the server by the very gitexec code the Hub
-// runs at home. Two things do not cross. Clone: a clone job runs on the
-// Hub's machine. And credentials: a Fetch that would be lent any is
-// refused by the client before it asks, since lending them there needs
-// the forwards a session gets (what a Fetch lent nothing does, it does
-// there as at home).
+// runs at home. One thing does not cross yet: a Fetch that would be lent
+// credentials is refused by the client before it asks (what a Fetch lent
+// nothing does, it does there as at home). A clone is lent them through
+// a stream of its own (clone.go); a fetch could be too, once the
+// server can tell an authentication failure from the agent and the
+// credential helper it was lent, as gitexec does at home.
 
 var errNoGit = hub.Errorf(hub.Unavailable, "git is not available on this host")
 
-var errClone = hub.Errorf(hub.Invalid, "cloning onto another machine is not supported yet")
+// errClone refuses a clone on a Client without Options.Lend.
+var errClone = hub.Errorf(hub.Invalid, "cloning onto this machine is not supported")
 
 var errFetchLent = hub.Errorf(hub.Invalid,
 	"fetching with the Hub's credentials on another machine is not supported yet: fetch in a terminal of the workspace's session there")
-
-// Clone is refused.
-func (c *Client) Clone(context.Context, hub.CloneRequest) (hub.CloneRun, error) { return nil, errClone }
 
 // The operations' arguments.
 type (

@@ -1,0 +1,261 @@
+package hostop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
+	"github.com/wharfhub/wharf/hub"
+)
+
+// A clone on the host. git runs there in a terminal of its own, started
+// by the very gitexec code the Hub runs at home (`wharf hostclone`), lent
+// credentials that stay on the Hub: Options.Lend projects them on the
+// Hub, copies the projection's files (paths and public halves only) to a
+// private folder on the host, forwards its sockets back and runs the
+// server with the projection's variables and settings as paths there
+// (gitcmd.Lent). The clone has a stream of its own, not the operations'
+// one: its output is unbounded in time, and its end is the process's.
+//
+// The wire is the operations' frames. The client's first frame is the
+// cloneRequest; each later one is input typed into git's terminal
+// (cloneFrame.In). The server answers that git started (Started) or why
+// not (Done, Err), then with the terminal's output, chunk by chunk
+// (Out), and last with how git ended (Done, Err). The end of the
+// client's frames — a Kill, the Hub gone, the connection lost — kills
+// git's group there, so a clone never outlives its stream: the server
+// then answers how it ended, removes the folder the clone made, and
+// exits.
+
+// CloneCommand is the argument Options.Lend runs the server with.
+const CloneCommand = "hostclone"
+
+// cloneKillWait bounds how long Kill waits for the server to say the
+// clone ended before it drops the stream: git's own grace, and the
+// clean-up after it.
+const cloneKillWait = 15 * time.Second
+
+// cloneRequest is the client's first frame.
+type cloneRequest struct {
+	Protocol string      `json:"protocol"`
+	URL      string      `json:"url"`
+	Target   string      `json:"target"`
+	Lent     gitcmd.Lent `json:"lent"`
+}
+
+// cloneFrame is every later frame: input from the client; output, then
+// the end, from the server.
+type cloneFrame struct {
+	In      []byte     `json:"in,omitempty"`
+	Started bool       `json:"started,omitempty"`
+	Out     []byte     `json:"out,omitempty"`
+	Done    bool       `json:"done,omitempty"`
+	Err     *wireError `json:"err,omitempty"`
+}
+
+// LentStream is a process on the host lent credentials (Options.Lend):
+// writes reach its stdin, reads come from its stdout. CloseWrite ends
+// its stdin; Close ends it (after a grace), and what was lent with it.
+type LentStream interface {
+	io.ReadWriteCloser
+	CloseWrite() error
+}
+
+// Clone starts git clone of req.URL into req.Target on the host, lent
+// req.Credentials, per hub.GitRunner. Without Options.Lend it is refused.
+func (c *Client) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun, error) {
+	if c.opts.Lend == nil {
+		return nil, errClone
+	}
+	s, lent, err := c.opts.Lend(ctx, req.Credentials, CloneCommand)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFrame(s, cloneRequest{Protocol: Protocol, URL: req.URL, Target: req.Target, Lent: lent}); err != nil {
+		s.Close()
+		return nil, errUnavailable(err)
+	}
+	// The first frame says whether git started there.
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	b, err := readFrame(s)
+	stop()
+	var f cloneFrame
+	switch {
+	case err == nil:
+		err = decodeStrict(b, &f)
+	case ctx.Err() != nil:
+		s.Close()
+		return nil, hub.Wrap(hub.Internal, ctx.Err(), "the clone was cancelled")
+	}
+	switch {
+	case err != nil:
+		s.Close()
+		return nil, errUnavailable(err)
+	case f.Done:
+		s.Close()
+		if f.Err == nil {
+			return nil, hub.Errorf(hub.Internal, "the host ended the clone before it started")
+		}
+		return nil, fromWire(f.Err)
+	case !f.Started:
+		s.Close()
+		return nil, hub.Errorf(hub.Internal, "the host answered the clone out of turn")
+	}
+	pr, pw := io.Pipe()
+	run := &remoteClone{s: s, out: pr, done: make(chan struct{})}
+	go run.read(pw)
+	return run, nil
+}
+
+// remoteClone is a clone running on the host: hub.CloneRun.
+type remoteClone struct {
+	s    LentStream
+	out  *io.PipeReader
+	done chan struct{} // closed once the end is known; err is set then
+	err  error
+	lost bool // the stream broke before the server said how git ended
+
+	wmu      sync.Mutex // serializes frames written
+	killOnce sync.Once
+}
+
+// read is the one reader of the stream: output into the pipe, then the
+// end.
+func (r *remoteClone) read(pw *io.PipeWriter) {
+	defer close(r.done)
+	defer r.s.Close()
+	for {
+		b, err := readFrame(r.s)
+		if err != nil {
+			r.err, r.lost = hub.Wrap(hub.Unavailable, err, "the connection to the host was lost during the clone"), true
+			pw.Close()
+			return
+		}
+		var f cloneFrame
+		if err := decodeStrict(b, &f); err != nil {
+			r.err, r.lost = hub.Wrap(hub.Internal, err, "the host answered the clone with a malformed frame"), true
+			pw.Close()
+			return
+		}
+		if f.Done {
+			r.err = fromWire(f.Err)
+			pw.Close()
+			return
+		}
+		if len(f.Out) > 0 {
+			if _, err := pw.Write(f.Out); err != nil {
+				// Nobody reads any more: keep reading to the end.
+				continue
+			}
+		}
+	}
+}
+
+func (r *remoteClone) Read(p []byte) (int, error) { return r.out.Read(p) }
+
+// Write types p into git's terminal on the host.
+func (r *remoteClone) Write(p []byte) (int, error) {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	select {
+	case <-r.done:
+		return 0, errors.New("the clone has ended")
+	default:
+	}
+	if err := writeFrame(r.s, cloneFrame{In: p}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Wait waits for the server's word on how git ended.
+func (r *remoteClone) Wait() error {
+	<-r.done
+	return r.err
+}
+
+// Kill ends the client's frames, which kills git on the host, and waits
+// for its end, up to cloneKillWait; then it drops the stream.
+func (r *remoteClone) Kill() error {
+	r.killOnce.Do(func() {
+		r.wmu.Lock()
+		_ = r.s.CloseWrite()
+		r.wmu.Unlock()
+	})
+	t := time.NewTimer(cloneKillWait)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+		r.s.Close()
+		r.out.CloseWithError(errors.New("the clone was killed"))
+		<-r.done
+	}
+	return nil
+}
+
+// ServeClone is the server's side of one clone (`wharf hostclone`): it
+// reads the request from r, starts the clone with start, and answers on
+// w until git has ended. The end of r kills git. It returns once git has
+// ended and the end was written (or could not be).
+func ServeClone(ctx context.Context, r io.Reader, w io.Writer, start func(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error)) error {
+	b, err := readFrame(r)
+	if err != nil {
+		return err
+	}
+	var req cloneRequest
+	if err := decodeStrict(b, &req); err != nil {
+		return fmt.Errorf("hostop: a malformed clone request: %w", err)
+	}
+	if req.Protocol != Protocol {
+		return fmt.Errorf("hostop: the peer speaks %q, not %q: another build of Wharf", req.Protocol, Protocol)
+	}
+	run, err := start(ctx, req.URL, req.Target, req.Lent)
+	if err != nil {
+		return writeFrame(w, cloneFrame{Done: true, Err: toWire(err)})
+	}
+	if err := writeFrame(w, cloneFrame{Started: true}); err != nil {
+		run.Kill()
+		run.Wait()
+		return err
+	}
+	// Input, until the client's frames end: then git is killed.
+	go func() {
+		defer run.Kill()
+		for {
+			b, err := readFrame(r)
+			if err != nil {
+				return
+			}
+			var f cloneFrame
+			if decodeStrict(b, &f) != nil {
+				return
+			}
+			if _, err := run.Write(f.In); err != nil {
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	broken := false
+	for {
+		n, err := run.Read(buf)
+		if n > 0 && !broken {
+			// A stream that broke still has its output read to git's
+			// end, or git would block on a full terminal.
+			broken = writeFrame(w, cloneFrame{Out: buf[:n]}) != nil
+		}
+		if err != nil {
+			break
+		}
+	}
+	werr := run.Wait()
+	if broken {
+		return errors.New("hostop: the clone's stream broke")
+	}
+	return writeFrame(w, cloneFrame{Done: true, Err: toWire(werr)})
+}
