@@ -76,6 +76,10 @@ type CreateCloneJobRequest struct {
 	// RetainAssignment (legacy) keeps CredentialID as the workspace's
 	// authentication default for the clone's host once registered.
 	RetainAssignment bool
+	// Backend is where Dest is, and so where git runs and the workspace
+	// lives (a Wharf extension): "" and LocalBackend are the Hub's
+	// machine, HostBackend(name) a configured host.
+	Backend string
 }
 
 // CloneEvent is one event of a job's channel, numbered from 1.

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -27,7 +28,9 @@ import (
 // socket there; the host cannot be removed while the workspace lives
 // there, and can once it is forgotten. A conversation with the scripted
 // agent runs there, its turn seen on the live stream. The Hub restarts
-// meanwhile, and the next one adopts the session, which ran on.
+// meanwhile, and the next one adopts the session, which ran on. Its
+// folder is renamed there, a worktree made and deleted there, and a
+// clone job clones beside it there.
 func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -203,6 +206,26 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.True(gone.OK) // deleted
 	_, err = os.Stat(made.Checkout.Path)
 	is.True(os.IsNotExist(err)) // from the host
+
+	// A clone job there: the host's git clones the repository beside it,
+	// through the copied binary, and the new workspace lives there.
+	var job struct{ JobID string }
+	is.Equal(do("POST", "api/hub/clone-jobs", map[string]any{"url": "file://" + app, "dest": filepath.Join(remote, "code"),
+		"folderName": "copy", "backend": "ssh:build1"}, &job), http.StatusAccepted)
+	resp, err = c.Request(ctx, "GET", "api/hub/clone-jobs/"+job.JobID+"/events", nil)
+	is.NoErr(err)
+	result, err := daemontest.ReadSSE(resp.Body).Until(ctx, func(e daemontest.Event) bool { return e.Name == "result" })
+	resp.Body.Close()
+	is.NoErr(err)
+	var cloned struct{ Status, Target, WorkspaceID string }
+	is.NoErr(json.Unmarshal([]byte(result.Data), &cloned))
+	is.Equal(cloned.Status, "succeeded")                           // the clone succeeded
+	is.Equal(cloned.Target, filepath.Join(remote, "code", "copy")) // into the folder there
+	_, err = os.Stat(filepath.Join(remote, "code", "copy", ".git"))
+	is.NoErr(err) // on the host's disk
+	left, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/run/*"))
+	is.Equal(left, []string(nil))                                                                     // its credentials' folder there is gone
+	is.Equal(do("POST", "api/hub/workspaces/"+cloned.WorkspaceID+"/forget", nil, nil), http.StatusOK) // forgotten again
 
 	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusConflict)  // in use
 	is.Equal(do("POST", "api/hub/workspaces/"+ws+"/forget", nil, nil), http.StatusOK)   // forget it

@@ -40,6 +40,7 @@ func (a *api) handleCreateCloneJob(w http.ResponseWriter, r *http.Request, c cal
 		Signing                *string                   `json:"signing"`
 		Start                  bool                      `json:"start"`
 		RetainAssignment       bool                      `json:"retainAssignment"`
+		Backend                *string                   `json:"backend"` // a Wharf extension: absent is local
 	}
 	if err := httpjson.Decode(r, defaultBodyLimit, false, &req); err != nil {
 		return err
@@ -47,10 +48,13 @@ func (a *api) handleCreateCloneJob(w http.ResponseWriter, r *http.Request, c cal
 	if req.CredentialID != nil && *req.CredentialID == "" {
 		return hub.Errorf(hub.Invalid, "credentialId must be a non-empty string")
 	}
+	if req.Backend != nil && *req.Backend == "" {
+		return hub.Errorf(hub.Invalid, "backend must be local or ssh:<host name>")
+	}
 	id, err := a.clones.CreateCloneJob(r.Context(), c.DeviceSession, hub.CreateCloneJobRequest{URL: req.URL, Dest: req.Dest,
 		FolderName: req.FolderName, DisplayName: req.DisplayName, CredentialID: deref(req.CredentialID),
 		RetainedAuthentication: toSelections(req.RetainedAuthentication), Signing: deref(req.Signing),
-		Start: req.Start, RetainAssignment: req.RetainAssignment})
+		Start: req.Start, RetainAssignment: req.RetainAssignment, Backend: deref(req.Backend)})
 	if err != nil {
 		return err
 	}

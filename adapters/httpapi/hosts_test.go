@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -81,6 +82,23 @@ func TestHostsOverHTTP(t *testing.T) {
 	var st stateReply
 	s.do(t, "GET", "/api/hub/state", "", auth...).json(t, &st)
 	is.Equal(st.Workspaces[0].Backend, "ssh:gpu") // the state names it
+
+	gpu.FS.MkdirAll("/srv/src")
+	r = s.do(t, "POST", "/api/hub/clone-jobs", `{"url":"https://example.com/me/lib.git","dest":"/srv/src","backend":"ssh:gpu"}`, auth...)
+	is.Equal(r.status, http.StatusAccepted) // a clone job on the host
+	var job struct{ JobID string }
+	r.json(t, &job)
+	frames := s.cloneFrames(t, job.JobID, "", auth)
+	is.True(strings.Contains(frames[len(frames)-1].data, `"target":"/srv/src/lib"`)) // cloned into the folder there
+	_, err = gpu.FS.Lstat("/srv/src/lib")
+	is.NoErr(err) // on the host
+	var made struct{ WorkspaceID string }
+	is.NoErr(json.Unmarshal([]byte(frames[len(frames)-1].data), &made))
+	is.Equal(s.do(t, "POST", "/api/hub/workspaces/"+made.WorkspaceID+"/forget", "", auth...).status, http.StatusOK) // forgotten again
+	for _, body := range []string{`{"url":"https://example.com/me/lib.git","dest":"/srv/src","backend":"ssh:nope"}`,
+		`{"url":"https://example.com/me/lib.git","dest":"/srv/src","backend":""}`} {
+		is.Equal(s.do(t, "POST", "/api/hub/clone-jobs", body, auth...).status, http.StatusBadRequest) // not on an unknown or empty backend
+	}
 
 	is.Equal(s.do(t, "POST", "/api/hub/hosts/gpu/check", "", auth...).status, http.StatusNoContent) // tested again
 	is.Equal(s.do(t, "POST", "/api/hub/hosts/nope/check", "", auth...).status, http.StatusNotFound) // unknown

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -18,8 +19,9 @@ func hostsSays(text string) string {
 
 // On a phone: a machine is added from Settings once its test passes (a
 // failed test says why and adds nothing), the Add page picks it, browses
-// its disk, registers a folder there, and the workspace shows where it
-// lives; the machine cannot be removed while the workspace lives there.
+// its disk, makes, renames and removes a folder there, clones a
+// repository there, registers a folder there, and the workspace shows
+// where it lives; the machine cannot be removed while the workspace lives there.
 func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is := is.New(t)
 	hosts := fakes.NewHosts()
@@ -69,9 +71,26 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	must(t, p.Wait(`document.querySelectorAll('.dir').length === 1`, wait))
 	_, err = gpu.FS.Lstat("/home/gpu/src/scratch-2")
 	is.True(err != nil) // gone from its disk
+
+	gpu.Git.ScriptClone("https://example.com/me/lib.git", fakes.CloneScript{Output: []string{"Cloning into 'lib'...\r\n"}})
+	must(t, p.ClickText(`.add-panels`, "Clone a repository")) // a clone made there
+	must(t, p.Wait(`location.pathname === '/clone' && document.querySelector('.dest')?.innerText === '/home/gpu/src'`, wait))
+	must(t, p.Wait(`document.querySelector('#dest-label').innerText.includes('on gpu')`, wait)) // saying where
+	must(t, p.Type(`input[name=url]`, "https://example.com/me/lib.git"))
+	must(t, p.ClickText(`.clone-form`, "Change"))
+	must(t, p.Wait(`[...document.querySelectorAll('dialog[open] .dir-name')].some((e) => e.innerText === 'model')`, wait)) // its picker browses the host
+	must(t, p.ClickText(`dialog[open]`, "Clone here"))
+	must(t, p.ClickText(`.clone-form`, "Clone"))
+	must(t, p.Wait(phaseIs("result", "done"), wait))
+	must(t, p.Wait(fitsIn(browsertest.Phone), wait))
+	is.True(strings.Contains(p.Text(`.clone-result`), "/home/gpu/src/lib")) // into the folder there
+	fi, err := gpu.FS.Lstat("/home/gpu/src/lib")
+	is.True(err == nil && fi.IsDir())          // on the host's disk
+	is.Equal(gpu.Git.Calls(fakes.GitClone), 1) // by the host's git
+
+	must(t, p.Go(ip.URL+"add?backend=ssh%3Agpu&path=/home/gpu/src"))
 	must(t, p.ClickText(`.dirs`, "model"))
 	must(t, p.Wait(`document.querySelector('.browser-here').innerText === '/home/gpu/src/model'`, wait))
-	must(t, p.Wait(`!document.querySelector('#clone-title')`, wait)) // clones stay on the Hub's machine
 	must(t, p.ClickText(`section[aria-labelledby=register-title]`, "Register"))
 	must(t, p.Wait(`location.pathname === '/w/model'`, wait))                                               // registered
 	must(t, p.Wait(`(document.querySelector('.ws-host') || {innerText: ''}).innerText === 'on gpu'`, wait)) // showing where
@@ -84,7 +103,7 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	// no conversations, so the dialog's next step is not taken here).
 	must(t, p.Wait(`document.querySelector('.wt-row[data-branch="spike"]')?.innerText.includes('/home/gpu/src/model.worktrees/spike')`, wait))
 	must(t, p.ClickText(`dialog[open]`, "Cancel"))
-	fi, err := gpu.FS.Lstat("/home/gpu/src/model.worktrees/spike")
+	fi, err = gpu.FS.Lstat("/home/gpu/src/model.worktrees/spike")
 	is.True(err == nil && fi.IsDir())            // on the host's disk
 	is.Equal(gpu.Backend.StartCount("spike"), 1) // and started there
 	must(t, p.Go(ip.URL+"w/model"))
@@ -92,7 +111,7 @@ func TestBrowserAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	must(t, p.Wait(`(document.querySelector('.ws-meta .ws-warn') || {innerText: ''}).innerText === 'gpu could not be reached for 45 s; its session ended.'`, wait)) // why it stopped
 
 	must(t, p.Go(ip.URL+"settings"))
-	must(t, p.Wait(hostsSays("2 workspaces"), wait)) // the repository and its worktree
+	must(t, p.Wait(hostsSays("3 workspaces"), wait)) // the repository, its worktree and the clone
 	must(t, p.Click(`button[aria-label="Remove gpu"]`))
 	must(t, p.ClickText(`dialog`, "Remove"))
 	must(t, p.Wait(`(document.querySelector('dialog') || {innerText: ''}).innerText.includes('forget them first')`, wait)) // refused, saying why

@@ -36,6 +36,7 @@ type cloneJobs struct {
 // mu.
 type cloneJob struct {
 	id, owner string
+	pl        place // where git runs and the workspace lives
 	target    string
 	checked   clone.Checked
 	run       hub.CloneRun
@@ -51,16 +52,22 @@ type cloneJob struct {
 }
 
 // CreateCloneJob checks req, reserves the clone's folder and starts git
-// (hubCreateCloneJob); the job runs on and the answer is its id. Nothing
-// runs and nothing is reserved when the request is refused: a malformed
-// field (400), an unknown credential (400), a disabled or locked one, a
-// folder that exists, is registered or is reserved (409).
+// (hubCreateCloneJob) on the machine req.Backend names; the job runs on
+// and the answer is its id. Nothing runs and nothing is reserved when the
+// request is refused: a malformed field or an unknown backend (400), an
+// unknown credential (400), a disabled or locked one, a folder that
+// exists, is registered or is reserved (409), a host that cannot be
+// reached (503).
 func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req hub.CreateCloneJobRequest) (string, error) {
 	checked, err := clone.CheckRequest(req)
 	if err != nil {
 		return "", err
 	}
-	dest, err := h.directDir(checked.Dest, "dest")
+	pl, err := h.placeOf(ctx, req.Backend)
+	if err != nil {
+		return "", err
+	}
+	dest, err := pl.directDir(checked.Dest, "dest")
 	if errors.Is(err, fs.ErrNotExist) || hub.KindOf(err) == hub.NotFound {
 		return "", hub.Errorf(hub.Invalid, "an existing destination directory is required")
 	} else if err != nil {
@@ -74,15 +81,15 @@ func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req 
 	if err := h.fence(fenceRegister); err != nil {
 		return "", err
 	}
-	if w, ok, err := h.registeredAt(ctx, hub.LocalBackend, target); err != nil {
+	if w, ok, err := h.registeredAt(ctx, pl.name, target); err != nil {
 		return "", err
 	} else if ok {
 		return "", hub.Errorf(hub.Conflict, "workspace is already registered: %s", w.Path)
 	}
-	if h.exists(target) {
+	if pl.exists(target) {
 		return "", hub.Errorf(hub.Conflict, "target already exists: %s", target)
 	}
-	release, err := h.reserved.reserve(target)
+	release, err := h.reserved.reserve(pl.key(target))
 	if err != nil {
 		return "", hub.Errorf(hub.Conflict, "clone target is already reserved: %s", target)
 	}
@@ -90,13 +97,16 @@ func (h *Hub) CreateCloneJob(ctx context.Context, caller hub.DeviceSession, req 
 		release()
 		return "", err
 	}
-	run, err := h.git.Clone(context.WithoutCancel(ctx), hub.CloneRequest{URL: checked.Source.URL, Target: target, Credentials: creds})
+	run, err := pl.git.Clone(context.WithoutCancel(ctx), hub.CloneRequest{URL: checked.Source.URL, Target: target, Credentials: creds})
 	if err != nil {
 		release()
 		h.clones.give(caller.User)
+		if k := hub.KindOf(err); !pl.local() && (k == hub.Unavailable || k == hub.Conflict) {
+			return "", err // the host unreachable, or the folder made there meanwhile: its own words
+		}
 		return "", hub.Wrap(hub.Internal, err, "git clone could not be started")
 	}
-	j := &cloneJob{id: uuid.NewString(), owner: caller.User, target: target, checked: checked, run: run,
+	j := &cloneJob{id: uuid.NewString(), owner: caller.User, pl: pl, target: target, checked: checked, run: run,
 		release: release, ended: make(chan struct{}), job: clone.NewJob(target, checked.Start, h.clock.Now()),
 		changed: make(chan struct{})}
 	j.append(hub.CloneEvent{Phase: hub.PhaseCloning, At: h.clock.Now()})

@@ -117,7 +117,7 @@ func (h *Hub) registerClone(ctx context.Context, j *cloneJob) (hub.Workspace, st
 	if err := h.fence(fenceRegister); err != nil {
 		return hub.Workspace{}, "", err
 	}
-	return h.onboard(ctx, h.here, "clone", j.target, j.checked.DisplayName, false, false,
+	return h.onboard(ctx, j.pl, "clone", j.target, j.checked.DisplayName, false, false,
 		selections{authentication: j.checked.Retained, signing: j.checked.Signing})
 }
 

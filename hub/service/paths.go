@@ -72,12 +72,10 @@ func fsError(err error, otherwise string) error {
 	return hub.Wrap(hub.Internal, err, otherwise)
 }
 
-// directDir checks that p (absolute and clean) is a directory and not a
-// symbolic link, then returns its canonical path: every symbolic link in
-// its ancestors resolved. what names the field in messages.
-func (h *Hub) directDir(p, what string) (string, error) { return h.here.directDir(p, what) }
-
-// directDir is Hub.directDir on pl's machine.
+// directDir checks that p (absolute and clean) is a directory on pl's
+// machine and not a symbolic link, then returns its canonical path: every
+// symbolic link in its ancestors resolved. what names the field in
+// messages.
 func (pl place) directDir(p, what string) (string, error) {
 	fi, err := pl.fs.Lstat(p)
 	if err != nil {
@@ -96,11 +94,9 @@ func (pl place) directDir(p, what string) (string, error) {
 	return canon, nil
 }
 
-// exists reports whether something (anything, links included) is at p.
-// Errors other than absence count as present, so callers fail closed.
-func (h *Hub) exists(p string) bool { return h.here.exists(p) }
-
-// exists is Hub.exists on pl's machine.
+// exists reports whether something (anything, links included) is at p on
+// pl's machine. Errors other than absence count as present, so callers
+// fail closed.
 func (pl place) exists(p string) bool {
 	_, err := pl.fs.Lstat(p)
 	return !errors.Is(err, fs.ErrNotExist)

@@ -1,5 +1,5 @@
 // The destination of a clone, picked with the Add page's folder browser
-// (hubBrowse) in a dialog: the folders of the one in view, Up, the path
+// (hubBrowse, on the clone's machine) in a dialog: the folders of the one in view, Up, the path
 // to type, and "Clone here". Only the folder changes; the form behind it
 // keeps what was typed.
 import { useEffect, useState } from 'preact/hooks';
@@ -9,16 +9,16 @@ import { Dialog, ErrorNote, Icon, Spinner } from '../ui.js';
 
 const join = (parent, name) => (parent === '/' ? '/' + name : parent + '/' + name);
 
-export function FolderPicker({ start, onPick, onClose }) {
+export function FolderPicker({ start, backend, onPick, onClose }) {
   const [path, setPath] = useState(start);
   const [listing, setListing] = useState(null);
   const [error, setError] = useState(null);
   const [typed, setTyped] = useState('');
   useEffect(() => {
     let live = true;
-    hub.browse(path).then((res) => { if (live) { setListing(res); setError(null); } }, (e) => { if (live) setError(e); });
+    hub.browse(path, backend).then((res) => { if (live) { setListing(res); setError(null); } }, (e) => { if (live) setError(e); });
     return () => { live = false; };
-  }, [path]);
+  }, [path, backend]);
   const go = (e) => {
     e.preventDefault();
     const v = typed.trim();

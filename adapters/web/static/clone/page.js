@@ -1,6 +1,7 @@
 // The Clone page (hubCreateCloneJob): a repository's URL, the folder it
 // is cloned into (picked with the folder browser; the workspace default
-// parent unless the address names one, ?dest=), the checkout's folder
+// parent unless the address names one, ?dest=), on the Hub's machine or
+// on a host (?backend=, from the Add page), the checkout's folder
 // and display names (derived from the URL as the Hub derives them unless
 // typed), the credential the clone logs in with (only those that fit the
 // URL), whether the workspace keeps it, the key that signs its commits,
@@ -12,6 +13,7 @@ import { clones, creds, hub } from '../api.js';
 import { Link, navigate } from '../router.js';
 import { ErrorNote, Icon, useAction, usePageTitle } from '../ui.js';
 import { folderNameProblem } from '../pages/add.js';
+import { hostLabel } from '../pages/hosts.js';
 import { FolderPicker } from './folderpick.js';
 import { canSign, deriveFolderName, fits, sourceOf } from './rules.js';
 
@@ -23,6 +25,8 @@ export const clonePath = (id) => '/clone/' + encodeURIComponent(id);
 export function ClonePage({ query }) {
   usePageTitle('Clone a repository');
   const [url, setUrl] = useState('');
+  const backend = query.get('backend') || 'local';
+  const remote = hostLabel(backend); // the host's name; '' on the Hub's machine
   const [dest, setDest] = useState(query.get('dest') || '');
   const [folder, setFolder] = useState('');
   const [name, setName] = useState('');
@@ -36,7 +40,8 @@ export function ClonePage({ query }) {
   const action = useAction();
 
   useEffect(() => {
-    if (!dest) hub.defaults().then((d) => setDest((cur) => cur || d.effective), setLoadError);
+    if (!dest && remote) hub.browse('', backend).then((r) => setDest((cur) => cur || r.path), setLoadError);
+    else if (!dest) hub.defaults().then((d) => setDest((cur) => cur || d.effective), setLoadError);
     creds.list().then((r) => setList(r.credentials), setLoadError);
   }, []);
 
@@ -54,6 +59,7 @@ export function ClonePage({ query }) {
     if (folderProblem) { action.setError(new Error(folderProblem)); return; }
     action.run(async () => {
       const req = { url: url.trim(), dest, start: startNow };
+      if (remote) req.backend = backend;
       if (folder.trim()) req.folderName = folder.trim();
       if (name.trim()) req.displayName = name.trim();
       if (cred) {
@@ -68,15 +74,14 @@ export function ClonePage({ query }) {
 
   return html`<main class="page page-clone" id="main">
     <div class="page-head"><h1 tabindex="-1">Clone a repository</h1></div>
-    <p class="lead">The Hub clones it into a folder on its machine and registers it as a workspace. If Git asks
-      something (a user name, a password), you answer on the next page.</p>
+    <p class="lead">The Hub clones it into a folder on ${remote ? html`<strong>${remote}</strong>` : 'its machine'} and
+      registers it as a workspace. If Git asks something (a user name, a password), you answer on the next page.</p>
     <form class="card pad clone-form" onSubmit=${submit} autocomplete="off">
       <label class="field"><span class="field-label">Repository URL</span>
         <input name="url" value=${url} required spellcheck=${false} autocapitalize="none" inputmode="url"
           placeholder="https://github.com/you/project.git" onInput=${(e) => setUrl(e.currentTarget.value)} />
-        <span class="field-help">HTTPS, SSH (<code>git@host:path</code>), <code>file://</code> or an absolute path on the Hub's
-          machine. Never put a password or token in it: choose a credential below.</span></label>
-      <div class="field"><span class="field-label" id="dest-label">Clone into</span>
+        <span class="field-help">HTTPS, SSH (<code>git@host:path</code>), <code>file://</code> or an absolute path on ${remote || "the Hub's machine"}. Never put a password or token in it: choose a credential below.</span></label>
+      <div class="field"><span class="field-label" id="dest-label">Clone into${remote ? ` (on ${remote})` : ''}</span>
         <div class="dest-row"><code class="dest" aria-labelledby="dest-label">${dest || '…'}</code>
           <button type="button" class="btn btn-sm" disabled=${!dest} onClick=${() => setPicking(true)}>
             <${Icon} name="folder" size=${16} />Change</button></div></div>
@@ -105,7 +110,7 @@ export function ClonePage({ query }) {
           ${action.busy ? 'Starting…' : 'Clone'}</button>
       </div>
     </form>
-    ${picking ? html`<${FolderPicker} start=${dest} onPick=${setDest} onClose=${() => setPicking(false)} />` : null}
+    ${picking ? html`<${FolderPicker} start=${dest} backend=${backend} onPick=${setDest} onClose=${() => setPicking(false)} />` : null}
   </main>`;
 }
 

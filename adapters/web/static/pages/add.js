@@ -4,8 +4,8 @@
 // folder in view (hubConfigureWorkspace, confirming `git init` when the
 // Hub says it needs one) or creating a new repository in it
 // (hubCreateConfiguredWorkspace), or cloning a repository into it (the
-// Clone page); on a host (?backend=), the same but cloning. The folder in
-// view is in the address (?path=), so Back and a reload keep the place.
+// Clone page); on a host (?backend=), the same there. The folder in view
+// is in the address (?path=), so Back and a reload keep the place.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { hub, ApiError } from '../api.js';
@@ -82,11 +82,12 @@ export function AddPage({ query }) {
             <${Link} href=${wsPath(registered.id)}>${registered.displayName}<//>.</p></section>`
         : html`<${Register} path=${listing.path} backend=${backend} />`}
       <${CreateRepository} parent=${listing.path} backend=${backend} />
-      ${remote ? null : html`<section class="card pad" aria-labelledby="clone-title">
+      <section class="card pad" aria-labelledby="clone-title">
         <h2 id="clone-title">Clone a repository here</h2>
-        <p class="muted">Git clones it into a new folder inside <code>${listing.path}</code>, registered as a workspace.</p>
-        <${Link} href=${'/clone?dest=' + encodeURIComponent(listing.path)} class="btn">Clone a repository<//>
-      </section>`}
+        <p class="muted">Git clones it into a new folder inside <code>${listing.path}</code>${remote
+          ? html` on <strong>${remote}</strong>` : null}, registered as a workspace.</p>
+        <${Link} href=${clonePagePath(listing.path, backend)} class="btn">Clone a repository<//>
+      </section>
     </div>` : null}
     ${dialog?.kind === 'mkdir' ? html`<${MkdirDialog} parent=${here} backend=${backend} onClose=${() => setDialog(null)} onDone=${again} />` : null}
     ${dialog?.kind === 'rename' ? html`<${RenameFolderDialog} dir=${dialog.dir} path=${dialog.path} backend=${backend}
@@ -95,6 +96,13 @@ export function AddPage({ query }) {
       onClose=${() => setDialog(null)} onDone=${again} />` : null}
   </main>`;
 }
+
+/** clonePagePath is the Clone page, cloning into dest on backend. */
+const clonePagePath = (dest, backend) => {
+  const q = new URLSearchParams({ dest });
+  if (backend && backend !== 'local') q.set('backend', backend);
+  return '/clone?' + q.toString();
+};
 
 const join = (parent, name) => (parent === '/' ? '/' + name : parent + '/' + name);
 
