@@ -7,10 +7,8 @@ import (
 	"os"
 
 	"github.com/wharfhub/wharf/adapters/gitexec"
-	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 	"github.com/wharfhub/wharf/adapters/internal/hostop"
 	"github.com/wharfhub/wharf/adapters/osfs"
-	"github.com/wharfhub/wharf/hub"
 )
 
 // RunHostOps serves the Hub's folder and repository operations on this
@@ -26,16 +24,15 @@ func RunHostOps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	return hostop.Serve(ctx, stdin, stdout, osfs.FS{}, git)
 }
 
-// RunHostClone runs one clone on this machine for a Hub (`wharf
-// hostclone`, adapters/internal/hostop's clone.go): the request and
-// input from stdin, git's terminal and its end on stdout, lent the
-// credentials the Hub projected here, by the same gitexec code the Hub
-// clones with at home. It returns once git has ended.
-func RunHostClone(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+// RunHostGit runs one git command lent credentials on this machine for
+// a Hub (`wharf hostgit`, adapters/internal/hostop's clone.go): a clone
+// or a fetch, the request and a clone's input from stdin, a clone's
+// terminal and the end on stdout, lent the credentials the Hub projected
+// here, by the same gitexec code the Hub runs at home. It returns once
+// git has ended.
+func RunHostGit(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	git := gitexec.New(gitexec.Options{Logger: log, Env: os.Environ()})
 	defer git.Close()
-	return hostop.ServeClone(ctx, stdin, stdout, func(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error) {
-		return git.CloneLent(ctx, url, target, lent)
-	})
+	return hostop.ServeLent(ctx, stdin, stdout, git)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,8 @@ import (
 // there, and can once it is forgotten. A conversation with the scripted
 // agent runs there, its turn seen on the live stream. The Hub restarts
 // meanwhile, and the next one adopts the session, which ran on. Its
-// folder is renamed there, a worktree made and deleted there, and a
-// clone job clones beside it there.
+// folder is renamed there, a worktree made and deleted there, its remote
+// fetched there lent its token, and a clone job clones beside it there.
 func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -206,6 +207,23 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	is.True(gone.OK) // deleted
 	_, err = os.Stat(made.Checkout.Path)
 	is.True(os.IsNotExist(err)) // from the host
+
+	// Its remotes fetched there, lent the workspace's token: the host's
+	// git, through the copied binary (wharf hostgit).
+	origin := filepath.Join(remote, "origin.git")
+	for _, args := range [][]string{{"clone", "-q", "--bare", app, origin}, {"-C", app, "remote", "add", "origin", origin},
+		{"-C", origin, "branch", "upstream-only"}} {
+		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	var fetched struct {
+		OK   bool
+		Refs struct{ Remote []string }
+	}
+	is.Equal(do("POST", "api/hub/worktrees/fetch", map[string]any{"sourceWorkspaceId": ws}, &fetched), http.StatusOK)
+	is.True(fetched.OK)                                                   // fetched there, lent the token
+	is.True(slices.Contains(fetched.Refs.Remote, "origin/upstream-only")) // bringing the branch only the remote had
 
 	// A clone job there: the host's git clones the repository beside it,
 	// through the copied binary, and the new workspace lives there.

@@ -3,14 +3,11 @@ package gitexec
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wharfhub/wharf/adapters/internal/credenv"
@@ -35,11 +32,11 @@ import (
 //
 //   - over HTTP(S), a remote that wants credentials answers 401, and
 //     only then does git ask its credential helper (the projection's,
-//     which asks the broker: seenBroker.Token) and, when no helper gave
+//     which asks the broker: credenv.Watched.Token) and, when no helper gave
 //     any, its askpass program (Wharf's, which records that it ran);
 //   - over SSH, ssh asks the agent for the lent key only once it has
 //     connected, agreed on keys and checked the host's: the projection's
-//     agent socket is a relay (agentRelay) that records a connection.
+//     agent socket is a relay (credenv.Watched) that records a connection.
 //
 // A fetch that failed after either is an authentication failure (the
 // token or key was refused, or none was lent for HTTPS); any other
@@ -65,7 +62,7 @@ func (r *Runner) Fetch(ctx context.Context, dir string, creds hub.SessionCredent
 		r.log.Error("no folder for a fetch's credentials", "err", err)
 		return hub.Wrap(hub.Internal, err, "the fetch could not be started")
 	}
-	seen := &seenBroker{SessionBroker: creds.Broker}
+	seen := credenv.Watch(creds.Broker)
 	if creds.Broker != nil {
 		creds.Broker = seen
 	}
@@ -76,24 +73,47 @@ func (r *Runner) Fetch(ctx context.Context, dir string, creds hub.SessionCredent
 		return hub.Wrap(hub.Internal, err, "the fetch's credentials could not be prepared")
 	}
 	defer proj.Close()
+	return r.fetch(ctx, repo, gitcmd.Lent{Home: filepath.Join(d, "git-home"), Env: proj.Vars(), Config: proj.Config()}, seen.Used)
+}
+
+// FetchLent fetches as Fetch does, lent credentials projected elsewhere:
+// on the Hub, for a fetch on another machine (adapters/internal/hostop),
+// the projection's files copied into a private folder of this one (the
+// folder of lent.Home, where the fetch writes its askpass program) and
+// its sockets forwarded back. Whether the Hub's agent or credential
+// helper was asked is known there: a *hub.FetchError that is not an
+// authentication failure here may be one there.
+func (r *Runner) FetchLent(ctx context.Context, dir string, lent gitcmd.Lent) error {
+	repo, err := r.repoAt(ctx, dir)
+	if err != nil {
+		return err
+	}
+	return r.fetch(ctx, repo, lent, func() bool { return false })
+}
+
+// fetch runs git fetch in repo lent lent, whose Home's folder is private
+// and the fetch's to write in; used says whether the lent credentials
+// were asked for.
+func (r *Runner) fetch(ctx context.Context, repo gitcmd.Repo, lent gitcmd.Lent, used func() bool) error {
+	d := filepath.Dir(lent.Home)
 	askpass, asked := filepath.Join(d, "askpass"), filepath.Join(d, "asked")
 	script := "#!/bin/sh\n# Made by Wharf for one fetch: git asked for credentials none gave.\n: > " + shellQuote(asked) + "\nexit 1\n"
 	if err := os.WriteFile(askpass, []byte(script), 0o700); err != nil {
 		return hub.Wrap(hub.Internal, err, "the fetch's credentials could not be prepared")
 	}
 	env := []string{"GIT_ASKPASS=" + askpass}
-	for _, kv := range proj.Vars() {
+	for _, kv := range lent.Env {
 		if v, ok := strings.CutPrefix(kv, "GIT_SSH_COMMAND="); ok {
 			kv = "GIT_SSH_COMMAND=" + v + " -o BatchMode=yes"
 		}
 		env = append(env, kv)
 	}
-	config := proj.Config()
+	config := slices.Clip(lent.Config)
 	if r.caFile != "" {
 		config = append(config, gitcmd.Setting{Key: "http.sslCAInfo", Value: r.caFile})
 	}
 	args := []string{"fetch", "--all", "--no-prune", "--no-auto-gc", "--no-recurse-submodules"}
-	w := gitcmd.With{Timeout: fetchTimeout, Lent: &gitcmd.Lent{Home: filepath.Join(d, "git-home"), Env: env, Config: config}}
+	w := gitcmd.With{Timeout: fetchTimeout, Lent: &gitcmd.Lent{Home: lent.Home, Env: env, Config: config}}
 	res, err := r.runInWith(ctx, repo, w, args...)
 	switch {
 	case err != nil && errors.Is(err, gitcmd.ErrRefused):
@@ -102,7 +122,7 @@ func (r *Runner) Fetch(ctx context.Context, dir string, creds hub.SessionCredent
 		return &hub.FetchError{Err: hub.Wrap(hub.Unavailable, err, "the fetch did not complete")}
 	case res.Code != 0:
 		_, statErr := os.Lstat(asked)
-		auth := seen.asked.Load() || seen.agentUsed.Load() || !errors.Is(statErr, fs.ErrNotExist)
+		auth := used() || !errors.Is(statErr, fs.ErrNotExist)
 		msg := "the remote could not be reached"
 		if auth {
 			msg = "the remote refused the credentials"
@@ -110,114 +130,6 @@ func (r *Runner) Fetch(ctx context.Context, dir string, creds hub.SessionCredent
 		return &hub.FetchError{Authentication: auth, Err: hub.Wrap(hub.Unavailable, exitError(repo.Top, args, res, nil), msg)}
 	}
 	return nil
-}
-
-// seenBroker records that git's credential helper asked for a token, or
-// that ssh used the agent.
-type seenBroker struct {
-	hub.SessionBroker
-	asked, agentUsed atomic.Bool
-}
-
-func (b *seenBroker) Token(ctx context.Context, host string) (string, []byte, error) {
-	b.asked.Store(true)
-	return b.SessionBroker.Token(ctx, host)
-}
-
-// ServeAgent serves the broker's agent at a socket beside path, and at
-// path a relay to it that records each connection.
-func (b *seenBroker) ServeAgent(path string) (hub.CredentialAgent, error) {
-	inner, err := b.SessionBroker.ServeAgent(filepath.Join(filepath.Dir(path), "up.sock"))
-	if err != nil {
-		return nil, err
-	}
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err == nil {
-		err = os.Chmod(path, 0o600)
-	}
-	if err != nil {
-		if l != nil {
-			l.Close()
-		}
-		inner.Close()
-		return nil, err
-	}
-	a := &agentRelay{CredentialAgent: inner, l: l, path: path, used: &b.agentUsed, conns: map[net.Conn]bool{}}
-	a.wg.Add(1)
-	go a.serve()
-	return a, nil
-}
-
-// agentRelay relays the connections to its socket to the broker's agent.
-type agentRelay struct {
-	hub.CredentialAgent
-	l    *net.UnixListener
-	path string
-	used *atomic.Bool
-	wg   sync.WaitGroup
-
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
-}
-
-// maxRelayed bounds the connections relayed at once.
-const maxRelayed = 8
-
-func (a *agentRelay) serve() {
-	defer a.wg.Done()
-	for {
-		c, err := a.l.Accept()
-		if err != nil {
-			return
-		}
-		a.used.Store(true)
-		up, err := net.Dial("unix", a.CredentialAgent.Path())
-		a.mu.Lock()
-		if err != nil || a.closed || len(a.conns) >= 2*maxRelayed {
-			a.mu.Unlock()
-			c.Close()
-			if up != nil {
-				up.Close()
-			}
-			continue
-		}
-		a.conns[c], a.conns[up] = true, true
-		a.wg.Add(2)
-		a.mu.Unlock()
-		pipe := func(dst, src net.Conn) {
-			defer a.wg.Done()
-			_, _ = io.Copy(dst, src)
-			dst.Close()
-			src.Close()
-			a.mu.Lock()
-			delete(a.conns, dst)
-			delete(a.conns, src)
-			a.mu.Unlock()
-		}
-		go pipe(up, c)
-		go pipe(c, up)
-	}
-}
-
-// Path is the relay's socket.
-func (a *agentRelay) Path() string { return a.path }
-
-// Close stops relaying, then closes the broker's agent.
-func (a *agentRelay) Close() error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return nil
-	}
-	a.closed = true
-	for c := range a.conns {
-		c.Close()
-	}
-	a.mu.Unlock()
-	a.l.Close()
-	a.wg.Wait()
-	return a.CredentialAgent.Close()
 }
 
 // shellQuote quotes s for a POSIX shell.

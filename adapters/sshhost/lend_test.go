@@ -251,3 +251,53 @@ func TestClonesOnTheHostKeepTheCloneContract(t *testing.T) {
 			AfterAnswer: "Password for 'https://{answer}@" + private.Host() + "'"}
 	})
 }
+
+// lentToken lends token for host, as a workspace is lent it.
+func lentToken(t *testing.T, host, token string) (hub.SessionCredentials, *fakes.SessionBroker) {
+	t.Helper()
+	clock := fakes.NewClock(brokerEpoch)
+	vault := fakes.NewKeyVault(clock)
+	broker := fakes.NewSessionBroker(vault, clock)
+	sealed, err := vault.SealToken([]byte(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker.LendToken(host, fakes.BrokerToken{CredentialID: "t", Username: "ann", Sealed: sealed})
+	return hub.SessionCredentials{Broker: broker,
+		Logins: []hub.SessionLogin{{Host: host, CredentialID: "t", Type: hub.CredentialToken, HTTPS: true}}}, broker
+}
+
+func TestAFetchOnTheHostIsLentItsTokenAndTellsARefusalFromTheNetwork(t *testing.T) {
+	is := is.New(t)
+	const token = "tok-fetch-on-host-81c2"
+	bare := bareRepo(t)
+	private := githttptest.New(t, filepath.Dir(bare), "ann", token, true)
+	t.Setenv(caEnv, private.CAFile(t))
+	main := filepath.Join(t.TempDir(), "main")
+	for _, args := range [][]string{{"clone", "-q", bare, main}, {"-C", main, "remote", "set-url", "origin", private.URL + "/repo.git"},
+		{"-C", bare, "branch", "fresh", "main"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	r := newRig(t, nil)
+	c := r.cloner()
+
+	creds, broker := lentToken(t, private.Host(), token)
+	is.NoErr(c.Fetch(testContext(t), main, creds)) // fetched on the host with the lent token
+	out, err := exec.Command("git", "-C", main, "branch", "-r").Output()
+	is.NoErr(err)
+	is.True(strings.Contains(string(out), "origin/fresh")) // bringing the new branch
+	is.Equal(len(broker.Uses()), 1)                        // the token asked of the Hub, once
+	for _, p := range private.Passwords() {
+		is.Equal(p, token) // the server only ever got the token
+	}
+
+	wrong, _ := lentToken(t, private.Host(), "tok-wrong-5e0d")
+	err = c.Fetch(testContext(t), main, wrong)
+	var fe *hub.FetchError
+	is.True(errors.As(err, &fe)) // git ran there and failed
+	is.True(fe.Authentication)   // for the credentials: the Hub saw the token asked for
+	is.True(!strings.Contains(err.Error(), "tok-wrong-5e0d"))
+	is.Equal(r.leftovers(t), []string(nil)) // nothing is left on either end
+}

@@ -13,12 +13,10 @@ import (
 
 	"github.com/wharfhub/wharf/adapters/child"
 	"github.com/wharfhub/wharf/adapters/gitexec"
-	"github.com/wharfhub/wharf/adapters/internal/gitcmd"
 	"github.com/wharfhub/wharf/adapters/internal/hostop"
 	"github.com/wharfhub/wharf/adapters/local"
 	"github.com/wharfhub/wharf/fakes"
 	"github.com/wharfhub/wharf/fakes/porttest"
-	"github.com/wharfhub/wharf/hub"
 	"github.com/wharfhub/wharf/hub/chat"
 )
 
@@ -46,8 +44,8 @@ func TestMain(m *testing.M) {
 				os.Exit(1)
 			}
 			os.Exit(0)
-		case hostop.CloneCommand: // a clone on the host, as `wharf hostclone` serves it
-			os.Exit(serveClone())
+		case hostop.GitCommand: // a clone or fetch on the host, as `wharf hostgit` serves it
+			os.Exit(serveGit())
 		case "gpg": // the session's signing program, as the projection names it
 			os.Exit(local.RunGPG(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 		case "git-credential": // and its credential helper
@@ -71,21 +69,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveClone is `wharf hostclone` with the test's programs first on PATH
+// serveGit is `wharf hostgit` with the test's programs first on PATH
 // (pathEnv: a stand-in ssh for git) and its test server's certificate
 // trusted (caEnv).
-func serveClone() int {
+func serveGit() int {
 	if dir := os.Getenv(pathEnv); dir != "" {
 		os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
 	signal.Ignore(syscall.SIGPIPE)
 	git := gitexec.New(gitexec.Options{Env: os.Environ(), CloneCAFile: os.Getenv(caEnv)})
 	defer git.Close()
-	err := hostop.ServeClone(context.Background(), os.Stdin, os.Stdout, func(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error) {
-		return git.CloneLent(ctx, url, target, lent)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hostclone:", err)
+	if err := hostop.ServeLent(context.Background(), os.Stdin, os.Stdout, git); err != nil {
+		fmt.Fprintln(os.Stderr, "hostgit:", err)
 		return 1
 	}
 	return 0

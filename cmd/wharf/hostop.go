@@ -20,15 +20,15 @@ func hostopCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return daemon.RunHostOps(ctx, stdin, stdout, stderr)
 }
 
-// hostcloneCmd runs `wharf hostclone`: one clone on this machine, for a
-// Hub whose workspace is cloned onto it (the ssh backend starts it, lent
-// the clone's credentials). It is internal, like hostop. A broken pipe
-// must not kill it before it has killed git and removed what git wrote:
-// the end of its input does that.
-func hostcloneCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// hostgitCmd runs `wharf hostgit`: one clone or fetch on this machine,
+// lent credentials, for a Hub whose workspace lives here (the ssh backend
+// starts it). It is internal, like hostop. A broken pipe must not kill it
+// before it has killed git and removed what git wrote: the end of its
+// input does that.
+func hostgitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		return usagef("hostclone: unexpected argument %q", args[0])
+		return usagef("hostgit: unexpected argument %q", args[0])
 	}
 	signal.Ignore(syscall.SIGPIPE)
-	return daemon.RunHostClone(ctx, stdin, stdout, stderr)
+	return daemon.RunHostGit(ctx, stdin, stdout, stderr)
 }

@@ -93,8 +93,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return sessionCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "hostop":
 		return hostopCmd(ctx, args[1:], stdin, stdout, stderr)
-	case "hostclone":
-		return hostcloneCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "hostgit":
+		return hostgitCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "git-credential":
 		return gitCredentialCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "gpg":

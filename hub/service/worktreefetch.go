@@ -49,8 +49,8 @@ func (h *Hub) FetchWorktreeRefs(ctx context.Context, caller hub.DeviceSession, s
 	h.log.LogAttrs(ctx, slog.LevelInfo, "a worktree fetch failed", slog.String("workspace", f.main.ID), slog.Any("err", ferr))
 	var fe *hub.FetchError
 	if !errors.As(ferr, &fe) && hub.KindOf(ferr) == hub.Invalid {
-		// The machine refused to fetch (a host cannot be lent the
-		// credentials yet): its message says what to do instead.
+		// The machine refused to fetch (a host place that cannot be
+		// lent credentials): its message says what to do instead.
 		return refs, wtErrorf(hub.WTInvalidInput, hub.MessageOf(ferr)), true, nil
 	}
 	if fe != nil && fe.Authentication {

@@ -12,14 +12,17 @@ import (
 	"github.com/wharfhub/wharf/hub"
 )
 
-// A clone on the host. git runs there in a terminal of its own, started
-// by the very gitexec code the Hub runs at home (`wharf hostclone`), lent
-// credentials that stay on the Hub: Options.Lend projects them on the
+// Git lent credentials on the host: a clone, and a fetch. A clone runs
+// there in a terminal of its own, started by the very gitexec code the
+// Hub runs at home (`wharf hostgit`), lent credentials that stay on the
+// Hub: Options.Lend projects them on the
 // Hub, copies the projection's files (paths and public halves only) to a
 // private folder on the host, forwards its sockets back and runs the
 // server with the projection's variables and settings as paths there
-// (gitcmd.Lent). The clone has a stream of its own, not the operations'
-// one: its output is unbounded in time, and its end is the process's.
+// (gitcmd.Lent). Each run has a stream of its own, not the operations'
+// one: a clone's output is unbounded in time, and what is lent ends with
+// the process. A fetch is one request and its answer on such a stream
+// (fetch.go).
 //
 // The wire is the operations' frames. The client's first frame is the
 // cloneRequest; each later one is input typed into git's terminal
@@ -31,19 +34,33 @@ import (
 // then answers how it ended, removes the folder the clone made, and
 // exits.
 
-// CloneCommand is the argument Options.Lend runs the server with.
-const CloneCommand = "hostclone"
+// GitCommand is the argument Options.Lend runs the server with.
+const GitCommand = "hostgit"
+
+// The runs a lentRequest asks for.
+const (
+	runClone = "clone"
+	runFetch = "fetch"
+)
+
+// LentGit is what the server runs: gitexec's.
+type LentGit interface {
+	CloneLent(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error)
+	FetchLent(ctx context.Context, dir string, lent gitcmd.Lent) error
+}
 
 // cloneKillWait bounds how long Kill waits for the server to say the
 // clone ended before it drops the stream: git's own grace, and the
 // clean-up after it.
 const cloneKillWait = 15 * time.Second
 
-// cloneRequest is the client's first frame.
-type cloneRequest struct {
+// lentRequest is the client's first frame.
+type lentRequest struct {
 	Protocol string      `json:"protocol"`
-	URL      string      `json:"url"`
-	Target   string      `json:"target"`
+	Run      string      `json:"run"` // runClone or runFetch
+	URL      string      `json:"url,omitempty"`
+	Target   string      `json:"target,omitempty"`
+	Dir      string      `json:"dir,omitempty"` // a fetch's repository
 	Lent     gitcmd.Lent `json:"lent"`
 }
 
@@ -71,11 +88,11 @@ func (c *Client) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 	if c.opts.Lend == nil {
 		return nil, errClone
 	}
-	s, lent, err := c.opts.Lend(ctx, req.Credentials, CloneCommand)
+	s, lent, err := c.opts.Lend(ctx, req.Credentials, GitCommand)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFrame(s, cloneRequest{Protocol: Protocol, URL: req.URL, Target: req.Target, Lent: lent}); err != nil {
+	if err := writeFrame(s, lentRequest{Protocol: Protocol, Run: runClone, URL: req.URL, Target: req.Target, Lent: lent}); err != nil {
 		s.Close()
 		return nil, errUnavailable(err)
 	}
@@ -198,23 +215,34 @@ func (r *remoteClone) Kill() error {
 	return nil
 }
 
-// ServeClone is the server's side of one clone (`wharf hostclone`): it
-// reads the request from r, starts the clone with start, and answers on
-// w until git has ended. The end of r kills git. It returns once git has
-// ended and the end was written (or could not be).
-func ServeClone(ctx context.Context, r io.Reader, w io.Writer, start func(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error)) error {
+// ServeLent is the server's side of one run lent credentials (`wharf
+// hostgit`): it reads the request from r, runs it with git, and answers
+// on w until git has ended. The end of r kills a clone's git. It returns
+// once git has ended and the end was written (or could not be).
+func ServeLent(ctx context.Context, r io.Reader, w io.Writer, git LentGit) error {
 	b, err := readFrame(r)
 	if err != nil {
 		return err
 	}
-	var req cloneRequest
+	var req lentRequest
 	if err := decodeStrict(b, &req); err != nil {
-		return fmt.Errorf("hostop: a malformed clone request: %w", err)
+		return fmt.Errorf("hostop: a malformed request: %w", err)
 	}
 	if req.Protocol != Protocol {
 		return fmt.Errorf("hostop: the peer speaks %q, not %q: another build of Wharf", req.Protocol, Protocol)
 	}
-	run, err := start(ctx, req.URL, req.Target, req.Lent)
+	switch req.Run {
+	case runClone:
+		return serveClone(ctx, r, w, git, req)
+	case runFetch:
+		return serveFetch(ctx, r, w, git, req)
+	}
+	return writeFrame(w, cloneFrame{Done: true, Err: toWire(hub.Errorf(hub.Invalid, "unknown run %q", req.Run))})
+}
+
+// serveClone runs a clone and streams its terminal.
+func serveClone(ctx context.Context, r io.Reader, w io.Writer, git LentGit, req lentRequest) error {
+	run, err := git.CloneLent(ctx, req.URL, req.Target, req.Lent)
 	if err != nil {
 		return writeFrame(w, cloneFrame{Done: true, Err: toWire(err)})
 	}

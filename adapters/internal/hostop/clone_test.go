@@ -59,18 +59,33 @@ func (l *lendTo) lend(ctx context.Context, creds hub.SessionCredentials, args ..
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		err := hostop.ServeClone(context.Background(), c2sR, s2cW, func(ctx context.Context, url, target string, got gitcmd.Lent) (hub.CloneRun, error) {
-			l.mu.Lock()
-			l.lent = append(l.lent, got)
-			l.mu.Unlock()
-			return l.git.Clone(ctx, hub.CloneRequest{URL: url, Target: target})
-		})
+		err := hostop.ServeLent(context.Background(), c2sR, s2cW, fakeLent{l})
 		s2cW.Close()
 		l.mu.Lock()
 		l.err = err
 		l.mu.Unlock()
 	}()
 	return halfPipe{Reader: s2cR, w: c2sW, stop: cut}, lent, nil
+}
+
+// fakeLent runs the fake git's clones and fetches, recording what each
+// was lent.
+type fakeLent struct{ l *lendTo }
+
+func (f fakeLent) record(lent gitcmd.Lent) {
+	f.l.mu.Lock()
+	defer f.l.mu.Unlock()
+	f.l.lent = append(f.l.lent, lent)
+}
+
+func (f fakeLent) CloneLent(ctx context.Context, url, target string, lent gitcmd.Lent) (hub.CloneRun, error) {
+	f.record(lent)
+	return f.l.git.Clone(ctx, hub.CloneRequest{URL: url, Target: target})
+}
+
+func (f fakeLent) FetchLent(ctx context.Context, dir string, lent gitcmd.Lent) error {
+	f.record(lent)
+	return f.l.git.Fetch(ctx, dir, hub.SessionCredentials{})
 }
 
 func newCloner(t *testing.T) (*hostop.Client, *lendTo, *fakes.FS) {

@@ -40,7 +40,7 @@ func FuzzDecodeFrame(f *testing.F) {
 		if decodeStrict(body, &resp) == nil {
 			_ = fromWire(resp.Err)
 		}
-		var creq cloneRequest
+		var creq lentRequest
 		_ = decodeStrict(body, &creq)
 		var cf cloneFrame
 		if decodeStrict(body, &cf) == nil {

@@ -11,12 +11,8 @@ import (
 // The worktree family on the host: hub.WorktreeGit's methods, each an
 // operation whose arguments and result cross as JSON (request.Args,
 // response.Result), run on the server by the very gitexec code the Hub
-// runs at home. One thing does not cross yet: a Fetch that would be lent
-// credentials is refused by the client before it asks (what a Fetch lent
-// nothing does, it does there as at home). A clone is lent them through
-// a stream of its own (clone.go); a fetch could be too, once the
-// server can tell an authentication failure from the agent and the
-// credential helper it was lent, as gitexec does at home.
+// runs at home. A Fetch lent credentials runs on a stream of its own
+// (fetch.go), as a clone does (clone.go).
 
 var errNoGit = hub.Errorf(hub.Unavailable, "git is not available on this host")
 
@@ -24,7 +20,7 @@ var errNoGit = hub.Errorf(hub.Unavailable, "git is not available on this host")
 var errClone = hub.Errorf(hub.Invalid, "cloning onto this machine is not supported")
 
 var errFetchLent = hub.Errorf(hub.Invalid,
-	"fetching with the Hub's credentials on another machine is not supported yet: fetch in a terminal of the workspace's session there")
+	"fetching with the Hub's credentials on this machine is not supported: fetch in a terminal of the workspace's session there")
 
 // The operations' arguments.
 type (
@@ -184,11 +180,12 @@ func (c *Client) DiscardWorktree(ctx context.Context, main, dir string) error {
 	return c.worktreeCall(ctx, "discardWorktree", removeArgs{Main: main, Dir: dir}, nil)
 }
 
-// Fetch fetches the repository's remotes on the host, lent nothing; a
-// Fetch lent credentials is refused (Invalid).
+// Fetch fetches the repository's remotes on the host: lent nothing, as
+// an operation; lent credentials, on a stream of its own (fetch.go), or
+// refused (Invalid) by a Client without Options.Lend.
 func (c *Client) Fetch(ctx context.Context, dir string, creds hub.SessionCredentials) error {
 	if !creds.Empty() {
-		return errFetchLent
+		return c.fetchLent(ctx, dir, creds)
 	}
 	return c.worktreeCall(ctx, "fetch", dirArgs{dir}, nil)
 }

@@ -65,13 +65,13 @@ func TestTheClientKeepsTheWorktreeContractOverAProcess(t *testing.T) {
 }
 
 // A Fetch that would be lent credentials is refused before it reaches
-// the host: lending them there needs a session's forwards.
-func TestAFetchLentCredentialsIsRefusedOnAHost(t *testing.T) {
+// the host by a client that cannot lend them (no Options.Lend).
+func TestAFetchLentCredentialsIsRefusedByAClientThatCannotLend(t *testing.T) {
 	is := is.New(t)
 	home := gitHome(t)
 	git := gitexec.New(gitexec.Options{Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}})
 	c := newClient(t, pipeServer(t, osfs.FS{}, git, nil))
 	err := c.Fetch(t.Context(), tempDir(t), hub.SessionCredentials{Signing: &hub.SessionSigning{}})
-	is.Equal(hub.KindOf(err), hub.Invalid)                                                  // refused
-	is.True(strings.Contains(hub.MessageOf(err), "not supported yet: fetch in a terminal")) // saying what to do instead
+	is.Equal(hub.KindOf(err), hub.Invalid)                                              // refused
+	is.True(strings.Contains(hub.MessageOf(err), "not supported: fetch in a terminal")) // saying what to do instead
 }
