@@ -97,7 +97,7 @@ func (h *Host) adopt(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 		return nil, hub.Wrap(hub.Internal, err, "the session's credentials could not be prepared")
 	}
 	if err := h.forward(ctx, "forward", append(localForward(lsock, a.rsock), a.proj.forwards()...)); err != nil {
-		h.unforward(lsock, a.rsock, a.proj)
+		h.unforward(h.ctlPath, lsock, a.rsock, a.proj)
 		a.proj.hub.Close()
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (h *Host) adopt(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 		}
 	}
 	if err != nil {
-		h.unforward(lsock, a.rsock, a.proj)
+		h.unforward(h.ctlPath, lsock, a.rsock, a.proj)
 		a.proj.hub.Close()
 		return nil, hub.Wrap(hub.Unavailable, err, fmt.Sprintf("host %s: the session left running there did not answer", h.opts.Name))
 	}
@@ -190,7 +190,7 @@ func (a *adoptedSession) watch() {
 	_, err := io.Copy(io.Discard, a.hold)
 	a.hold.Close()
 	h := a.h
-	h.unforward(a.lsock, a.rsock, a.proj)
+	h.unforward(h.ctlPath, a.lsock, a.rsock, a.proj)
 	a.proj.hub.Close()
 	h.release(a.lsock)
 	h.live.Add(-1)

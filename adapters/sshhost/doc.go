@@ -3,11 +3,13 @@
 // system's OpenSSH client only (os/exec; no key handling of its own, so
 // the Hub user's ~/.ssh/config, agent, jump hosts and known_hosts apply).
 //
-// One ControlMaster per host lives in the Hub's private runtime
-// directory (RuntimeDir/cm-<hash of the name>), started with BatchMode
-// (never a prompt) and StrictHostKeyChecking=yes: an unknown or changed
-// host key is refused with a clear error and never accepted. Everything
-// else is a client of that master: nothing authenticates twice.
+// A host's ControlMaster lives in the Hub's private runtime directory
+// (RuntimeDir/cm-<hash of the name>), started with BatchMode (never a
+// prompt) and StrictHostKeyChecking=yes: an unknown or changed host key
+// is refused with a clear error and never accepted. Everything else is a
+// client of a master. Sessions past what one connection carries (sshd's
+// MaxSessions) go on further masters beside it (masters.go), each one
+// login; nothing else authenticates again.
 //
 // The Hub's own executable is copied to the host, by content hash, to
 // RemoteRoot/bin/<sha256>/wharf (streamed, verified remotely, then

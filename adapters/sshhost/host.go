@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,11 +118,12 @@ type Host struct {
 	// goos and goarch are what the host must run: the Hub's own.
 	goos, goarch string
 
-	connMu sync.Mutex // serializes connecting and installing
+	connMu sync.Mutex // serializes connecting, installing and starting masters
 	conn   *remote    // what the current master learned; nil until connected
 	closed bool
 
 	mu       sync.Mutex
+	masters  []*master         // the connections (masters.go); the primary first
 	sessions map[string]string // local socket path -> workspace id, from start to end
 	// lingering are the workspaces whose session this Host let go or lost
 	// the connection to: it may run on, in its grace, and a new start
@@ -135,12 +135,9 @@ type Host struct {
 
 	keepEnv string // the start script's $6: the login's variables a session keeps
 
-	// starting bounds the starts in progress (maxStarting). Each session
-	// holds a channel of the master for its life; past sshd's MaxSessions
-	// (10 by default) the host refuses more, and ssh then opens a
-	// connection of its own for the session, whose login sshd's
-	// MaxStartups (10 unauthenticated at once by default) may drop when
-	// too many arrive together: at most maxStarting never are.
+	// starting bounds the starts in progress (maxStarting): each asks
+	// the host for several channels at once, and a further master's login
+	// is one of sshd's MaxStartups (10 unauthenticated at once).
 	starting chan struct{}
 }
 
@@ -231,10 +228,11 @@ func New(opts Options) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	ctl := filepath.Join(dir, "cm-"+shortHash(opts.Name))
 	return &Host{keepEnv: strings.Join(keep, " "), starting: make(chan struct{}, maxStarting),
 		opts: opts, log: log.With("backend", "ssh:"+opts.Name),
-		ctlPath: filepath.Join(dir, "cm-"+shortHash(opts.Name)),
-		goos:    runtime.GOOS, goarch: runtime.GOARCH,
+		ctlPath: ctl, masters: []*master{{ctl: ctl}},
+		goos: runtime.GOOS, goarch: runtime.GOARCH,
 		sessions: map[string]string{}, lingering: map[string]bool{},
 	}, nil
 }
@@ -274,14 +272,8 @@ func (h *Host) Close() error {
 	h.conn = nil
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
-	if h.masterUp(ctx) {
-		var stderr boundedBuffer
-		cmd := h.controlCommand(ctx, "exit")
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			h.log.Warn("the master did not exit", "err", err, "stderr", strings.TrimSpace(stderr.String()))
-			return hub.Wrap(hub.Internal, err, "the connection to the host could not be closed")
-		}
+	if err := h.exitMasters(ctx); err != nil {
+		return hub.Wrap(hub.Internal, err, "the connection to the host could not be closed")
 	}
 	return nil
 }
@@ -304,17 +296,17 @@ func (h *Host) connect(ctx context.Context) (*remote, error) {
 	h.conn = nil
 	if !h.masterUp(ctx) {
 		var stderr boundedBuffer
-		cmd := h.masterCommand(ctx)
+		cmd := h.masterCommand(ctx, h.ctlPath)
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
 			if ctx.Err() != nil {
-				return nil, hub.Wrap(hub.Unavailable, ctx.Err(), fmt.Sprintf("host %s: the connection was not made in time", h.opts.Name))
+				return nil, h.late(ctx)
 			}
 			err := h.connectFailure(err, stderr.String())
 			h.log.Warn("the host could not be reached", "err", err)
 			return nil, err
 		}
-		h.interactive(ctx)
+		h.interactive(ctx, h.ctlPath)
 	}
 	r, err := h.probe(ctx)
 	if err != nil {
@@ -324,18 +316,9 @@ func (h *Host) connect(ctx context.Context) (*remote, error) {
 	return r, nil
 }
 
-// masterUp reports whether the master runs: whether its control socket
-// takes a connection. That is what `ssh -O check` learns too (neither
-// tests the network: a partition is the keep-alive's to notice), without
-// a process per start.
-func (h *Host) masterUp(ctx context.Context) bool {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", h.ctlPath)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
+// late is the error of a connection not made within ctx.
+func (h *Host) late(ctx context.Context) error {
+	return hub.Wrap(hub.Unavailable, ctx.Err(), fmt.Sprintf("host %s: the connection was not made in time", h.opts.Name))
 }
 
 // interactive makes the master's connection send at once: the first
@@ -347,8 +330,8 @@ func (h *Host) masterUp(ctx context.Context) bool {
 // up to a delayed acknowledgement's 40 ms. So the first session asks for
 // a terminal and runs `true`. A failure is only logged: the connection
 // still works, more slowly.
-func (h *Host) interactive(ctx context.Context) {
-	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-tt", "--", h.opts.Destination, "true")
+func (h *Host) interactive(ctx context.Context, ctl string) {
+	argv := append(h.sshPrefixOn(ctl), "-o", "ControlMaster=no", "-tt", "--", h.opts.Destination, "true")
 	cmd := h.command(ctx, argv)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		h.log.Warn("the host's connection could not be made interactive", "err", err, "output", printable(string(out)))

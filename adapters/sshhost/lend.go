@@ -38,7 +38,7 @@ IFS= read -r size || exit 68
 case "$size" in ''|*[!0-9]*) exit 68 ;; esac
 mkdir -p "$rt" && chmod 0700 "$rt" || exit 67
 rm -rf -- "$rt/$n" && mkdir -- "$rt/$n" || exit 67
-dd bs=1 count="$size" 2>/dev/null | tar -x -f - -C "$rt/$n" || { rm -rf -- "$rt/$n"; exit 67; }
+head -c "$size" | tar -x -f - -C "$rt/$n" || { rm -rf -- "$rt/$n"; exit 67; }
 echo wharf-unpacked
 IFS= read -r go && [ "$go" = go ] || { rm -rf -- "$rt/$n"; exit 69; }
 "$@"
@@ -79,11 +79,17 @@ func (h *Host) Lend(ctx context.Context, creds hub.SessionCredentials, args ...s
 		h.log.Error("lent credentials could not be prepared", "err", err)
 		return nil, gitcmd.Lent{}, hub.Wrap(hub.Internal, err, "the credentials could not be prepared")
 	}
-	cmd := h.remoteCommand(context.Background(), lendScript, append([]string{run, name, bin}, args...)...)
+	m, err := h.takeMaster(ctx)
+	if err != nil {
+		pr.hub.Close()
+		return nil, gitcmd.Lent{}, err
+	}
+	cmd := h.remoteCommandOn(context.Background(), m.ctl, nil, lendScript, append([]string{run, name, bin}, args...)...)
 	cmd.WaitDelay = 0 // the pipes are files Close closes itself
 	p, err := childrun.NewPipes()
 	if err != nil {
 		pr.hub.Close()
+		h.giveMaster(m)
 		return nil, gitcmd.Lent{}, hub.Wrap(hub.Internal, err, "remote command could not be started")
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.ChildEnds()
@@ -92,10 +98,11 @@ func (h *Host) Lend(ctx context.Context, creds hub.SessionCredentials, args ...s
 	if err != nil {
 		p.CloseOurEnds()
 		pr.hub.Close()
+		h.giveMaster(m)
 		h.log.Error("ssh could not be started", "err", err)
 		return nil, gitcmd.Lent{}, hub.Wrap(hub.Internal, err, "remote command could not be started")
 	}
-	l := &Lent{h: h, cmd: cmd, pipes: p, proj: pr, waited: make(chan struct{})}
+	l := &Lent{h: h, m: m, cmd: cmd, pipes: p, proj: pr, waited: make(chan struct{})}
 	log := h.log.With("lend", args)
 	go func() {
 		sc := bufio.NewScanner(p.StderrR)
@@ -155,6 +162,7 @@ func (l *Lent) begin(ctx context.Context) error {
 // Lent is a process on the host lent credentials (Lend).
 type Lent struct {
 	h         *Host
+	m         *master // the master its channel is on
 	cmd       *exec.Cmd
 	pipes     *childrun.Pipes
 	proj      *projection
@@ -192,6 +200,7 @@ func (l *Lent) Close() error {
 			cancel()
 		}
 		l.proj.hub.Close()
+		l.h.giveMaster(l.m)
 	})
 	return nil
 }

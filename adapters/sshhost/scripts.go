@@ -15,7 +15,8 @@ package sshhost
 // reach the session. (The names are read from the shell's own `export
 // -p`, without a program of its own: each line's name before its '=';
 // a value spanning lines can only add names to unset.) From
-// stdin (read takes no byte past a line; dd bs=1 none past its count) it
+// stdin (read takes no byte past a line; head -c no byte past its count,
+// and nothing follows the tar until the script has said it unpacked it) it
 // reads the session's variables (projection.preamble: NAME=value lines, and
 // PATH+=dir to put dir first on PATH, up to an empty line), then the
 // size of the credentials folder's tar and the tar, which it unpacks into
@@ -66,7 +67,7 @@ fi
 [ -d "$dir" ] || exit 66
 mkdir -p "$rt" "$data" && chmod 0700 "$rt" "$data" || exit 67
 rm -rf -- "$rt/$n" && mkdir -- "$rt/$n" || exit 67
-dd bs=1 count="$size" 2>/dev/null | tar -x -f - -C "$rt/$n" || { rm -rf -- "$rt/$n"; exit 67; }
+head -c "$size" | tar -x -f - -C "$rt/$n" || { rm -rf -- "$rt/$n"; exit 67; }
 echo wharf-unpacked
 IFS= read -r go && [ "$go" = go ] || { rm -rf -- "$rt/$n"; exit 69; }
 exec 3<&0

@@ -94,13 +94,18 @@ func (h *Host) start(ctx context.Context, spec hub.WorkspaceSessionSpec, name, l
 	}
 	s.proj = pr
 	step("projected")
+	if s.m, err = h.takeMaster(ctx); err != nil {
+		pr.hub.Close()
+		return nil, err
+	}
 	data := path.Join(r.root, "data", dataName(spec.WorkspaceID))
 	argv := append([]string{run, name, spec.Path, data, s.rsock, h.keepEnv, bin},
 		childproto.Args{WorkspaceID: spec.WorkspaceID, Path: spec.Path, Socket: s.rsock, DataDir: data,
 			Agents: h.opts.AgentCommands, DetachGrace: h.opts.DetachGrace}.Argv()...)
 	if err := s.spawn(spec.WorkspaceID, argv); err != nil {
-		h.unforward(s.lsock, s.rsock, pr)
+		h.unforward(s.m.ctl, s.lsock, s.rsock, pr)
 		pr.hub.Close()
+		h.giveMaster(s.m)
 		return nil, err
 	}
 	if err := s.forwardCredentials(ctx); err != nil {
@@ -136,6 +141,7 @@ type session struct {
 	lsock   string // the forward's local end
 	rsock   string // the child's socket on the host
 	pidFile string
+	m       *master // the master its channel is on
 	cmd     *exec.Cmd
 	pipes   *childrun.Pipes
 	pid     atomic.Int64 // the remote child's pid (and group); 0 until it printed it
@@ -185,7 +191,7 @@ func (s *session) forwardCredentials(ctx context.Context) error {
 // and the goroutines that read it and wait for it.
 func (s *session) spawn(id string, argv []string) error {
 	h := s.h
-	cmd := h.remoteCommandWith(context.Background(), localForward(s.lsock, s.rsock), startScript, argv...)
+	cmd := h.remoteCommandOn(context.Background(), s.m.ctl, localForward(s.lsock, s.rsock), startScript, argv...)
 	cmd.WaitDelay = 0 // the pipes are files the reaper closes itself
 	p, err := childrun.NewPipes()
 	if err != nil {
@@ -318,8 +324,9 @@ func (s *session) reap() {
 	s.state = s.cmd.ProcessState
 	s.Drain(time.Second)
 	s.pipes.CloseOurEnds()
-	s.h.unforward(s.lsock, s.rsock, s.proj)
+	s.h.unforward(s.m.ctl, s.lsock, s.rsock, s.proj)
 	s.proj.hub.Close() // the forwards are gone: nothing on the host reaches its sockets
+	defer s.h.giveMaster(s.m)
 	if s.detached.Load() {
 		s.h.release(s.lsock)
 		s.h.letGo(s.WorkspaceID())
@@ -333,7 +340,7 @@ func (s *session) reap() {
 		// ssh's own failure, or ssh killed: the child was killed, or the
 		// master (the connection) is gone.
 		ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.StopGrace)
-		up := s.h.masterUp(ctx)
+		up := s.h.masterUpAt(ctx, s.m.ctl)
 		cancel()
 		switch {
 		case up || s.h.opts.DetachGrace <= 0:
@@ -390,11 +397,16 @@ func (s *session) exitCode() int {
 	}
 }
 
-// forward asks the master to forward (op "forward") or stop forwarding
-// (op "cancel") spec.
+// forward asks the primary master to forward (op "forward") or stop
+// forwarding (op "cancel") spec.
 func (h *Host) forward(ctx context.Context, op string, spec []string) error {
+	return h.forwardOn(ctx, h.ctlPath, op, spec)
+}
+
+// forwardOn is forward on the master of control socket ctl.
+func (h *Host) forwardOn(ctx context.Context, ctl, op string, spec []string) error {
 	var stderr boundedBuffer
-	cmd := h.controlCommand(ctx, op, spec...)
+	cmd := h.controlCommand(ctx, ctl, op, spec...)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		h.log.Warn("ssh "+op+" failed", "err", err, "stderr", strings.TrimSpace(stderr.String()))
@@ -406,15 +418,15 @@ func (h *Host) forward(ctx context.Context, op string, spec []string) error {
 	return nil
 }
 
-// unforward cancels the forwards of a session's socket (rsock to lsock)
-// and credentials, and removes lsock. A master that is gone took the
-// forwards with it.
-func (h *Host) unforward(lsock, rsock string, pr *projection) {
+// unforward cancels the forwards of a session's socket (rsock to lsock,
+// on the master of ctl) and credentials (on the primary), and removes
+// lsock. A master that is gone took the forwards with it.
+func (h *Host) unforward(ctl, lsock, rsock string, pr *projection) {
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	// Each fails only when the master, and the forward, are gone, or the
 	// forward was never made (a failed start).
-	_ = h.forward(ctx, "cancel", localForward(lsock, rsock))
+	_ = h.forwardOn(ctx, ctl, "cancel", localForward(lsock, rsock))
 	if fw := pr.forwards(); len(fw) > 0 {
 		_ = h.forward(ctx, "cancel", fw)
 	}

@@ -21,9 +21,9 @@ import (
 // changed host key; ForwardAgent and ForwardX11 are off, since the
 // credentials the Hub lends a session are forwarded to it alone, never
 // the Hub user's agent.
-func (h *Host) hardening() []string {
+func (h *Host) hardening(ctl string) []string {
 	return []string{
-		"-o", "ControlPath=" + strings.ReplaceAll(h.ctlPath, "%", "%%"),
+		"-o", "ControlPath=" + strings.ReplaceAll(ctl, "%", "%%"),
 		"-o", "BatchMode=yes",
 		"-o", "StrictHostKeyChecking=yes",
 		"-o", "ForwardAgent=no",
@@ -43,37 +43,40 @@ var tunables = []string{
 	"-o", "LogLevel=ERROR", // ssh's refusals, which connectFailure reads, and nothing chattier
 }
 
-// masterCommand starts the host's master: it forks into the background
-// once authenticated (-f), so its exit status says whether the host was
-// reached, and stays (ControlPersist) until Close. Forwards from the
-// user's config are cleared: the master forwards only what sessions ask.
-func (h *Host) masterCommand(ctx context.Context) *exec.Cmd {
-	args := append(h.sshPrefix(), "-o", "ControlMaster=yes", "-o", "ControlPersist=yes",
+// masterCommand starts the master of control socket ctl: it forks into
+// the background once authenticated (-f), so its exit status says whether
+// the host was reached, and stays (ControlPersist) until Close. Forwards
+// from the user's config are cleared: the master forwards only what
+// sessions ask.
+func (h *Host) masterCommand(ctx context.Context, ctl string) *exec.Cmd {
+	args := append(h.sshPrefixOn(ctl), "-o", "ControlMaster=yes", "-o", "ControlPersist=yes",
 		"-o", "ClearAllForwardings=yes", "-N", "-f", "--", h.opts.Destination)
 	return h.command(ctx, args)
 }
 
-// controlCommand is `ssh -O op` on the master, with extra arguments (a
-// forward) before the destination.
-func (h *Host) controlCommand(ctx context.Context, op string, extra ...string) *exec.Cmd {
-	args := append(h.sshPrefix(), "-O", op)
+// controlCommand is `ssh -O op` on the master of control socket ctl, with
+// extra arguments (a forward) before the destination.
+func (h *Host) controlCommand(ctx context.Context, ctl, op string, extra ...string) *exec.Cmd {
+	args := append(h.sshPrefixOn(ctl), "-O", op)
 	args = append(args, extra...)
 	return h.command(ctx, append(args, "--", h.opts.Destination))
 }
 
-// remoteCommand runs the POSIX sh script on the host over the master,
-// with args as its positional parameters ($1...). The whole command line
-// is quoted for the remote user's shell, which hands it to /bin/sh.
+// remoteCommand runs the POSIX sh script on the host over the primary
+// master, with args as its positional parameters ($1...). The whole
+// command line is quoted for the remote user's shell, which hands it to
+// /bin/sh.
 func (h *Host) remoteCommand(ctx context.Context, script string, args ...string) *exec.Cmd {
-	return h.remoteCommandWith(ctx, nil, script, args...)
+	return h.remoteCommandOn(ctx, h.ctlPath, nil, script, args...)
 }
 
-// remoteCommandWith is remoteCommand with more ssh options before the
-// destination: a session's forward, which the master sets up before the
-// command's channel opens and keeps until it is cancelled, so the start
-// costs no `ssh -O forward` of its own.
-func (h *Host) remoteCommandWith(ctx context.Context, opts []string, script string, args ...string) *exec.Cmd {
-	argv := append(h.sshPrefix(), "-o", "ControlMaster=no", "-T")
+// remoteCommandOn is remoteCommand over the master of control socket ctl,
+// with more ssh options before the destination: a session's forward,
+// which the master sets up before the command's channel opens and keeps
+// until it is cancelled, so the start costs no `ssh -O forward` of its
+// own.
+func (h *Host) remoteCommandOn(ctx context.Context, ctl string, opts []string, script string, args ...string) *exec.Cmd {
+	argv := append(h.sshPrefixOn(ctl), "-o", "ControlMaster=no", "-T")
 	argv = append(append(argv, opts...), "--", h.opts.Destination, remoteLine(script, args))
 	return h.command(ctx, argv)
 }
@@ -90,8 +93,11 @@ func remoteLine(script string, args []string) string {
 
 // sshPrefix is the arguments of every ssh process of the host: the
 // hardening, the configured command's own, then the tunables.
-func (h *Host) sshPrefix() []string {
-	args := append(h.hardening(), h.opts.SSH[1:]...)
+func (h *Host) sshPrefix() []string { return h.sshPrefixOn(h.ctlPath) }
+
+// sshPrefixOn is sshPrefix for the master of control socket ctl.
+func (h *Host) sshPrefixOn(ctl string) []string {
+	args := append(h.hardening(ctl), h.opts.SSH[1:]...)
 	return append(args, tunables...)
 }
 

@@ -247,12 +247,13 @@ func many(ctx context.Context, cfg config, w *wharf, host *sshd) ([]verdict, err
 		}
 	}
 	out, _ := exec.Command("pgrep", "-fc", filepath.Join(host.home, ".cache/wharf/bin")+".* session ").Output()
+	conns := host.connections()
 	for _, id := range ids {
 		w.do(ctx, "POST", "api/hub/sessions/"+id+"/stop", nil, nil, http.StatusOK)
 	}
 	row := verdict{name: fmt.Sprintf("%d remote sessions started at once", len(ids)),
-		measured: fmt.Sprintf("%d running after %s (%s processes on the host); Hub resident memory %.1f → %.1f MiB", running,
-			took.Round(time.Millisecond), strings.TrimSpace(string(out)), float64(before)/(1<<20), float64(after)/(1<<20)),
+		measured: fmt.Sprintf("%d running after %s (%s processes on the host, over %d connections); Hub resident memory %.1f → %.1f MiB", running,
+			took.Round(time.Millisecond), strings.TrimSpace(string(out)), conns, float64(before)/(1<<20), float64(after)/(1<<20)),
 		target: "all of them", pass: running == len(ids)}
 	return []verdict{row}, errors.Join(errs...)
 }

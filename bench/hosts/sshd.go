@@ -20,6 +20,7 @@ type sshd struct {
 	config string // the client's ssh_config
 	alias  string // its Host entry
 	home   string // the sessions' HOME
+	port   int
 }
 
 func keygen(path string) error {
@@ -68,6 +69,7 @@ func startSSHD(ctx context.Context, dir string) (*sshd, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
+	s.port = port
 	u, err := user.Current()
 	if err != nil {
 		return nil, err
@@ -130,4 +132,23 @@ func (s *sshd) roundTrips(ctx context.Context, dir string, n int) ([]time.Durati
 		out = append(out, time.Since(t0))
 	}
 	return out, nil
+}
+
+// connections counts the TCP connections sshd has accepted and that are
+// still established: its entries in /proc/net/tcp whose local port is
+// its own (the clients' ends have other local ports). -1 when unknown.
+func (s *sshd) connections() int {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return -1
+	}
+	local := fmt.Sprintf(":%04X ", s.port)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && strings.HasSuffix(f[1]+" ", local) && f[3] == "01" {
+			n++
+		}
+	}
+	return n
 }

@@ -122,16 +122,16 @@ func (c *Client) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 		s.Close()
 		return nil, hub.Errorf(hub.Internal, "the host answered the clone out of turn")
 	}
-	pr, pw := io.Pipe()
-	run := &remoteClone{s: s, out: pr, done: make(chan struct{})}
-	go run.read(pw)
+	run := &remoteClone{s: s, done: make(chan struct{})}
+	run.out.cond = sync.NewCond(&run.out.mu)
+	go run.read()
 	return run, nil
 }
 
 // remoteClone is a clone running on the host: hub.CloneRun.
 type remoteClone struct {
 	s    LentStream
-	out  *io.PipeReader
+	out  outBuffer
 	done chan struct{} // closed once the end is known; err is set then
 	err  error
 	lost bool // the stream broke before the server said how git ended
@@ -140,39 +140,89 @@ type remoteClone struct {
 	killOnce sync.Once
 }
 
-// read is the one reader of the stream: output into the pipe, then the
-// end.
-func (r *remoteClone) read(pw *io.PipeWriter) {
+// read is the one reader of the stream: output into the buffer, then
+// the end.
+func (r *remoteClone) read() {
 	defer close(r.done)
 	defer r.s.Close()
+	defer r.out.end()
 	for {
 		b, err := readFrame(r.s)
 		if err != nil {
 			r.err, r.lost = hub.Wrap(hub.Unavailable, err, "the connection to the host was lost during the clone"), true
-			pw.Close()
 			return
 		}
 		var f cloneFrame
 		if err := decodeStrict(b, &f); err != nil {
 			r.err, r.lost = hub.Wrap(hub.Internal, err, "the host answered the clone with a malformed frame"), true
-			pw.Close()
 			return
 		}
 		if f.Done {
 			r.err = fromWire(f.Err)
-			pw.Close()
 			return
 		}
-		if len(f.Out) > 0 {
-			if _, err := pw.Write(f.Out); err != nil {
-				// Nobody reads any more: keep reading to the end.
-				continue
-			}
-		}
+		r.out.write(f.Out)
 	}
 }
 
-func (r *remoteClone) Read(p []byte) (int, error) { return r.out.Read(p) }
+// maxBuffered bounds the terminal's output held for the reader: past it
+// the stream is not read (git there waits, as on a terminal nobody
+// reads), unless the clone is being killed, when what does not fit is
+// dropped so that its end is read.
+const maxBuffered = 1 << 20
+
+// outBuffer is the terminal's output received and not yet read.
+type outBuffer struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	buf      []byte
+	ended    bool // nothing more will come
+	dropping bool // killed: output that does not fit is dropped
+}
+
+func (o *outBuffer) write(p []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.buf)+len(p) > maxBuffered && !o.dropping {
+		o.cond.Wait()
+	}
+	if len(o.buf)+len(p) <= maxBuffered {
+		o.buf = append(o.buf, p...)
+		o.cond.Broadcast()
+	}
+}
+
+func (o *outBuffer) end() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = true
+	o.cond.Broadcast()
+}
+
+func (o *outBuffer) drop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dropping = true
+	o.cond.Broadcast()
+}
+
+// Read reads the terminal's output; io.EOF once git has ended there and
+// everything received was read.
+func (r *remoteClone) Read(p []byte) (int, error) {
+	o := &r.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.buf) == 0 && !o.ended {
+		o.cond.Wait()
+	}
+	if len(o.buf) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, o.buf)
+	o.buf = o.buf[n:]
+	o.cond.Broadcast()
+	return n, nil
+}
 
 // Write types p into git's terminal on the host.
 func (r *remoteClone) Write(p []byte) (int, error) {
@@ -198,6 +248,7 @@ func (r *remoteClone) Wait() error {
 // Kill ends the client's frames, which kills git on the host, and waits
 // for its end, up to cloneKillWait; then it drops the stream.
 func (r *remoteClone) Kill() error {
+	r.out.drop()
 	r.killOnce.Do(func() {
 		r.wmu.Lock()
 		_ = r.s.CloseWrite()
@@ -209,7 +260,6 @@ func (r *remoteClone) Kill() error {
 	case <-r.done:
 	case <-t.C:
 		r.s.Close()
-		r.out.CloseWithError(errors.New("the clone was killed"))
 		<-r.done
 	}
 	return nil

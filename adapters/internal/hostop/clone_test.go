@@ -140,12 +140,21 @@ func TestACloneRefusedThereKeepsItsKind(t *testing.T) {
 func TestKillingACloneEndsItThere(t *testing.T) {
 	is := is.New(t)
 	c, l, fsys := newCloner(t)
-	l.git.ScriptClone("https://example.com/app.git", fakes.CloneScript{Output: []string{"Cloning into 'app'...\r\n"}, Stall: true})
+	l.git.ScriptClone("https://example.com/app.git", fakes.CloneScript{Output: []string{"Cloning into 'app'...\r\n",
+		"Receiving objects: 1%\r"}, Stall: true})
 	run, err := c.Clone(t.Context(), hub.CloneRequest{URL: "https://example.com/app.git", Target: "/home/ann/src/app"})
 	is.NoErr(err)
 	readUntil(t, run, "Cloning into")
-	go func() { _, _ = io.Copy(io.Discard, run) }()
-	is.NoErr(run.Kill()) // the end of the client's frames
+	killed := make(chan error, 1)
+	go func() { killed <- run.Kill() }() // nobody reads its output meanwhile
+	select {
+	case err := <-killed:
+		is.NoErr(err) // the end of the client's frames
+	case <-time.After(5 * time.Second): // well within cloneKillWait: the end is read at once
+		t.Fatal("Kill did not return")
+	}
+	_, err = io.Copy(io.Discard, run)
+	is.NoErr(err) // the output ends
 	err = run.Wait()
 	is.True(err != nil) // killed there, and said so
 	_, err = fsys.Lstat("/home/ann/src/app")
