@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os/exec"
 	"sync"
 	"time"
@@ -34,7 +35,23 @@ func (h *Host) Exec(ctx context.Context, args ...string) (io.ReadWriteCloser, er
 		return nil, err
 	}
 	cmd := h.remoteCommand(context.Background(), execScript, append([]string{bin}, args...)...)
-	cmd.WaitDelay = 0 // the pipes are files Close closes itself
+	p, err := h.startPiped(cmd, h.log.With("exec", args))
+	if err != nil {
+		return nil, err
+	}
+	e := &execStream{cmd: cmd, pipes: p, grace: h.opts.StopGrace, waited: make(chan struct{})}
+	go func() {
+		e.err = cmd.Wait()
+		close(e.waited)
+	}()
+	return e, nil
+}
+
+// startPiped starts cmd (a remote command) with pipes for its stdin and
+// stdout, which the caller closes itself, and its stderr logged to log,
+// line by line.
+func (h *Host) startPiped(cmd *exec.Cmd, log *slog.Logger) (*childrun.Pipes, error) {
+	cmd.WaitDelay = 0 // the pipes are files the caller closes itself
 	p, err := childrun.NewPipes()
 	if err != nil {
 		return nil, hub.Wrap(hub.Internal, err, "remote command could not be started")
@@ -47,8 +64,6 @@ func (h *Host) Exec(ctx context.Context, args ...string) (io.ReadWriteCloser, er
 		h.log.Error("ssh could not be started", "err", err)
 		return nil, hub.Wrap(hub.Internal, err, "remote command could not be started")
 	}
-	log := h.log.With("exec", args)
-	e := &execStream{cmd: cmd, pipes: p, grace: h.opts.StopGrace, waited: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(p.StderrR)
 		sc.Buffer(make([]byte, 0, 4096), 4096)
@@ -57,11 +72,7 @@ func (h *Host) Exec(ctx context.Context, args ...string) (io.ReadWriteCloser, er
 		}
 		_, _ = io.Copy(io.Discard, p.StderrR)
 	}()
-	go func() {
-		e.err = cmd.Wait()
-		close(e.waited)
-	}()
-	return e, nil
+	return p, nil
 }
 
 // execStream is the running remote command of Exec.

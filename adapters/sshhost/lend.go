@@ -1,11 +1,9 @@
 package sshhost
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"os/exec"
 	"path"
 	"strconv"
@@ -85,33 +83,13 @@ func (h *Host) Lend(ctx context.Context, creds hub.SessionCredentials, args ...s
 		return nil, gitcmd.Lent{}, err
 	}
 	cmd := h.remoteCommandOn(context.Background(), m.ctl, nil, lendScript, append([]string{run, name, bin}, args...)...)
-	cmd.WaitDelay = 0 // the pipes are files Close closes itself
-	p, err := childrun.NewPipes()
+	p, err := h.startPiped(cmd, h.log.With("lend", args))
 	if err != nil {
 		pr.hub.Close()
 		h.giveMaster(m)
-		return nil, gitcmd.Lent{}, hub.Wrap(hub.Internal, err, "remote command could not be started")
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.ChildEnds()
-	err = cmd.Start()
-	p.CloseChildEnds()
-	if err != nil {
-		p.CloseOurEnds()
-		pr.hub.Close()
-		h.giveMaster(m)
-		h.log.Error("ssh could not be started", "err", err)
-		return nil, gitcmd.Lent{}, hub.Wrap(hub.Internal, err, "remote command could not be started")
+		return nil, gitcmd.Lent{}, err
 	}
 	l := &Lent{h: h, m: m, cmd: cmd, pipes: p, proj: pr, waited: make(chan struct{})}
-	log := h.log.With("lend", args)
-	go func() {
-		sc := bufio.NewScanner(p.StderrR)
-		sc.Buffer(make([]byte, 0, 4096), 4096)
-		for sc.Scan() {
-			log.Debug("remote stderr", "line", sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, p.StderrR)
-	}()
 	go func() {
 		l.err = cmd.Wait()
 		close(l.waited)
