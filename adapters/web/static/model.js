@@ -73,6 +73,10 @@ let withDocs = true; // whether its page shows its documents
 let conversation = null; // the open conversation: {ws, key, cursor, onEnvelope}
 let pollTimer = 0;
 let reading = null;
+// queued is the one read asked for while another was in flight: that one
+// may have been answered before what prompted the ask (a session that
+// ended, with its endedReason), so a second read follows it.
+let queued = null;
 let started = false;
 
 /** workspace returns the registered workspace id, or undefined. */
@@ -115,12 +119,16 @@ export function stop() {
 }
 
 /**
- * refresh reads the Hub state again (coalescing calls made while a read
- * is in flight) and points the live stream where it should be.
+ * refresh reads the Hub state again and points the live stream where it
+ * should be. Calls made while a read is in flight share one more read
+ * after it, which their promise waits for.
  */
 export function refresh() {
   if (!started) return Promise.resolve();
-  if (reading) return reading;
+  if (reading) {
+    if (!queued) queued = reading.then(() => { queued = null; return refresh(); });
+    return queued;
+  }
   reading = (async () => {
     try {
       const old = model.state;
@@ -219,7 +227,9 @@ function envelope(env) {
     const before = model.activity.get(env.ws);
     model.activity.set(env.ws, ev.data);
     const w = workspace(env.ws);
-    if (!w || (before?.running && !ev.data.running)) refresh(); // registered since, or stopped: why (endedReason)
+    // Registered since, or stopped (its activity said running, or the
+    // state read says so, read before it stopped): read why (endedReason).
+    if (!w || (!ev.data.running && (before?.running || w.running))) refresh();
     else if (before && ev.data.awaiting && !before.awaiting) announce(`${w.displayName} awaits you`);
     else if (before && ev.data.finished && !before.finished) announce(`${w.displayName} finished`);
     changed();
