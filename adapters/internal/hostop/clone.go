@@ -26,7 +26,7 @@ import (
 //
 // The wire is the operations' frames. The client's first frame is the
 // cloneRequest; each later one is input typed into git's terminal
-// (cloneFrame.In). The server answers that git started (Started) or why
+// (lentFrame.In). The server answers that git started (Started) or why
 // not (Done, Err), then with the terminal's output, chunk by chunk
 // (Out), and last with how git ended (Done, Err). The end of the
 // client's frames — a Kill, the Hub gone, the connection lost — kills
@@ -64,9 +64,9 @@ type lentRequest struct {
 	Lent     gitcmd.Lent `json:"lent"`
 }
 
-// cloneFrame is every later frame: input from the client; output, then
+// lentFrame is every later frame: input from the client; output, then
 // the end, from the server.
-type cloneFrame struct {
+type lentFrame struct {
 	In      []byte     `json:"in,omitempty"`
 	Started bool       `json:"started,omitempty"`
 	Out     []byte     `json:"out,omitempty"`
@@ -100,7 +100,7 @@ func (c *Client) Clone(ctx context.Context, req hub.CloneRequest) (hub.CloneRun,
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	b, err := readFrame(s)
 	stop()
-	var f cloneFrame
+	var f lentFrame
 	switch {
 	case err == nil:
 		err = decodeStrict(b, &f)
@@ -152,7 +152,7 @@ func (r *remoteClone) read() {
 			r.err, r.lost = hub.Wrap(hub.Unavailable, err, "the connection to the host was lost during the clone"), true
 			return
 		}
-		var f cloneFrame
+		var f lentFrame
 		if err := decodeStrict(b, &f); err != nil {
 			r.err, r.lost = hub.Wrap(hub.Internal, err, "the host answered the clone with a malformed frame"), true
 			return
@@ -233,7 +233,7 @@ func (r *remoteClone) Write(p []byte) (int, error) {
 		return 0, errors.New("the clone has ended")
 	default:
 	}
-	if err := writeFrame(r.s, cloneFrame{In: p}); err != nil {
+	if err := writeFrame(r.s, lentFrame{In: p}); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -287,16 +287,16 @@ func ServeLent(ctx context.Context, r io.Reader, w io.Writer, git LentGit) error
 	case runFetch:
 		return serveFetch(ctx, r, w, git, req)
 	}
-	return writeFrame(w, cloneFrame{Done: true, Err: toWire(hub.Errorf(hub.Invalid, "unknown run %q", req.Run))})
+	return writeFrame(w, lentFrame{Done: true, Err: toWire(hub.Errorf(hub.Invalid, "unknown run %q", req.Run))})
 }
 
 // serveClone runs a clone and streams its terminal.
 func serveClone(ctx context.Context, r io.Reader, w io.Writer, git LentGit, req lentRequest) error {
 	run, err := git.CloneLent(ctx, req.URL, req.Target, req.Lent)
 	if err != nil {
-		return writeFrame(w, cloneFrame{Done: true, Err: toWire(err)})
+		return writeFrame(w, lentFrame{Done: true, Err: toWire(err)})
 	}
-	if err := writeFrame(w, cloneFrame{Started: true}); err != nil {
+	if err := writeFrame(w, lentFrame{Started: true}); err != nil {
 		run.Kill()
 		run.Wait()
 		return err
@@ -309,7 +309,7 @@ func serveClone(ctx context.Context, r io.Reader, w io.Writer, git LentGit, req 
 			if err != nil {
 				return
 			}
-			var f cloneFrame
+			var f lentFrame
 			if decodeStrict(b, &f) != nil {
 				return
 			}
@@ -325,7 +325,7 @@ func serveClone(ctx context.Context, r io.Reader, w io.Writer, git LentGit, req 
 		if n > 0 && !broken {
 			// A stream that broke still has its output read to git's
 			// end, or git would block on a full terminal.
-			broken = writeFrame(w, cloneFrame{Out: buf[:n]}) != nil
+			broken = writeFrame(w, lentFrame{Out: buf[:n]}) != nil
 		}
 		if err != nil {
 			break
@@ -335,5 +335,5 @@ func serveClone(ctx context.Context, r io.Reader, w io.Writer, git LentGit, req 
 	if broken {
 		return errors.New("hostop: the clone's stream broke")
 	}
-	return writeFrame(w, cloneFrame{Done: true, Err: toWire(werr)})
+	return writeFrame(w, lentFrame{Done: true, Err: toWire(werr)})
 }

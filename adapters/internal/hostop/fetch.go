@@ -44,7 +44,7 @@ func (c *Client) fetchLent(ctx context.Context, dir string, creds hub.SessionCre
 			}
 			return &hub.FetchError{Err: hub.Wrap(hub.Unavailable, err, "the connection to the host was lost during the fetch")}
 		}
-		var f cloneFrame
+		var f lentFrame
 		if err := decodeStrict(b, &f); err != nil {
 			return errUnavailable(err)
 		}
@@ -72,5 +72,5 @@ func serveFetch(ctx context.Context, r io.Reader, w io.Writer, git LentGit, req 
 		cancel()
 	}()
 	err := git.FetchLent(ctx, req.Dir, req.Lent)
-	return writeFrame(w, cloneFrame{Done: true, Err: toWire(err)})
+	return writeFrame(w, lentFrame{Done: true, Err: toWire(err)})
 }

@@ -42,7 +42,7 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 		var creq lentRequest
 		_ = decodeStrict(body, &creq)
-		var cf cloneFrame
+		var cf lentFrame
 		if decodeStrict(body, &cf) == nil {
 			_ = fromWire(cf.Err)
 		}
