@@ -28,22 +28,33 @@ import (
 // daemon's journal lines), and prove an absence by a later message that
 // was sent.
 
-// pushTestBound bounds a push test: its parallel subtests share it, each
-// waiting out the rules' 30 s windows, on a machine CI keeps busy with
-// every other package's tests (2 minutes ran out there once, in the
-// middle of a 30 s window; nothing hung).
+// pushTestBound bounds a push test, and each of its scenarios, waiting
+// out the rules' 30 s windows on a machine CI keeps busy with every other
+// package's tests (2 minutes ran out there once, in the middle of a 30 s
+// window; nothing hung).
 const pushTestBound = 4 * time.Minute
+
+// pushContext is t's context bounded by pushTestBound from now. A
+// scenario takes its own once it runs: a parallel subtest waits for a
+// slot (go test runs -parallel tests at once, GOMAXPROCS of them by
+// default) after its parent has started the daemon, for minutes in CI,
+// and a bound the parent took then was spent before the scenario began
+// (three CI runs failed so, each scenario 0-7 s into it).
+func pushContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), pushTestBound)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 // TestPushNotificationsEndToEnd runs the scenarios that can share a
 // daemon, in parallel.
 func TestPushNotificationsEndToEnd(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), pushTestBound)
-	t.Cleanup(cancel)
-	h := startPushHub(ctx, t)
+	h := startPushHub(pushContext(t), t)
 
 	t.Run("APermissionIsSentOnceItsGraceHasPassed", func(t *testing.T) {
 		t.Parallel()
+		ctx := pushContext(t)
 		is := is.New(t)
 		ws := h.workspace(ctx, t, "alpha")
 		conv := h.conversation(ctx, t, ws)
@@ -81,6 +92,7 @@ func TestPushNotificationsEndToEnd(t *testing.T) {
 
 	t.Run("AFinishedTurnIsNotSentWhileItsUserLooksAndIsOnceTheyLeft", func(t *testing.T) {
 		t.Parallel()
+		ctx := pushContext(t)
 		is := is.New(t)
 		ws := h.workspace(ctx, t, "bravo")
 		conv := h.conversation(ctx, t, ws)
@@ -103,6 +115,7 @@ func TestPushNotificationsEndToEnd(t *testing.T) {
 
 	t.Run("APermissionAnsweredWithinItsGraceSendsNothing", func(t *testing.T) {
 		t.Parallel()
+		ctx := pushContext(t)
 		is := is.New(t)
 		ws := h.workspace(ctx, t, "charlie")
 		conv := h.conversation(ctx, t, ws)
@@ -132,6 +145,7 @@ func TestPushNotificationsEndToEnd(t *testing.T) {
 
 	t.Run("AnAcknowledgementThatOvertakesItsSendIsKept", func(t *testing.T) {
 		t.Parallel()
+		ctx := pushContext(t)
 		is := is.New(t)
 		ws := h.workspace(ctx, t, "foxtrot")
 		conv := h.conversation(ctx, t, ws)
@@ -156,6 +170,7 @@ func TestPushNotificationsEndToEnd(t *testing.T) {
 
 	t.Run("ARevokedLoginReceivesNothingMore", func(t *testing.T) {
 		t.Parallel()
+		ctx := pushContext(t)
 		is := is.New(t)
 		ws := h.workspace(ctx, t, "delta")
 		conv := h.conversation(ctx, t, ws)
@@ -190,8 +205,7 @@ func TestPushNotificationsEndToEnd(t *testing.T) {
 func TestAPendingPushOutlivesAKillAndIsSentOnce(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	ctx, cancel := context.WithTimeout(t.Context(), pushTestBound)
-	t.Cleanup(cancel)
+	ctx := pushContext(t)
 	h := startPushHub(ctx, t)
 	ws := h.workspace(ctx, t, "echo")
 	conv := h.conversation(ctx, t, ws)

@@ -3,6 +3,7 @@ package service_test
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -92,4 +93,29 @@ func TestAFailedCloneOnAHostLeavesNoWorkspace(t *testing.T) {
 	_, err = gpu.FS.Lstat("/srv/src/app")
 	is.True(errors.Is(err, fs.ErrNotExist)) // nothing is left on the host
 	is.Equal(len(e.workspaces()), 0)        // and nothing registered
+}
+
+// A host that stops answering between the checks and git's start refuses
+// the job with 503, in the host's own words, and holds nothing: the same
+// request is accepted once the host answers again.
+func TestACloneJobOnAHostThatCannotBeReachedIsRefusedWith503AndHoldsNothing(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	e.addHost("gpu")
+	gpu := e.hosts.Machine("gpu")
+	gpu.FS.MkdirAll("/srv/src")
+	req := hub.CreateCloneJobRequest{URL: "https://example.com/me/app.git", Dest: "/srv/src", Backend: "ssh:gpu"}
+	gpu.Git.FailNext(fakes.GitClone, hub.Wrap(hub.Unavailable, errors.New("connection refused"), "host gpu cannot be reached"))
+
+	_, err := e.CreateCloneJob(e.ctx, e.ann, req)
+	is.Equal(hub.KindOf(err), hub.Unavailable)                           // refused with 503
+	is.True(strings.Contains(err.Error(), "host gpu cannot be reached")) // saying which machine
+	_, err = gpu.FS.Lstat("/srv/src/app")
+	is.True(errors.Is(err, fs.ErrNotExist)) // nothing made there
+
+	gpu.Git.ScriptClone(req.URL, fakes.CloneScript{})
+	id, err := e.CreateCloneJob(e.ctx, e.ann, req)
+	is.NoErr(err) // the target was not left reserved, nor the user's clone slot taken
+	evs := e.cloneEvents(id)
+	is.Equal(evs[len(evs)-1].Result.Status, hub.CloneSucceeded) // and the retry clones
 }
