@@ -242,7 +242,9 @@ func TestAWorkspaceLivesOnAnotherMachine(t *testing.T) {
 	_, err = os.Stat(filepath.Join(remote, "code", "copy", ".git"))
 	is.NoErr(err) // on the host's disk
 	left, _ := filepath.Glob(filepath.Join(remote, ".cache/wharf/run/*"))
-	is.Equal(left, []string(nil))                                                                     // its credentials' folder there is gone
+	is.Equal(left, []string(nil)) // its credentials' folder there is gone
+	_, err = sec.ScanStateDir(remote, "on the host, after a fetch and a clone there")
+	is.NoErr(err)                                                                                     // and no file of the host's, repositories included, holds the lent token
 	is.Equal(do("POST", "api/hub/workspaces/"+cloned.WorkspaceID+"/forget", nil, nil), http.StatusOK) // forgotten again
 
 	is.Equal(do("POST", "api/hub/hosts/build1/remove", nil, nil), http.StatusConflict)  // in use
