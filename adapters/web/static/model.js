@@ -126,7 +126,9 @@ export function stop() {
 export function refresh() {
   if (!started) return Promise.resolve();
   if (reading) {
-    if (!queued) queued = reading.then(() => { queued = null; return refresh(); });
+    // Whether or not the read in flight failed (a page's render throwing
+    // in changed), the queued read follows it and lets the next one queue.
+    if (!queued) queued = reading.catch(() => {}).then(() => { queued = null; return refresh(); });
     return queued;
   }
   reading = (async () => {
